@@ -1,0 +1,2 @@
+// Each capability's CLI commands and background tasks are imported here so they register.
+export {};

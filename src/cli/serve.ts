@@ -1,0 +1,89 @@
+// `tollgate serve` / `npm start`: migrate, create the demo merchant on first start, listen,
+// and shut down gracefully on SIGTERM/SIGINT (in-flight requests finish).
+import type { FastifyInstance } from 'fastify';
+import type { Settings } from '../config/index.js';
+import { sign } from '../crypto/signature.js';
+import { buildApp } from '../http/app.js';
+import { createRuntime, type Runtime } from '../runtime.js';
+
+export interface Server {
+  app: FastifyInstance;
+  runtime: Runtime;
+  close(): Promise<void>;
+}
+
+/** Background work the server runs beside HTTP (notifications, expiries). Capabilities add theirs. */
+export type BackgroundTask = { start(): void; stop(): Promise<void> };
+export const backgroundTasks: Array<(rt: Runtime) => BackgroundTask> = [];
+
+async function demoMerchant(rt: Runtime, out: (line: string) => void): Promise<void> {
+  const existing = await rt.merchants.listMerchants();
+  if (existing.length > 0) {
+    const demo = existing.find((m) => m.name === 'Demo merchant');
+    if (demo)
+      out(
+        `Demo test merchant: merchant_id ${demo.merchant_id}, account_id ${demo.account_id} (its secret was printed at first start; rotate with: npx tollgate key rotate --account ${demo.account_id})`,
+      );
+    return;
+  }
+  const m = await rt.merchants.createMerchant({ name: 'Demo merchant', mode: 'test', allow_ips: ['127.0.0.1/32', '::1/128'] });
+  const body: Record<string, unknown> = {
+    merchant_id: m.merchant_id,
+    account_id: m.account_id,
+    order_no: 'DEMO-1',
+    currency: 'USD',
+    amount: '10.00',
+    card: '4242424242424242',
+    expiration_month: '12',
+    expiration_year: String(new Date().getUTCFullYear() + 3),
+    security_code: '123',
+  };
+  body.encryption_data = sign(body, m.secret_key);
+  const url = `${rt.settings.public_url}/v1/authorise`;
+  out('');
+  out('Created a demo test merchant (shown once):');
+  out(`  merchant_id     ${m.merchant_id}`);
+  out(`  account_id      ${m.account_id}`);
+  out(`  secret_key      ${m.secret_key}`);
+  out(`  webhook_secret  ${m.webhook_secret}`);
+  out('Try a payment with a sandbox test card:');
+  out(`  curl -s -X POST ${url} -H 'Content-Type: application/json' -d '${JSON.stringify(body)}'`);
+  out('');
+}
+
+export async function startServer(settings: Settings, out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<Server> {
+  const runtime = await createRuntime(settings);
+  if (settings.demo_merchant) await demoMerchant(runtime, out);
+  const app = await buildApp(runtime.deps);
+  const tasks = settings.worker_enabled ? backgroundTasks.map((make) => make(runtime)) : [];
+  await app.listen({ host: settings.host, port: settings.port });
+  for (const t of tasks) t.start();
+  out(
+    `Tollgate listening on ${settings.public_url} (database ${settings.database_url.startsWith('sqlite:') ? settings.database_url : 'postgres'}); docs at ${settings.public_url}/docs`,
+  );
+  let closing: Promise<void> | null = null;
+  const close = () => {
+    closing ??= (async () => {
+      await app.close();
+      for (const t of tasks) await t.stop();
+      await runtime.store.close();
+    })();
+    return closing;
+  };
+  return { app, runtime, close };
+}
+
+export function closeOnSignals(server: Server): void {
+  const stop = (signal: string) => {
+    server.app.log.info({ signal }, 'shutting down');
+    server
+      .close()
+      .then(() => process.exit(0))
+      .catch((e) => {
+        server.app.log.error({ err: e }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}

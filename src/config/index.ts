@@ -1,0 +1,72 @@
+// Settings come from the environment only (decisions §13). Every setting has the
+// `TOLLGATE_` prefix except the three the decisions name plainly.
+import path from 'node:path';
+
+export interface Settings {
+  database_url: string;
+  host: string;
+  port: number;
+  data_dir: string;
+  master_key: string | undefined;
+  allow_private_webhooks: boolean;
+  log_level: string;
+  /** Proxies whose X-Forwarded-For is trusted (decisions §3), CIDR list. */
+  trusted_proxies: string[];
+  /** Public base URL used in links handed to shoppers (3-D Secure page, issuer page). */
+  public_url: string;
+  /** Run the background worker (notifications, expiries) inside the server process. */
+  worker_enabled: boolean;
+  /** Body limit in bytes (decisions §1: 1 MiB). */
+  body_limit_bytes: number;
+  /** Max transactions grouped in one SQLite commit. */
+  group_commit_max: number;
+  /** Webhook retry schedule in ms (decisions §11: backoff for 3 days). */
+  webhook_schedule_ms: number[] | undefined;
+  webhook_timeout_ms: number;
+  demo_merchant: boolean;
+}
+
+function flag(value: string | undefined): boolean {
+  return value === '1' || value === 'true' || value === 'yes';
+}
+
+function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
+  return n;
+}
+
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  const data_dir = path.resolve(env.TOLLGATE_DATA_DIR ?? 'data');
+  const host = env.HOST ?? '127.0.0.1';
+  const port = intSetting(env, 'PORT', 8080);
+  const schedule = env.TOLLGATE_WEBHOOK_SCHEDULE_MS;
+  return {
+    database_url: env.DATABASE_URL ?? `sqlite:${path.join(data_dir, 'tollgate.db')}`,
+    host,
+    port,
+    data_dir,
+    master_key: env.TOLLGATE_MASTER_KEY || undefined,
+    allow_private_webhooks: flag(env.TOLLGATE_ALLOW_PRIVATE_WEBHOOKS),
+    log_level: env.TOLLGATE_LOG_LEVEL ?? 'info',
+    trusted_proxies: (env.TOLLGATE_TRUSTED_PROXIES ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    public_url: (env.TOLLGATE_PUBLIC_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/$/, ''),
+    worker_enabled: env.TOLLGATE_WORKER !== '0',
+    body_limit_bytes: intSetting(env, 'TOLLGATE_BODY_LIMIT_BYTES', 1024 * 1024),
+    group_commit_max: intSetting(env, 'TOLLGATE_GROUP_COMMIT_MAX', 256),
+    webhook_schedule_ms: schedule
+      ? schedule.split(',').map((s) => {
+          const n = Number(s.trim());
+          if (!Number.isFinite(n) || n < 0) throw new Error(`TOLLGATE_WEBHOOK_SCHEDULE_MS has a bad entry "${s}"`);
+          return n;
+        })
+      : undefined,
+    webhook_timeout_ms: intSetting(env, 'TOLLGATE_WEBHOOK_TIMEOUT_MS', 10_000),
+    demo_merchant: env.TOLLGATE_DEMO_MERCHANT !== '0',
+  };
+}

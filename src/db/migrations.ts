@@ -1,0 +1,19 @@
+// Every capability's migrations, in order. Both engines run the same list (decisions §13).
+import { type Kysely, type Migration, Migrator } from 'kysely';
+import { coreMigration } from '../merchants/migration.js';
+import { notificationsMigration } from '../notifications/migration.js';
+import { paymentsMigration } from '../payments/migration.js';
+
+// Names sort in the order they must run.
+export const migrations: Record<string, Migration> = {
+  '0001_core': coreMigration,
+  '0002_payments': paymentsMigration,
+  '0003_events': notificationsMigration,
+};
+
+export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

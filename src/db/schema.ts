@@ -1,0 +1,7 @@
+// Database row types. Each capability declares its own tables and this file joins them.
+// Times are integer milliseconds since the Unix epoch (UTC); amounts integer minor units.
+import type { CoreTables } from '../merchants/tables.js';
+import type { NotificationTables } from '../notifications/tables.js';
+import type { PaymentTables } from '../payments/tables.js';
+
+export interface DB extends CoreTables, PaymentTables, NotificationTables {}

@@ -1,0 +1,225 @@
+// One query layer (Kysely) over SQLite and PostgreSQL (style §8). Domain code writes
+// through `store.transaction(fn)` and reads through `store.db`.
+//
+// SQLite: one writer connection and one reader connection (WAL lets readers run beside
+// the writer). Transactions are *group committed*: those that arrive while a commit is
+// in progress are run back to back, each inside its own SAVEPOINT, and committed together,
+// so one fsync acknowledges many payments (field-facts: durability). A failing unit rolls
+// back to its savepoint and fails alone. Transaction functions must only touch the
+// database through `tx` and must not wait on anything else (no network calls).
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { DB } from './schema.js';
+
+export type Engine = 'sqlite' | 'postgres';
+export type Tx = Kysely<DB>;
+
+export interface Store {
+  readonly engine: Engine;
+  /** Reads of committed data. On SQLite this is a separate read connection. */
+  readonly db: Kysely<DB>;
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** True when the database answers a trivial query. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+// int8 (bigint) columns hold minor units and millisecond times, all far below 2^53.
+pg.types.setTypeParser(20, (v) => Number(v));
+pg.types.setTypeParser(1700, (v) => Number(v));
+
+/** better-sqlite3 prepares a statement per call; Kysely reuses a handful of SQL texts. */
+function cachingDatabase(raw: Database.Database): Database.Database {
+  const cache = new Map<string, Database.Statement>();
+  const MAX_CACHED = 500;
+  return new Proxy(raw, {
+    get(target, prop, receiver) {
+      if (prop === 'prepare') {
+        return (text: string) => {
+          let stmt = cache.get(text);
+          if (!stmt) {
+            stmt = target.prepare(text);
+            if (cache.size >= MAX_CACHED) cache.clear();
+            cache.set(text, stmt);
+          }
+          return stmt;
+        };
+      }
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+interface Pending {
+  fn: (tx: Tx) => Promise<unknown>;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+class SqliteStore implements Store {
+  readonly engine = 'sqlite' as const;
+  readonly db: Kysely<DB>;
+  private readonly writer: Kysely<DB>;
+  private readonly rawWriter: Database.Database;
+  private readonly rawReader: Database.Database;
+  private queue: Pending[] = [];
+  private running = false;
+
+  constructor(
+    file: string,
+    private readonly maxBatch: number,
+  ) {
+    if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    this.rawWriter = new Database(file);
+    // A payment gateway survives power loss: WAL + synchronous=FULL (field-facts).
+    this.rawWriter.pragma('journal_mode = WAL');
+    this.rawWriter.pragma('synchronous = FULL');
+    this.rawWriter.pragma('foreign_keys = ON');
+    this.rawWriter.pragma('busy_timeout = 5000');
+    this.rawReader = new Database(file);
+    this.rawReader.pragma('busy_timeout = 5000');
+    this.rawReader.pragma('query_only = ON');
+    this.writer = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(this.rawWriter) }) });
+    this.db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(this.rawReader) }) });
+  }
+
+  /** Used by migrations, which run before anything else. */
+  get writerDb(): Kysely<DB> {
+    return this.writer;
+  }
+
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.running) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.queue.length > 0) {
+        // Let requests that are already parsed join this commit.
+        await new Promise<void>((r) => setImmediate(r));
+        const batch = this.queue.splice(0, this.maxBatch);
+        await this.runBatch(batch);
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async runBatch(batch: Pending[]): Promise<void> {
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    try {
+      await this.writer.connection().execute(async (conn) => {
+        await sql`BEGIN IMMEDIATE`.execute(conn);
+        try {
+          for (const item of batch) {
+            await sql`SAVEPOINT unit`.execute(conn);
+            try {
+              const value = await item.fn(conn);
+              await sql`RELEASE unit`.execute(conn);
+              outcomes.push({ ok: true, value });
+            } catch (error) {
+              await sql`ROLLBACK TO unit`.execute(conn);
+              await sql`RELEASE unit`.execute(conn);
+              outcomes.push({ ok: false, error });
+            }
+          }
+          await sql`COMMIT`.execute(conn);
+        } catch (error) {
+          if (this.rawWriter.inTransaction) await sql`ROLLBACK`.execute(conn);
+          throw error;
+        }
+      });
+    } catch (error) {
+      // The commit itself failed: nothing in the batch is durable.
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    batch.forEach((item, i) => {
+      const o = outcomes[i];
+      if (!o) item.reject(new Error('transaction outcome missing'));
+      else if (o.ok) item.resolve(o.value);
+      else item.reject(o.error);
+    });
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      this.rawReader.prepare('SELECT 1').get();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    while (this.running || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+    await this.writer.destroy();
+    await this.db.destroy();
+  }
+}
+
+class PostgresStore implements Store {
+  readonly engine = 'postgres' as const;
+  readonly db: Kysely<DB>;
+  private readonly pool: pg.Pool;
+
+  constructor(url: string, poolSize: number) {
+    this.pool = new pg.Pool({ connectionString: url, max: poolSize });
+    // A pooled client that errors while idle must not crash the process.
+    this.pool.on('error', () => {});
+    this.db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: this.pool }) });
+  }
+
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute(fn);
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      await sql`SELECT 1`.execute(this.db);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+  }
+}
+
+export interface OpenOptions {
+  groupCommitMax?: number;
+  poolSize?: number;
+}
+
+export function openStore(url: string, opts: OpenOptions = {}): Store {
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    return new PostgresStore(url, opts.poolSize ?? 16);
+  }
+  if (url.startsWith('sqlite:')) {
+    const file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    if (!file) throw new Error('DATABASE_URL: sqlite: needs a file path, e.g. sqlite:./data/tollgate.db');
+    return new SqliteStore(file, opts.groupCommitMax ?? 256);
+  }
+  throw new Error('DATABASE_URL must start with sqlite: or postgres://');
+}
+
+/** The connection migrations run on (the writer on SQLite). */
+export function migrationDb(store: Store): Kysely<DB> {
+  return store instanceof SqliteStore ? store.writerDb : store.db;
+}
+
+/** Unique-constraint violation on either engine. */
+export function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

@@ -1,0 +1,70 @@
+// Body parsing (decisions §1): the body's own shape decides, not Content-Type. A JSON-shaped
+// body sent as form-urlencoded (as the spec's samples do) is read as JSON.
+import qs from 'qs';
+import { parseXmlBody, XmlInputError } from './xml.js';
+
+export type BodyFormat = 'json' | 'form' | 'xml' | 'empty';
+
+export interface ParsedBody {
+  format: BodyFormat;
+  value: Record<string, unknown>;
+}
+
+export class BodyParseError extends Error {}
+
+const MAX_JSON_DEPTH = 32;
+
+function depthOf(value: unknown, depth: number): number {
+  if (depth > MAX_JSON_DEPTH) return depth;
+  if (value === null || typeof value !== 'object') return depth;
+  let max = depth;
+  for (const v of Object.values(value as Record<string, unknown>)) {
+    max = Math.max(max, depthOf(v, depth + 1));
+    if (max > MAX_JSON_DEPTH) break;
+  }
+  return max;
+}
+
+export function parseBody(text: string): ParsedBody {
+  const trimmed = text.trim();
+  if (trimmed === '') return { format: 'empty', value: {} };
+  const first = trimmed[0];
+  if (first === '{' || first === '[') {
+    let value: unknown;
+    try {
+      value = JSON.parse(trimmed);
+    } catch (e) {
+      throw new BodyParseError(`malformed JSON: ${(e as Error).message}`);
+    }
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      throw new BodyParseError('the JSON body must be an object');
+    }
+    if (depthOf(value, 0) > MAX_JSON_DEPTH) throw new BodyParseError(`JSON is nested deeper than ${MAX_JSON_DEPTH} levels`);
+    return { format: 'json', value: value as Record<string, unknown> };
+  }
+  if (first === '<') {
+    try {
+      return { format: 'xml', value: parseXmlBody(trimmed) };
+    } catch (e) {
+      if (e instanceof XmlInputError) throw new BodyParseError(e.message);
+      throw new BodyParseError('malformed XML');
+    }
+  }
+  // Bracket notation: capture_orders[0][amount]=10.00
+  if (!/^[^=&]+=/.test(trimmed)) throw new BodyParseError('the body is neither JSON, XML nor form-urlencoded');
+  let value: Record<string, unknown>;
+  try {
+    value = qs.parse(trimmed, {
+      depth: 8,
+      arrayLimit: 200,
+      parameterLimit: 5000,
+      allowPrototypes: false,
+      plainObjects: true,
+      strictDepth: true,
+      charset: 'utf-8',
+    }) as Record<string, unknown>;
+  } catch (e) {
+    throw new BodyParseError(`malformed form body: ${(e as Error).message}`);
+  }
+  return { format: 'form', value };
+}

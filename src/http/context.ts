@@ -1,0 +1,20 @@
+// What every route module is handed: the app's dependencies, built once at start.
+import type { Settings } from '../config/index.js';
+import type { Keyring } from '../crypto/keyring.js';
+import type { Store } from '../db/store.js';
+import type { MerchantService } from '../merchants/service.js';
+import type { AccountRow } from '../merchants/tables.js';
+import type { Metrics } from '../ops/metrics.js';
+import type { Processor } from '../processors/types.js';
+
+export interface Deps {
+  settings: Settings;
+  store: Store;
+  keyring: Keyring;
+  merchants: MerchantService;
+  metrics: Metrics;
+  /** The processor that serves an account, or null (live mode with none configured). */
+  processorFor(account: AccountRow): Processor | null;
+  /** Milliseconds since the epoch; injectable so tests can move time. */
+  now(): number;
+}

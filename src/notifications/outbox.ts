@@ -1,0 +1,58 @@
+// Writing an event: always inside the transaction of the change it reports (decisions §11),
+// so a committed change always has its event and a rolled-back one never does.
+import { timeOrderedId } from '../crypto/ids.js';
+import type { Tx } from '../db/store.js';
+
+/** Every event type the gateway emits; a capability adds its own here. */
+export const EVENT_TYPES = [
+  'payment.succeeded',
+  'payment.failed',
+  'payment.pending',
+  'payment.held',
+  'payment.expired',
+  'payment.captured',
+  'payment.cancelled',
+  'refund.succeeded',
+  'refund.failed',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface NewEvent {
+  merchant_id: string;
+  account_id: string;
+  event_type: EventType;
+  object_id: string;
+  notify_url: string;
+  /** The record the matching query answer carries (decisions §11). */
+  data: Record<string, unknown>;
+}
+
+export async function recordEvent(tx: Tx, event: NewEvent, now_ms: number): Promise<string> {
+  const event_id = `evt_${timeOrderedId(now_ms)}`;
+  const payload = JSON.stringify({
+    event_id,
+    event_type: event.event_type,
+    created_at: new Date(now_ms).toISOString(),
+    data: event.data,
+  });
+  await tx
+    .insertInto('events')
+    .values({
+      event_id,
+      merchant_id: event.merchant_id,
+      account_id: event.account_id,
+      event_type: event.event_type,
+      object_id: event.object_id,
+      notify_url: event.notify_url,
+      payload,
+      status: event.notify_url ? 'pending' : 'no_target',
+      attempts: 0,
+      next_attempt_at: now_ms,
+      lease_until: 0,
+      created_at: now_ms,
+      updated_at: now_ms,
+    })
+    .execute();
+  return event_id;
+}

@@ -1,0 +1,362 @@
+// Direct card payment (interface.md "Create a direct payment"; decisions §4, §5, §7, §9).
+//
+// Order of work: validate (nothing stored on failure) → a repeat of a known order_no is
+// answered from storage → card checks → risk → processor → one transaction that writes the
+// card, the payment and its event together → the signed answer.
+
+import { cardFacts, fourDigitYear, isExpired, maskPan } from '../cards/card.js';
+import { randomToken, timeOrderedId } from '../crypto/ids.js';
+import { canonicalString } from '../crypto/signature.js';
+import type { Tx } from '../db/store.js';
+import type { Deps } from '../http/context.js';
+import { ApiError, invalid, type ResultCode, resultText } from '../http/errors.js';
+import type { AccountCredentials } from '../merchants/service.js';
+import { formatAmount } from '../money/currency.js';
+import { type EventType, recordEvent } from '../notifications/outbox.js';
+import type { AuthoriseOutcome, ProcessorCard } from '../processors/types.js';
+import type { RiskAssessment, RiskEngine } from '../risk/index.js';
+import { toOrderRecord } from './order-record.js';
+import type { AuthoriseDirect } from './schema.js';
+import { orderStatusOf, type PaymentStatus } from './states.js';
+import type { PaymentRow } from './tables.js';
+import * as v from './validate.js';
+
+/** decisions §7: an uncaptured manual authorisation expires after 7 days. */
+export const MANUAL_CAPTURE_WINDOW_MS = 7 * 24 * 3600 * 1000;
+
+/** Request fields kept for the order record; card data never is. */
+const KEPT_FIELDS = [
+  'website',
+  'shopper_email',
+  'shopper_phone',
+  'shopper_id',
+  'shopper_ip',
+  'first_name',
+  'last_name',
+  'note',
+  'custom',
+  'billing_country',
+  'billing_state',
+  'billing_city',
+  'billing_address',
+  'billing_postal_code',
+  'delivery_firstname',
+  'delivery_lastname',
+  'delivery_country',
+  'delivery_state',
+  'delivery_city',
+  'delivery_address',
+  'delivery_postal_code',
+  'device_fingerprint',
+  'device_type',
+  'platform_source',
+  'items',
+  'subscription',
+] as const;
+
+export interface AuthoriseResult {
+  record: Record<string, unknown>;
+}
+
+interface ResolvedCard {
+  card: ProcessorCard;
+  /** Existing vault row (token payments), or null when this payment brings the card. */
+  card_id: string | null;
+  fingerprint: string;
+}
+
+function answerRecord(row: PaymentRow, body: AuthoriseDirect, extra: { token_id: string; threeds_url?: string }): Record<string, unknown> {
+  const reasons = JSON.parse(row.risk_reasons) as Array<{ name: string; status: string }>;
+  const record: Record<string, unknown> = {
+    merchant_id: row.merchant_id,
+    account_id: row.account_id,
+    order_no: row.order_no,
+    amount: formatAmount(row.amount_minor, row.currency),
+    currency: row.currency,
+    transaction_id: row.transaction_id,
+    card: row.card_masked,
+    order_status: orderStatusOf(row.status),
+    result_info: resultText(row.result_code as ResultCode),
+    contract_name: '',
+    recurring_id: '',
+    recurring_deduction_period: '',
+    recurring_deduction_time: '',
+    note: body.note ?? '',
+    token_id: extra.token_id,
+    connector: row.connector,
+    threeds_result: row.threeds_result,
+    risk_action: row.risk_action,
+    risk_score: row.risk_score === null ? '' : String(row.risk_score),
+    risk_reasons: reasons.length === 0 ? '' : reasons.map((r) => ({ name: r.name, status: r.status })),
+  };
+  if (extra.threeds_url) record.threeds_url = extra.threeds_url;
+  return record;
+}
+
+function duplicateAnswer(body: AuthoriseDirect): Record<string, unknown> {
+  return {
+    merchant_id: body.merchant_id,
+    account_id: body.account_id,
+    order_no: body.order_no,
+    amount: body.amount,
+    currency: body.currency,
+    transaction_id: '',
+    card: body.card ? maskPan(body.card) : '',
+    order_status: '0',
+    result_info: resultText('1011'),
+    contract_name: '',
+    recurring_id: '',
+    recurring_deduction_period: '',
+    recurring_deduction_time: '',
+    note: body.note ?? '',
+    token_id: '',
+    connector: '',
+    threeds_result: '',
+    risk_action: '',
+    risk_score: '',
+    risk_reasons: '',
+  };
+}
+
+function validateBody(body: AuthoriseDirect): number {
+  v.requireCurrency('currency', body.currency);
+  const amount_minor = v.amountField('amount', body.amount, body.currency);
+  if (amount_minor <= 0) throw invalid('amount', 'must be greater than zero');
+  v.checkComponents(body as Record<string, unknown>, amount_minor, body.currency);
+  v.checkIp('shopper_ip', body.shopper_ip);
+  body.account_owner?.forEach((o, i) => {
+    v.checkIp(`account_owner[${i}].lastLogin_ip`, o.lastLogin_ip);
+    v.checkIp(`account_owner[${i}].registration_ip`, o.registration_ip);
+  });
+  v.checkCountry('billing_country', body.billing_country);
+  v.checkCountry('delivery_country', body.delivery_country);
+  v.checkItems(body.items);
+  v.checkTimeZone(body.time_zone);
+  v.checkBirthDate(body.birth_date);
+  body.cart_items?.forEach((c, i) => {
+    const cur = c.basic_item_data.price?.currency;
+    if (cur) v.requireCurrency(`cart_items[${i}].basic_item_data.price.currency`, cur);
+  });
+  if (body.subscription?.contract_amount !== undefined) v.amountField('subscription.contract_amount', body.subscription.contract_amount, body.currency);
+  return amount_minor;
+}
+
+export class AuthoriseService {
+  constructor(
+    private readonly deps: Deps,
+    private readonly risk: RiskEngine,
+  ) {}
+
+  private async existing(account_id: string, order_no: string): Promise<PaymentRow | undefined> {
+    return this.deps.store.db.selectFrom('payments').selectAll().where('account_id', '=', account_id).where('order_no', '=', order_no).executeTakeFirst();
+  }
+
+  private replay(row: PaymentRow, request_hash: string, body: AuthoriseDirect): AuthoriseResult {
+    // decisions §4: same body → the original answer; another body → 1011.
+    if (row.request_hash === request_hash) return { record: JSON.parse(row.answer) as Record<string, unknown> };
+    return { record: duplicateAnswer(body) };
+  }
+
+  private async resolveCard(creds: AccountCredentials, body: AuthoriseDirect): Promise<ResolvedCard> {
+    const keyring = this.deps.keyring;
+    if (body.token_id) {
+      if (body.card) throw invalid('token_id', 'cannot be sent together with card; send one of them');
+      const row = await this.deps.store.db
+        .selectFrom('cards')
+        .selectAll()
+        .where('token_id', '=', body.token_id)
+        .where('account_id', '=', creds.account.account_id)
+        .executeTakeFirst();
+      if (!row) throw new ApiError('0400', 'token_id is not a token of this account', 'token_id');
+      return {
+        card: { pan: keyring.decrypt(row.pan_enc), brand: row.brand, exp_month: row.exp_month, exp_year: row.exp_year },
+        card_id: row.card_id,
+        fingerprint: row.fingerprint,
+      };
+    }
+    for (const f of ['card', 'expiration_month', 'expiration_year', 'security_code'] as const) {
+      if (!body[f]) throw invalid(f, 'is required (or send a token_id from an earlier payment)');
+    }
+    const pan = body.card as string;
+    return {
+      card: {
+        pan,
+        brand: cardFacts(pan).brand,
+        exp_month: Number(body.expiration_month),
+        exp_year: fourDigitYear(body.expiration_year as string),
+        security_code: body.security_code,
+      },
+      card_id: null,
+      fingerprint: keyring.fingerprint(pan),
+    };
+  }
+
+  async authorise(creds: AccountCredentials, body: AuthoriseDirect): Promise<AuthoriseResult> {
+    const { deps } = this;
+    const now = deps.now();
+    const amount_minor = validateBody(body);
+    const account = creds.account;
+    const request_hash = deps.keyring.fingerprint(canonicalString(body as Record<string, unknown>));
+
+    const prior = await this.existing(account.account_id, body.order_no);
+    if (prior) return this.replay(prior, request_hash, body);
+
+    const processor = deps.processorFor(account);
+    if (!processor) throw new ApiError('1016', 'this account is in live mode and no processor is configured for it');
+
+    const resolved = await this.resolveCard(creds, body);
+    const { card } = resolved;
+    const facts = cardFacts(card.pan);
+    if (card.security_code !== undefined && card.security_code.length !== facts.security_code_length) {
+      throw invalid('security_code', `must be ${facts.security_code_length} digits for this card brand`);
+    }
+
+    const transaction_id = timeOrderedId(now);
+    const capture_method = (body.capture_method ?? account.capture_method) as 'automatic' | 'manual';
+    let risk: RiskAssessment | null = null;
+    let outcome: AuthoriseOutcome | null = null;
+    let result: ResultCode;
+    if (!facts.valid) {
+      result = '1010'; // decisions §9: fails Luhn → no processor call
+    } else if (isExpired(card.exp_month, card.exp_year, now)) {
+      result = '1005';
+    } else {
+      risk = await this.risk.assess({
+        account_id: account.account_id,
+        mode: account.mode,
+        pan: card.pan,
+        amount_minor,
+        currency: body.currency,
+        body: body as Record<string, unknown>,
+        now_ms: now,
+      });
+      if (risk.action === 'REJECT') {
+        result = '1008';
+      } else {
+        outcome = await processor.authorise({ transaction_id, amount_minor, currency: body.currency, card });
+        result = outcome.kind === 'approved' ? '0000' : outcome.kind === 'declined' ? outcome.code : '0002';
+      }
+    }
+
+    let status: PaymentStatus;
+    if (result === '0000') status = capture_method === 'automatic' ? 'captured' : 'authorised';
+    else if (result === '0002') status = 'pending';
+    else status = 'declined';
+
+    const details: Record<string, unknown> = {};
+    for (const k of KEPT_FIELDS) if (body[k] !== undefined) details[k] = body[k];
+    details.reference_no = outcome?.reference ?? '';
+
+    const wantsToken = body.token_flag === '1' && status !== 'declined';
+    const token_id = body.token_id ? body.token_id : wantsToken ? `tok_${randomToken(18)}` : '';
+    const storeCard = facts.valid && resolved.card_id === null;
+    const card_id = resolved.card_id ?? (storeCard ? `card_${timeOrderedId(now)}` : null);
+
+    const row: PaymentRow = {
+      transaction_id,
+      merchant_id: account.merchant_id,
+      account_id: account.account_id,
+      order_no: body.order_no,
+      kind: 'card',
+      livemode: account.mode === 'live' ? 1 : 0,
+      currency: body.currency,
+      amount_minor,
+      authorised_minor: status === 'authorised' || status === 'pending' ? amount_minor : 0,
+      captured_minor: status === 'captured' ? amount_minor : 0,
+      refunded_minor: 0,
+      status,
+      capture_method,
+      result_code: result,
+      card_id,
+      card_brand: facts.brand,
+      card_masked: maskPan(card.pan),
+      connector: processor.name,
+      is3ds: 0,
+      threeds_result: '',
+      risk_score: risk ? risk.score : null,
+      risk_action: risk ? risk.action : '',
+      risk_reasons: JSON.stringify(risk?.reasons ?? []),
+      notify_url: body.notify_url ?? '',
+      return_url: body.return_url ?? '',
+      request_hash,
+      details: JSON.stringify(details),
+      answer: '',
+      created_at: now,
+      updated_at: now,
+      expires_at: status === 'authorised' ? now + MANUAL_CAPTURE_WINDOW_MS : null,
+    };
+    const record = answerRecord(row, body, { token_id: status === 'declined' ? '' : token_id });
+    row.answer = JSON.stringify(record);
+
+    const inserted = await deps.store
+      .transaction(async (tx) => {
+        if (storeCard && card_id) {
+          await tx
+            .insertInto('cards')
+            .values({
+              card_id,
+              account_id: account.account_id,
+              token_id: wantsToken ? token_id : null,
+              pan_enc: deps.keyring.encrypt(card.pan),
+              key_id: deps.keyring.active.id,
+              fingerprint: resolved.fingerprint,
+              brand: facts.brand,
+              bin: card.pan.slice(0, 6),
+              last4: card.pan.slice(-4),
+              exp_month: card.exp_month,
+              exp_year: card.exp_year,
+              created_at: now,
+            })
+            .execute();
+        }
+        const r = await tx
+          .insertInto('payments')
+          .values(row)
+          .onConflict((oc) => oc.columns(['account_id', 'order_no']).doNothing())
+          .executeTakeFirst();
+        if (Number(r.numInsertedOrUpdatedRows ?? 0) !== 1) {
+          // Lost a race with the same order_no: undo the card row with the savepoint.
+          throw new OrderRace();
+        }
+        await this.afterInsert(tx, row, now);
+        return true;
+      })
+      .catch(async (e) => {
+        if (e instanceof OrderRace) return false;
+        throw e;
+      });
+    if (!inserted) {
+      const winner = await this.existing(account.account_id, body.order_no);
+      if (!winner) throw new Error('order race without a winner');
+      return this.replay(winner, request_hash, body);
+    }
+    deps.metrics.payments.inc({ outcome: result });
+    return { record };
+  }
+
+  /** Everything written with the payment: its event (and, later, ledger postings). */
+  private async afterInsert(tx: Tx, row: PaymentRow, now: number): Promise<void> {
+    const type: EventType =
+      row.status === 'pending'
+        ? 'payment.pending'
+        : row.status === 'review'
+          ? 'payment.held'
+          : row.status === 'declined'
+            ? 'payment.failed'
+            : 'payment.succeeded';
+    await recordEvent(
+      tx,
+      {
+        merchant_id: row.merchant_id,
+        account_id: row.account_id,
+        event_type: type,
+        object_id: row.transaction_id,
+        notify_url: row.notify_url,
+        data: toOrderRecord(row),
+      },
+      now,
+    );
+  }
+}
+
+class OrderRace extends Error {}

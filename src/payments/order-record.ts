@@ -1,0 +1,106 @@
+// Payment row → the spec's order record (interface.md "Order record"). The same record is
+// the query answer item and the `data` of payment notifications (decisions §11).
+import { type ResultCode, resultText } from '../http/errors.js';
+import { formatAmount } from '../money/currency.js';
+import { compactTime } from './format.js';
+import { PAYMENT_STATUS_CODE } from './states.js';
+import type { PaymentRow } from './tables.js';
+
+/** Request fields a payment keeps for its order record (never card data). */
+export interface PaymentDetails {
+  website?: string;
+  shopper_email?: string;
+  shopper_phone?: string;
+  delivery_address?: string;
+  delivery_city?: string;
+  delivery_country?: string;
+  delivery_firstname?: string;
+  delivery_lastname?: string;
+  delivery_postal_code?: string;
+  delivery_state?: string;
+  [key: string]: unknown;
+}
+
+export function parseDetails(row: Pick<PaymentRow, 'details'>): PaymentDetails {
+  try {
+    return JSON.parse(row.details) as PaymentDetails;
+  } catch {
+    return {};
+  }
+}
+
+export function toOrderRecord(row: PaymentRow): Record<string, unknown> {
+  const d = parseDetails(row);
+  const reasons = JSON.parse(row.risk_reasons || '[]') as Array<{ name: string; status: string }>;
+  return {
+    amount: formatAmount(row.amount_minor, row.currency),
+    currency: row.currency,
+    delivery_information: {
+      delivery_address: d.delivery_address ?? '',
+      delivery_city: d.delivery_city ?? '',
+      delivery_country: d.delivery_country ?? '',
+      delivery_firstname: d.delivery_firstname ?? '',
+      delivery_lastname: d.delivery_lastname ?? '',
+      delivery_postal_code: d.delivery_postal_code ?? '',
+      delivery_state: d.delivery_state ?? '',
+    },
+    antifraud_provider: row.risk_action ? 'tollgate-risk' : '',
+    fraud_check_result: reasons.map((r) => ({ check_items: r.name, status: r.status })),
+    is3ds: String(row.is3ds),
+    order_no: row.order_no,
+    payment_status: PAYMENT_STATUS_CODE[row.status],
+    query_result: '1',
+    reference_no: typeof d.reference_no === 'string' ? d.reference_no : '',
+    shopper_email: d.shopper_email ?? '',
+    shopper_phone: d.shopper_phone ?? '',
+    subscription_result: {
+      contract_name: '',
+      recurring_deduction_period: '',
+      recurring_deduction_time: '',
+      recurring_id: '',
+      recurring_status: '',
+    },
+    transaction_date: compactTime(row.created_at),
+    transaction_id: row.transaction_id,
+    website: d.website ?? '',
+    // Amount breakdown, so merchants can reconcile partial captures and refunds.
+    captured_amount: formatAmount(row.captured_minor, row.currency),
+    refunded_amount: formatAmount(row.refunded_minor, row.currency),
+    card: row.card_masked,
+    result_info: resultText(row.result_code as ResultCode),
+  };
+}
+
+/** The answer item for an id the account does not have (decisions §6: query_result 0). */
+export function notFoundRecord(id: { transaction_id?: string; order_no?: string }): Record<string, unknown> {
+  return {
+    amount: '',
+    currency: '',
+    delivery_information: {
+      delivery_address: '',
+      delivery_city: '',
+      delivery_country: '',
+      delivery_firstname: '',
+      delivery_lastname: '',
+      delivery_postal_code: '',
+      delivery_state: '',
+    },
+    antifraud_provider: '',
+    fraud_check_result: [],
+    is3ds: '',
+    order_no: id.order_no ?? '',
+    payment_status: '',
+    query_result: '0',
+    reference_no: '',
+    shopper_email: '',
+    shopper_phone: '',
+    subscription_result: { contract_name: '', recurring_deduction_period: '', recurring_deduction_time: '', recurring_id: '', recurring_status: '' },
+    transaction_date: '',
+    transaction_id: id.transaction_id ?? '',
+    website: '',
+    captured_amount: '',
+    refunded_amount: '',
+    card: '',
+    result_info: '',
+  };
+}

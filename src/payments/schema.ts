@@ -1,0 +1,190 @@
+// The payment request fields of the spec (interface.md "Payment order request fields").
+// One TypeBox schema validates, documents (OpenAPI) and types each endpoint (style §2).
+// Every optional field is still bounded in length and checked for shape when present.
+import { type Static, type TSchema, Type } from 'typebox';
+
+const s = (maxLength: number, extra: Record<string, unknown> = {}) => Type.String({ maxLength, ...extra });
+const digits = (min: number, max: number, description: string) => Type.String({ pattern: `^\\d{${min},${max}}$`, description });
+const Decimal = Type.String({ pattern: '^\\d{1,16}(\\.\\d{1,4})?$', maxLength: 21, description: 'a decimal string such as "10.00"' });
+const Country = Type.String({ pattern: '^[A-Z]{2}$', description: 'a two-letter uppercase ISO 3166-1 country code' });
+const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'a three-letter uppercase ISO 4217 currency code' });
+const Url = Type.String({ maxLength: 2048, pattern: '^https?://[^\\s]+$', description: 'an http or https URL' });
+const Ip = Type.String({ maxLength: 45, pattern: '^[0-9A-Fa-f:.]{2,45}$', description: 'an IPv4 or IPv6 address' });
+const Id = Type.String({ pattern: '^\\d{1,20}$', description: 'a string of 1 to 20 digits' });
+const Signature = Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: '64 hexadecimal characters (HMAC-SHA256)' });
+const Name = s(64);
+
+export const OrderNo = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: '^[\\x21-\\x7E]{1,64}$',
+  description: '1 to 64 printable ASCII characters without spaces',
+});
+
+const CartItem = Type.Object(
+  {
+    basic_item_data: Type.Object(
+      {
+        name: Type.Optional(s(255)),
+        quantity: Type.Optional(digits(1, 6, 'a whole number of up to 6 digits')),
+        type: Type.Optional(s(32)),
+        category: Type.Optional(s(64)),
+        productId: Type.Optional(s(64)),
+        price: Type.Optional(
+          Type.Object(
+            {
+              amount_usd: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12 })),
+              amount_local_currency: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12 })),
+              currency: Type.Optional(Currency),
+            },
+            { additionalProperties: false },
+          ),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const AccountOwner = Type.Object(
+  {
+    first_name: Type.Optional(Name),
+    last_name: Type.Optional(Name),
+    email: Type.Optional(s(254)),
+    account_id: Type.Optional(s(64)),
+    created: Type.Optional(Type.Number({ minimum: 0, maximum: 1e13 })),
+    past_orders_count: Type.Optional(Type.Integer({ minimum: 0, maximum: 1e9 })),
+    past_orders_sum: Type.Optional(Type.Number({ minimum: 0, maximum: 1e15 })),
+    lastLogin_ip: Type.Optional(Ip),
+    registration_ip: Type.Optional(Ip),
+  },
+  { additionalProperties: false },
+);
+
+const TotalDiscount = Type.Object({ coupon_code_used: Type.Optional(s(64)), discount_type: Type.Optional(s(32)) }, { additionalProperties: false });
+
+export const MpiInfo = Type.Object(
+  {
+    eci: Type.Optional(Type.String({ pattern: '^\\d{2}$', description: 'a two-digit ECI' })),
+    cavv: Type.Optional(Type.String({ maxLength: 64, pattern: '^[A-Za-z0-9+/=]{1,64}$', description: 'a base64 CAVV' })),
+    xid: Type.Optional(Type.String({ maxLength: 64, pattern: '^[A-Za-z0-9+/=-]{1,64}$', description: 'a base64 or UUID XID' })),
+    dsTransID: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', description: 'a UUID' })),
+  },
+  { additionalProperties: false },
+);
+
+const AdditionalInformation = Type.Object({ mpi_info: Type.Optional(MpiInfo) }, { additionalProperties: false });
+
+export const Subscription = Type.Object(
+  {
+    contract: Type.Optional(s(64)),
+    contract_name: Type.Optional(s(128)),
+    contract_amount: Type.Optional(Decimal),
+    interval: Type.Optional(Type.String({ pattern: '^(day|week|month|year)$', description: 'one of day, week, month, year' })),
+    interval_count: Type.Optional(digits(1, 3, 'a whole number of up to 3 digits')),
+    billing_cycle: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
+    promotion_cycle: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
+    contract_start: Type.Optional(s(32)),
+    contract_end: Type.Optional(s(32)),
+    price_id: Type.Optional(s(64)),
+  },
+  { additionalProperties: false },
+);
+
+/** Fields shared by the direct, redirect and APM payment requests. */
+export const commonPaymentFields = {
+  merchant_id: Id,
+  account_id: Id,
+  order_no: OrderNo,
+  currency: Currency,
+  amount: Decimal,
+  item_total: Type.Optional(Decimal),
+  shipping: Type.Optional(Decimal),
+  handling: Type.Optional(Decimal),
+  tax_total: Type.Optional(Decimal),
+  insurance: Type.Optional(Decimal),
+  shipping_discount: Type.Optional(Decimal),
+  discount: Type.Optional(Decimal),
+  website: Type.Optional(s(255)),
+  items: Type.Optional(s(8192)),
+  note: Type.Optional(s(1024)),
+  shopper_id: Type.Optional(s(64)),
+  shopper_email: Type.Optional(Type.String({ maxLength: 254, pattern: '^$|^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', description: 'an e-mail address' })),
+  shopper_ip: Type.Optional(Ip),
+  shopper_phone: Type.Optional(Type.String({ pattern: '^[0-9+()\\- ]{0,32}$', description: 'a phone number of up to 32 digits, spaces, +, -, ( and )' })),
+  shopper_level: Type.Optional(s(32)),
+  first_name: Type.Optional(Name),
+  last_name: Type.Optional(Name),
+  notify_url: Type.Optional(Url),
+  document: Type.Optional(s(64)),
+  birth_date: Type.Optional(Type.String({ pattern: '^$|^\\d{2}-\\d{2}-\\d{4}$', description: 'shaped NN-NN-NNNN' })),
+  billing_country: Type.Optional(Country),
+  billing_state: Type.Optional(s(64)),
+  billing_city: Type.Optional(s(64)),
+  billing_address: Type.Optional(s(255)),
+  billing_postal_code: Type.Optional(s(16)),
+  os: Type.Optional(s(64)),
+  browser: Type.Optional(s(512)),
+  browser_lang: Type.Optional(Type.String({ pattern: '^$|^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8}){0,3}$', description: 'a language tag such as en-US' })),
+  resolution: Type.Optional(Type.String({ pattern: '^$|^\\d{1,5}x\\d{1,5}$', description: 'shaped <width>x<height>' })),
+  color_depth: Type.Optional(Type.String({ pattern: '^$|^\\d{1,2}$', description: 'a number of bits such as 24' })),
+  time_zone: Type.Optional(Type.String({ pattern: '^$|^[+-]?\\d{1,4}$', description: 'an integer offset such as -180' })),
+  cookie_new: Type.Optional(Type.String({ maxLength: 4096, pattern: '^$|^[^=&]+=[^&]*(&[^=&]+=[^&]*)*$', description: 'key=value pairs joined by &' })),
+  cookie_old: Type.Optional(Type.String({ maxLength: 4096, pattern: '^$|^[^=&]+=[^&]*(&[^=&]+=[^&]*)*$', description: 'key=value pairs joined by &' })),
+  delivery_firstname: Type.Optional(Name),
+  delivery_lastname: Type.Optional(Name),
+  delivery_country: Type.Optional(Country),
+  delivery_state: Type.Optional(s(64)),
+  delivery_city: Type.Optional(s(64)),
+  delivery_address: Type.Optional(s(255)),
+  delivery_postal_code: Type.Optional(s(16)),
+  custom: Type.Optional(s(1024)),
+  device_fingerprint: Type.Optional(s(512)),
+  encryption_data: Signature,
+  platform_source: Type.Optional(s(64)),
+  device_type: Type.Optional(s(32)),
+} satisfies Record<string, TSchema>;
+
+/** Fields of direct (D) and redirect (C) payments. */
+export const cardPaymentFields = {
+  open3d: Type.Optional(s(8)),
+  token_flag: Type.Optional(Type.String({ pattern: '^(|0|1)$', description: '"1" to ask for a reusable token, "0" or empty not to' })),
+  token_id: Type.Optional(s(64)),
+  challenge_window_size: Type.Optional(Type.String({ pattern: '^$|^0[1-5]$', description: 'a two-digit code 01 to 05' })),
+  session_id: Type.Optional(s(128)),
+  installments: Type.Optional(s(32)),
+  installments_id: Type.Optional(s(64)),
+  order_type: Type.Optional(s(32)),
+  checkout_time: Type.Optional(Type.Integer({ minimum: 0, maximum: 99999999999999 })),
+  user_agent: Type.Optional(s(512)),
+  antifraud_token_cookie: Type.Optional(s(1024)),
+  price_id: Type.Optional(s(64)),
+  quote_id: Type.Optional(s(64)),
+  quote_price: Type.Optional(Type.String({ pattern: '^$|^\\d{1,16}(\\.\\d{1,8})?$', description: 'a decimal string' })),
+  storefront_domains: Type.Optional(s(512)),
+  cart_items: Type.Optional(Type.Array(CartItem, { maxItems: 100 })),
+  account_owner: Type.Optional(Type.Array(AccountOwner, { maxItems: 10 })),
+  total_discount: Type.Optional(Type.Array(TotalDiscount, { maxItems: 20 })),
+  additional_information: Type.Optional(Type.Array(AdditionalInformation, { maxItems: 5 })),
+  subscription: Type.Optional(Subscription),
+  /** decisions §7 */
+  capture_method: Type.Optional(Type.String({ pattern: '^(automatic|manual)$', description: 'automatic or manual' })),
+} satisfies Record<string, TSchema>;
+
+export const AuthoriseDirectBody = Type.Object(
+  {
+    ...commonPaymentFields,
+    ...cardPaymentFields,
+    card: Type.Optional(Type.String({ pattern: '^\\d{12,19}$', description: '12 to 19 digits' })),
+    expiration_month: Type.Optional(Type.String({ pattern: '^(0?[1-9]|1[0-2])$', description: 'a month from 1 to 12' })),
+    expiration_year: Type.Optional(Type.String({ pattern: '^(\\d{2}|\\d{4})$', description: 'a year as YY or YYYY' })),
+    security_code: Type.Optional(Type.String({ pattern: '^\\d{3,4}$', description: '3 or 4 digits' })),
+    accept: Type.Optional(s(256)),
+    /** decisions §10: where the shopper returns after a 3-D Secure challenge. */
+    return_url: Type.Optional(Url),
+  },
+  { additionalProperties: false },
+);
+
+export type AuthoriseDirect = Static<typeof AuthoriseDirectBody>;

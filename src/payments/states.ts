@@ -1,0 +1,113 @@
+// The payment aggregate's one transition table (style §4, decisions §6/§7). Every status
+// write goes through `applyTransition`, a compare-and-set on the current status, so two
+// racing requests can never both win.
+import { sql } from 'kysely';
+import type { Tx } from '../db/store.js';
+import type { PaymentRow } from './tables.js';
+
+export type PaymentStatus =
+  | 'pending' // 1000: shopper action outstanding (3-D Secure challenge, issuer page)
+  | 'authorised' // 2000: authorised, not captured (manual capture)
+  | 'review' // 2100: held for risk review
+  | 'captured' // 3000
+  | 'refunded' // 4000: refunded in full
+  | 'partially_refunded' // 4100
+  | 'cancelled' // 5000
+  | 'declined' // 6000: declined or failed
+  | 'expired'; // 7000
+
+export const PAYMENT_STATUS_CODE: Readonly<Record<PaymentStatus, string>> = {
+  pending: '1000',
+  authorised: '2000',
+  review: '2100',
+  captured: '3000',
+  refunded: '4000',
+  partially_refunded: '4100',
+  cancelled: '5000',
+  declined: '6000',
+  expired: '7000',
+};
+
+/** `order_status` of the direct answer (decisions §6). */
+export function orderStatusOf(status: PaymentStatus): '0' | '1' | '2' | '3' {
+  switch (status) {
+    case 'pending':
+      return '2';
+    case 'review':
+      return '3';
+    case 'declined':
+    case 'expired':
+    case 'cancelled':
+      return '0';
+    default:
+      return '1';
+  }
+}
+
+export type PaymentEvent =
+  | 'authenticate_ok' // 3-D Secure challenge completed
+  | 'authenticate_fail' // challenge failed or lapsed
+  | 'review_accept'
+  | 'review_reject'
+  | 'review_expire'
+  | 'capture'
+  | 'cancel'
+  | 'expire' // uncaptured authorisation lapsed after 7 days
+  | 'refund_partial'
+  | 'refund_full';
+
+/** From which statuses each event may fire, and where it leads. */
+export const PAYMENT_TRANSITIONS: Readonly<Record<PaymentEvent, { from: readonly PaymentStatus[]; to: readonly PaymentStatus[] }>> = {
+  authenticate_ok: { from: ['pending'], to: ['authorised', 'captured', 'review', 'declined'] },
+  authenticate_fail: { from: ['pending'], to: ['declined'] },
+  review_accept: { from: ['review'], to: ['authorised', 'captured'] },
+  review_reject: { from: ['review'], to: ['cancelled'] },
+  review_expire: { from: ['review'], to: ['expired'] },
+  capture: { from: ['authorised'], to: ['captured'] },
+  cancel: { from: ['authorised', 'pending'], to: ['cancelled'] },
+  expire: { from: ['authorised', 'pending'], to: ['expired'] },
+  refund_partial: { from: ['captured', 'partially_refunded'], to: ['partially_refunded'] },
+  refund_full: { from: ['captured', 'partially_refunded'], to: ['refunded'] },
+};
+
+export class TransitionError extends Error {
+  constructor(
+    readonly event: PaymentEvent,
+    readonly current: PaymentStatus | undefined,
+  ) {
+    super(current ? `cannot ${event.replace('_', ' ')} a payment that is ${current}` : 'payment not found');
+  }
+}
+
+export function canApply(event: PaymentEvent, from: PaymentStatus): boolean {
+  return PAYMENT_TRANSITIONS[event].from.includes(from);
+}
+
+type Patch = Partial<Omit<PaymentRow, 'transaction_id' | 'status' | 'account_id' | 'merchant_id'>>;
+
+/**
+ * Moves one payment from `from` to `to` if, and only if, it is still in `from`.
+ * Returns false when another request changed it first.
+ */
+export async function applyTransition(
+  tx: Tx,
+  transaction_id: string,
+  event: PaymentEvent,
+  from: PaymentStatus,
+  to: PaymentStatus,
+  patch: Patch,
+  now_ms: number,
+): Promise<boolean> {
+  const rule = PAYMENT_TRANSITIONS[event];
+  if (!rule.from.includes(from) || !rule.to.includes(to)) throw new TransitionError(event, from);
+  const result = await tx
+    .updateTable('payments')
+    .set({ ...patch, status: to, updated_at: now_ms })
+    .where('transaction_id', '=', transaction_id)
+    .where('status', '=', from)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Raw SQL helper for atomic counters in a CAS: `col + n`. */
+export const plus = (column: 'captured_minor' | 'refunded_minor' | 'authorised_minor', n: number) => sql<number>`${sql.ref(column)} + ${n}`;

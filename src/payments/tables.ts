@@ -1,0 +1,64 @@
+import type { PaymentStatus } from './states.js';
+
+/** The card vault: one row per stored card, the number encrypted (PCI DSS 3.5.1). */
+export interface CardRow {
+  card_id: string;
+  account_id: string;
+  /** Reusable token handed to the merchant when token_flag asked for one. */
+  token_id: string | null;
+  pan_enc: string;
+  key_id: string;
+  fingerprint: string;
+  brand: string;
+  bin: string;
+  last4: string;
+  exp_month: number;
+  exp_year: number;
+  created_at: number;
+}
+
+export interface PaymentRow {
+  transaction_id: string;
+  merchant_id: string;
+  account_id: string;
+  order_no: string;
+  kind: 'card' | 'apm' | 'checkout';
+  livemode: number;
+  currency: string;
+  amount_minor: number;
+  /** Amount still held for a later capture (manual capture). */
+  authorised_minor: number;
+  captured_minor: number;
+  refunded_minor: number;
+  status: PaymentStatus;
+  capture_method: 'automatic' | 'manual';
+  /** `<code>` of result_info (decisions §6). */
+  result_code: string;
+  card_id: string | null;
+  card_brand: string;
+  card_masked: string;
+  connector: string;
+  is3ds: number;
+  threeds_result: string;
+  risk_score: number | null;
+  risk_action: string;
+  /** JSON array of {name, status}. */
+  risk_reasons: string;
+  notify_url: string;
+  return_url: string;
+  /** Hash of the signed request, to tell a repeat from a different order (decisions §4). */
+  request_hash: string;
+  /** JSON of the request fields kept for the order record (never card data). */
+  details: string;
+  /** The signed answer first given, replayed for an identical repeat. */
+  answer: string;
+  created_at: number;
+  updated_at: number;
+  /** When an uncaptured authorisation or a pending state lapses. */
+  expires_at: number | null;
+}
+
+export interface PaymentTables {
+  cards: CardRow;
+  payments: PaymentRow;
+}

@@ -1,0 +1,42 @@
+// Builds everything a process needs from the settings: keyring, store (migrated), services.
+import type { Settings } from './config/index.js';
+import { Keyring } from './crypto/keyring.js';
+import { migrateToLatest } from './db/migrations.js';
+import { migrationDb, openStore, type Store } from './db/store.js';
+import type { Deps } from './http/context.js';
+import { MerchantService } from './merchants/service.js';
+import { Metrics } from './ops/metrics.js';
+import { sandboxProcessor } from './processors/sandbox/index.js';
+
+export interface Runtime {
+  settings: Settings;
+  store: Store;
+  keyring: Keyring;
+  merchants: MerchantService;
+  deps: Deps;
+}
+
+export function loadKeyring(settings: Settings): Keyring {
+  if (settings.master_key) return Keyring.parse(settings.master_key);
+  // decisions §13: generated into the data folder only for the embedded development default.
+  if (settings.database_url.startsWith('sqlite:') && !process.env.DATABASE_URL) return Keyring.loadOrCreateDevKey(settings.data_dir);
+  throw new Error('TOLLGATE_MASTER_KEY is required unless you run on the embedded default database');
+}
+
+export async function createRuntime(settings: Settings, opts: { now?: () => number; keyring?: Keyring; metricsDefaults?: boolean } = {}): Promise<Runtime> {
+  const keyring = opts.keyring ?? loadKeyring(settings);
+  const store = openStore(settings.database_url, { groupCommitMax: settings.group_commit_max });
+  await migrateToLatest(migrationDb(store));
+  const merchants = new MerchantService(store, keyring);
+  const deps: Deps = {
+    settings,
+    store,
+    keyring,
+    merchants,
+    metrics: new Metrics(opts.metricsDefaults ?? true),
+    // Test accounts are served by the sandbox; no live processor is configured yet (decisions §3).
+    processorFor: (account) => (account.mode === 'test' ? sandboxProcessor : null),
+    now: opts.now ?? Date.now,
+  };
+  return { settings, store, keyring, merchants, deps };
+}
