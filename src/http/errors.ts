@@ -20,7 +20,7 @@ export const RESULT_CODES = {
   '1013': { text: 'Amount exceeds the available amount', http: 200 },
   '1014': { text: 'Order does not match the transaction', http: 200 },
   '1015': { text: 'Authorisation expired', http: 200 },
-  '1016': { text: 'No processor configured for live mode', http: 200 },
+  '1016': { text: 'No processor configured for live mode', http: 403 },
   '0400': { text: 'Invalid input', http: 400 },
   '0401': { text: 'Invalid signature', http: 401 },
   '0403': { text: 'IP not allowed', http: 403 },
