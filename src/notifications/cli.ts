@@ -76,8 +76,7 @@ commands.set('events deliveries', {
     const attempts = await svc.listAttempts(values.event);
     if (values.json) return out(JSON.stringify({ event_id: event.event_id, status: event.status, notify_url: event.notify_url, attempts }));
     out(`${event.event_id} ${event.event_type} ${event.status} → ${event.notify_url || '(no notify_url)'}`);
-    for (const a of attempts)
-      out(`#${a.attempt_no}\t${iso(a.started_at)}\t${a.status_code ?? '-'}\t${a.latency_ms} ms\t${a.outcome}\t${a.error}`);
+    for (const a of attempts) out(`#${a.attempt_no}\t${iso(a.started_at)}\t${a.status_code ?? '-'}\t${a.latency_ms} ms\t${a.outcome}\t${a.error}`);
     if (attempts.length === 0) out('no attempts yet');
   },
 });

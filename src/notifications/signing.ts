@@ -24,11 +24,7 @@ export function webhookSignature(secret: string, id: string, timestamp_s: number
  * Builds one attempt. `webhook-id` is the event id, the same on every retry so the
  * merchant can deduplicate; `webhook-timestamp` is this attempt's time.
  */
-export function signDelivery(
-  payload: string,
-  secrets: { signing_secret: string; webhook_secret: string },
-  now_ms: number,
-): SignedDelivery {
+export function signDelivery(payload: string, secrets: { signing_secret: string; webhook_secret: string }, now_ms: number): SignedDelivery {
   const object = JSON.parse(payload) as Record<string, unknown> & { event_id: string };
   const body = JSON.stringify({ ...object, encryption_data: sign(object, secrets.signing_secret) });
   const timestamp_s = Math.floor(now_ms / 1000);

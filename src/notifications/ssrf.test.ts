@@ -106,7 +106,11 @@ describe('notify_url checked when the payment arrives', () => {
       const x = readXml(res);
       assert.equal(x.error_field, 'notify_url');
       assert.match(x.error_message, problem);
-      const stored = await gw.runtime.store.db.selectFrom('payments').select('transaction_id').where('order_no', '=', body.order_no as string).execute();
+      const stored = await gw.runtime.store.db
+        .selectFrom('payments')
+        .select('transaction_id')
+        .where('order_no', '=', body.order_no as string)
+        .execute();
       assert.equal(stored.length, 0);
     });
   }

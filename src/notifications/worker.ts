@@ -20,18 +20,7 @@ import type { EventAttemptRow, EventRow } from './tables.js';
  * event is failed. 13 attempts; TOLLGATE_WEBHOOK_SCHEDULE_MS replaces it (tests compress it).
  */
 export const DEFAULT_SCHEDULE_MS: readonly number[] = [
-  5_000,
-  30_000,
-  120_000,
-  600_000,
-  1_800_000,
-  3_600_000,
-  7_200_000,
-  14_400_000,
-  28_800_000,
-  50_400_000,
-  72_000_000,
-  86_400_000,
+  5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000, 50_400_000, 72_000_000, 86_400_000,
 ];
 
 /** ±10% jitter so a merchant coming back up is not hit by every retry at once. */
