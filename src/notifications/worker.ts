@@ -83,7 +83,7 @@ export class DeliveryWorker {
   constructor(private readonly opts: WorkerOptions) {
     this.schedule = opts.schedule_ms && opts.schedule_ms.length > 0 ? opts.schedule_ms : DEFAULT_SCHEDULE_MS;
     this.concurrency = Math.max(1, Math.min(opts.concurrency ?? 32, 1024));
-    this.poll_ms = opts.poll_ms ?? 250;
+    this.poll_ms = opts.poll_ms ?? 100;
     // Longer than any attempt can take, so a live attempt never loses its lease.
     this.lease_ms = 2 * opts.timeout_ms + 1_000;
     this.now = opts.now ?? Date.now;
