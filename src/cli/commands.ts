@@ -1,2 +1,2 @@
 // Each capability's CLI commands and background tasks are imported here so they register.
-export {};
+import '../notifications/cli.js';

@@ -1,7 +1,7 @@
 // Every capability's migrations, in order. Both engines run the same list (decisions §13).
 import { type Kysely, type Migration, Migrator } from 'kysely';
 import { coreMigration } from '../merchants/migration.js';
-import { notificationsMigration } from '../notifications/migration.js';
+import { eventAttemptsMigration, notificationsMigration } from '../notifications/migration.js';
 import { paymentsMigration } from '../payments/migration.js';
 
 // Names sort in the order they must run.
@@ -9,6 +9,7 @@ export const migrations: Record<string, Migration> = {
   '0001_core': coreMigration,
   '0002_payments': paymentsMigration,
   '0003_events': notificationsMigration,
+  '0020_event_attempts': eventAttemptsMigration,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {

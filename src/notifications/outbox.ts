@@ -50,6 +50,9 @@ export async function recordEvent(tx: Tx, event: NewEvent, now_ms: number): Prom
       attempts: 0,
       next_attempt_at: now_ms,
       lease_until: 0,
+      lease_token: null,
+      delivered_at: null,
+      last_error: '',
       created_at: now_ms,
       updated_at: now_ms,
     })

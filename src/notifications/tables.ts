@@ -18,10 +18,33 @@ export interface EventRow {
   next_attempt_at: number;
   /** Row lease so several workers never deliver one attempt twice at once. */
   lease_until: number;
+  /** Who holds the lease: only the holder may record the outcome of its attempt. */
+  lease_token: string | null;
+  delivered_at: number | null;
+  /** Short reason of the last failed attempt, '' when none. */
+  last_error: string;
   created_at: number;
   updated_at: number;
 }
 
+/** One delivery attempt, kept for the operator and the merchant (decisions §11). */
+export interface EventAttemptRow {
+  attempt_id: string;
+  event_id: string;
+  /** 1-based count since the event was created or last replayed. */
+  attempt_no: number;
+  started_at: number;
+  latency_ms: number;
+  /** HTTP status of the answer, null when none came (timeout, refused, connection error). */
+  status_code: number | null;
+  error: string;
+  /** First bytes of the answer body (bounded). */
+  response_excerpt: string;
+  /** What the attempt led to: delivered, retry (scheduled again) or failed (given up). */
+  outcome: 'delivered' | 'retry' | 'failed';
+}
+
 export interface NotificationTables {
   events: EventRow;
+  event_attempts: EventAttemptRow;
 }

@@ -13,6 +13,7 @@ import { ApiError, invalid, type ResultCode, resultText } from '../http/errors.j
 import type { AccountCredentials } from '../merchants/service.js';
 import { formatAmount } from '../money/currency.js';
 import { type EventType, recordEvent } from '../notifications/outbox.js';
+import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import type { AuthoriseOutcome, ProcessorCard } from '../processors/types.js';
 import type { RiskAssessment, RiskEngine } from '../risk/index.js';
 import { toOrderRecord } from './order-record.js';
@@ -195,6 +196,7 @@ export class AuthoriseService {
     const { deps } = this;
     const now = deps.now();
     const amount_minor = validateBody(body);
+    await requireSafeNotifyUrl(body.notify_url, deps.settings.allow_private_webhooks); // decisions §11
     const account = creds.account;
     const request_hash = deps.keyring.fingerprint(canonicalString(body as Record<string, unknown>));
 

@@ -93,7 +93,7 @@ export function readXml(res: LightMyRequestResponse): Record<string, string | an
   return parseXmlBody(res.body);
 }
 
-async function createPgDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function createPgDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `tg_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();

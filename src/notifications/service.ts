@@ -1,0 +1,111 @@
+// Operator tools over the outbox (decisions §11: attempts are kept and can be replayed).
+// Used by the CLI now and the portal later.
+import type { Store } from '../db/store.js';
+import type { EventAttemptRow, EventRow } from './tables.js';
+
+/** Most rows one listing or one bulk replay touches. */
+export const MAX_LIST = 500;
+export const MAX_REPLAY = 10_000;
+
+export type EventSummary = Omit<EventRow, 'payload' | 'lease_token'>;
+
+export class EventService {
+  constructor(private readonly store: Store) {}
+
+  /**
+   * Events of an account, optionally of one order (by order_no or transaction_id). An
+   * order's events are those about the payment and about its refunds
+   * (`<transaction_id>-<nn>`, interface.md "Identifiers").
+   */
+  async listEvents(account_id: string, filter: { order_no?: string; transaction_id?: string } = {}): Promise<EventSummary[]> {
+    let transaction_id = filter.transaction_id;
+    if (filter.order_no !== undefined) {
+      const p = await this.store.db
+        .selectFrom('payments')
+        .select('transaction_id')
+        .where('account_id', '=', account_id)
+        .where('order_no', '=', filter.order_no)
+        .executeTakeFirst();
+      if (!p) return [];
+      transaction_id = p.transaction_id;
+    }
+    let q = this.store.db
+      .selectFrom('events')
+      .select([
+        'event_id',
+        'merchant_id',
+        'account_id',
+        'event_type',
+        'object_id',
+        'notify_url',
+        'status',
+        'attempts',
+        'next_attempt_at',
+        'lease_until',
+        'delivered_at',
+        'last_error',
+        'created_at',
+        'updated_at',
+      ])
+      .where('account_id', '=', account_id);
+    if (transaction_id !== undefined) {
+      const tid = transaction_id;
+      q = q.where((eb) => eb.or([eb('object_id', '=', tid), eb('object_id', 'like', `${tid.replace(/[%_\\]/g, '')}-%`)]));
+    }
+    return q.orderBy('created_at', 'desc').orderBy('event_id', 'desc').limit(MAX_LIST).execute();
+  }
+
+  async getEvent(event_id: string): Promise<EventRow | undefined> {
+    return this.store.db.selectFrom('events').selectAll().where('event_id', '=', event_id).executeTakeFirst();
+  }
+
+  async listAttempts(event_id: string): Promise<EventAttemptRow[]> {
+    return this.store.db
+      .selectFrom('event_attempts')
+      .selectAll()
+      .where('event_id', '=', event_id)
+      .orderBy('started_at')
+      .orderBy('attempt_id')
+      .limit(MAX_LIST)
+      .execute();
+  }
+
+  /**
+   * Sends one event again, whatever its state (a merchant who lost it asks for it), with a
+   * fresh retry schedule. Same event_id, so the merchant can deduplicate. An attempt in
+   * flight keeps its lease; the replay waits for it.
+   */
+  async replayEvent(event_id: string, now_ms: number): Promise<boolean> {
+    return this.store.transaction(async (tx) => {
+      const r = await tx
+        .updateTable('events')
+        .set({ status: 'pending', attempts: 0, next_attempt_at: now_ms, updated_at: now_ms })
+        .where('event_id', '=', event_id)
+        .where('status', '!=', 'no_target')
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) === 1;
+    });
+  }
+
+  /** Replays every failed event created at or after `since_ms` (optionally of one account). */
+  async replayFailedSince(since_ms: number, now_ms: number, account_id?: string): Promise<number> {
+    return this.store.transaction(async (tx) => {
+      let pick = tx.selectFrom('events').select('event_id').where('status', '=', 'failed').where('created_at', '>=', since_ms);
+      if (account_id) pick = pick.where('account_id', '=', account_id);
+      const ids = (await pick.orderBy('created_at').limit(MAX_REPLAY).execute()).map((r) => r.event_id);
+      let n = 0;
+      // Bounded chunks keep each statement's parameter list small on both engines.
+      for (let i = 0; i < ids.length; i += 500) {
+        const chunk = ids.slice(i, i + 500);
+        const r = await tx
+          .updateTable('events')
+          .set({ status: 'pending', attempts: 0, next_attempt_at: now_ms, updated_at: now_ms })
+          .where('event_id', 'in', chunk)
+          .where('status', '=', 'failed')
+          .executeTakeFirst();
+        n += Number(r.numUpdatedRows);
+      }
+      return n;
+    });
+  }
+}

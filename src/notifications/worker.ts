@@ -1,0 +1,262 @@
+// The delivery worker (decisions §11): claims due events with a lease, sends each with
+// bounded concurrency, then records the attempt and the event's next state.
+//
+// Claim: one short transaction. PostgreSQL locks the chosen rows `FOR UPDATE SKIP LOCKED`,
+// so several workers on one database never take the same row, and re-checks the lease on
+// the newest row version; SQLite has one writer, so the same conditional UPDATE is enough.
+// Outcome: a second transaction, applied only while this worker still holds the lease.
+// A crash between the two leaves the lease to run out and the event is sent again:
+// at least once, never lost. Receivers deduplicate by `webhook-id` (= event_id).
+import { randomToken, timeOrderedId } from '../crypto/ids.js';
+import type { Store } from '../db/store.js';
+import type { MerchantService } from '../merchants/service.js';
+import { type SendResult, send } from './sender.js';
+import { signDelivery } from './signing.js';
+import { checkTarget, type Resolver } from './ssrf.js';
+import type { EventAttemptRow, EventRow } from './tables.js';
+
+/**
+ * Delays after attempt 1, 2, …: exponential-ish, ~3 days in all (decisions §11), then the
+ * event is failed. 13 attempts; TOLLGATE_WEBHOOK_SCHEDULE_MS replaces it (tests compress it).
+ */
+export const DEFAULT_SCHEDULE_MS: readonly number[] = [
+  5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000, 50_400_000, 72_000_000, 86_400_000,
+];
+
+/** ±10% jitter so a merchant coming back up is not hit by every retry at once. */
+const JITTER = 0.1;
+
+export interface WorkerOptions {
+  store: Store;
+  merchants: Pick<MerchantService, 'credentials'>;
+  allow_private: boolean;
+  schedule_ms?: readonly number[];
+  timeout_ms: number;
+  /** Deliveries in flight at most. */
+  concurrency?: number;
+  /** Idle poll interval. */
+  poll_ms?: number;
+  now?: () => number;
+  resolver?: Resolver;
+  /** Test hook: jitter source in [0, 1). */
+  random?: () => number;
+  log?: (msg: string, err?: unknown) => void;
+}
+
+export type Outcome = EventAttemptRow['outcome'];
+
+/** The pure decision after an attempt: delivered, retry at a time, or failed. */
+export function nextStep(
+  result: Pick<SendResult, 'status_code' | 'retry_after_ms'>,
+  attempt_no: number,
+  schedule_ms: readonly number[],
+  now_ms: number,
+  random: () => number,
+): { outcome: Outcome; next_attempt_at: number } {
+  const code = result.status_code;
+  if (code !== null && code >= 200 && code < 300) return { outcome: 'delivered', next_attempt_at: now_ms };
+  // 410 Gone: the merchant asks us to stop (field-facts: notifications).
+  if (code === 410) return { outcome: 'failed', next_attempt_at: now_ms };
+  const base = schedule_ms[attempt_no - 1];
+  if (base === undefined) return { outcome: 'failed', next_attempt_at: now_ms };
+  let delay = Math.round(base * (1 - JITTER + 2 * JITTER * random()));
+  if (result.retry_after_ms !== null) {
+    // Retry-After is honoured, capped by the longest step of the schedule.
+    const cap = Math.max(...schedule_ms);
+    delay = Math.min(Math.max(result.retry_after_ms, 0), cap);
+  }
+  return { outcome: 'retry', next_attempt_at: now_ms + delay };
+}
+
+export class DeliveryWorker {
+  private readonly schedule: readonly number[];
+  private readonly concurrency: number;
+  private readonly poll_ms: number;
+  private readonly lease_ms: number;
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private readonly inflight = new Set<Promise<void>>();
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private wakeUp: (() => void) | null = null;
+
+  constructor(private readonly opts: WorkerOptions) {
+    this.schedule = opts.schedule_ms && opts.schedule_ms.length > 0 ? opts.schedule_ms : DEFAULT_SCHEDULE_MS;
+    this.concurrency = Math.max(1, Math.min(opts.concurrency ?? 32, 1024));
+    this.poll_ms = opts.poll_ms ?? 100;
+    // Longer than any attempt can take, so a live attempt never loses its lease.
+    this.lease_ms = 2 * opts.timeout_ms + 1_000;
+    this.now = opts.now ?? Date.now;
+    this.random = opts.random ?? Math.random;
+  }
+
+  /** Claims due events into the free slots and starts their deliveries. Returns how many. */
+  async pump(): Promise<number> {
+    const free = this.concurrency - this.inflight.size;
+    if (free <= 0) return 0;
+    const rows = await this.claim(free);
+    for (const row of rows) {
+      const p: Promise<void> = this.deliver(row)
+        .catch((e) => this.opts.log?.('notification delivery failed', e))
+        .finally(() => {
+          this.inflight.delete(p);
+          this.wakeUp?.();
+        });
+      this.inflight.add(p);
+    }
+    return rows.length;
+  }
+
+  /** Delivers everything due now, retries due meanwhile included; for tests and tools. */
+  async drain(max_rounds = 10_000): Promise<number> {
+    let total = 0;
+    for (let i = 0; i < max_rounds; i++) {
+      const n = await this.pump();
+      total += n;
+      if (n === 0 && this.inflight.size === 0) return total;
+      if (this.inflight.size > 0) await Promise.race(this.inflight);
+    }
+    return total;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wakeUp?.();
+    await this.loop;
+    // In-flight attempts finish (each is bounded by the timeout) and record their outcome.
+    await Promise.allSettled([...this.inflight]);
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let claimed = 0;
+      try {
+        // Claim only when a quarter of the slots is free, so a busy worker batches claims.
+        const free = this.concurrency - this.inflight.size;
+        if (this.inflight.size === 0 || free >= Math.ceil(this.concurrency / 4)) claimed = await this.pump();
+      } catch (e) {
+        this.opts.log?.('claiming notifications failed', e);
+      }
+      if (!this.running) break;
+      if (claimed === 0 || this.inflight.size >= this.concurrency) await this.sleep(this.poll_ms);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        resolve();
+      }
+      this.wakeUp = done;
+    });
+  }
+
+  private async claim(limit: number): Promise<EventRow[]> {
+    const { store } = this.opts;
+    const now = this.now();
+    // A cheap read first: an idle worker costs no write transaction (and no fsync).
+    const due = await store.db
+      .selectFrom('events')
+      .select('event_id')
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', now)
+      .where('lease_until', '<=', now)
+      .limit(1)
+      .executeTakeFirst();
+    if (!due) return [];
+    const token = randomToken(12);
+    return store.transaction(async (tx) => {
+      let pick = tx
+        .selectFrom('events')
+        .select('event_id')
+        .where('status', '=', 'pending')
+        .where('next_attempt_at', '<=', now)
+        .where('lease_until', '<=', now)
+        .orderBy('next_attempt_at')
+        .limit(limit);
+      if (store.engine === 'postgres') pick = pick.forUpdate().skipLocked();
+      const ids = (await pick.execute()).map((r) => r.event_id);
+      if (ids.length === 0) return [];
+      return tx
+        .updateTable('events')
+        .set({ lease_until: now + this.lease_ms, lease_token: token })
+        .where('event_id', 'in', ids)
+        .where('status', '=', 'pending')
+        .where('lease_until', '<=', now)
+        .returningAll()
+        .execute();
+    });
+  }
+
+  private async attempt(row: EventRow): Promise<SendResult> {
+    const creds = await this.opts.merchants.credentials(row.merchant_id, row.account_id);
+    if (!creds) return failure('the account no longer exists');
+    let target: Awaited<ReturnType<typeof checkTarget>>;
+    try {
+      // Checked again at every send: DNS may have changed since the payment arrived.
+      target = await checkTarget(row.notify_url, { allow_private: this.opts.allow_private, resolver: this.opts.resolver });
+    } catch (e) {
+      return failure(`notify_url refused: ${(e as Error).message}`);
+    }
+    // webhook-timestamp is wall-clock time: receivers compare it with their own clock.
+    const delivery = signDelivery(row.payload, creds, Date.now());
+    return send(target, delivery, this.opts.timeout_ms);
+  }
+
+  private async deliver(row: EventRow): Promise<void> {
+    const started_at = this.now();
+    let result: SendResult;
+    try {
+      result = await this.attempt(row);
+    } catch (e) {
+      result = failure(`internal error: ${(e as Error).message}`);
+    }
+    const finished = this.now();
+    const attempt_no = row.attempts + 1;
+    const step = nextStep(result, attempt_no, this.schedule, finished, this.random);
+    await this.opts.store.transaction(async (tx) => {
+      await tx
+        .insertInto('event_attempts')
+        .values({
+          attempt_id: timeOrderedId(started_at),
+          event_id: row.event_id,
+          attempt_no,
+          started_at,
+          latency_ms: result.latency_ms,
+          status_code: result.status_code,
+          error: result.error.slice(0, 500),
+          response_excerpt: result.response_excerpt,
+          outcome: step.outcome,
+        })
+        .execute();
+      // Only the lease holder moves the event on; a worker whose lease ran out keeps its log line only.
+      await tx
+        .updateTable('events')
+        .set({
+          status: step.outcome === 'retry' ? 'pending' : step.outcome,
+          attempts: attempt_no,
+          next_attempt_at: step.next_attempt_at,
+          lease_until: 0,
+          lease_token: null,
+          delivered_at: step.outcome === 'delivered' ? finished : null,
+          last_error: result.error.slice(0, 500),
+          updated_at: finished,
+        })
+        .where('event_id', '=', row.event_id)
+        .where('lease_token', '=', row.lease_token as string)
+        .execute();
+    });
+  }
+}
+
+function failure(error: string): SendResult {
+  return { status_code: null, latency_ms: 0, error, response_excerpt: '', retry_after_ms: null };
+}
