@@ -85,6 +85,8 @@ if (only.length === 0) {
   step('lint and format (biome)', process.execPath, ['node_modules/@biomejs/biome/bin/biome', 'check', 'src', 'scripts', 'bin', 'bench']);
   step('typecheck (tsc)', process.execPath, ['node_modules/typescript/bin/tsc', '--noEmit', '-p', 'tsconfig.json']);
 }
+// bin/tollgate.js runs the compiled build, so tests that call the CLI need it current.
+step('build (tsc)', process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json']);
 
 const unit = files('src', '.test.ts').filter((f) => !f.endsWith('.browser.test.ts'));
 const browser = files('src', '.browser.test.ts');
