@@ -27,6 +27,8 @@ export interface Scenario {
   name: string;
   path: string;
   describe: string;
+  /** Connections for this scenario when not the run's default (64). */
+  connections?: number;
   /** Whose key signs the bodies. */
   merchant(ctx: BenchContext): CreatedMerchant;
   /** Prepares data; returns a generator of unsigned bodies and an optional request cap. */
@@ -73,7 +75,9 @@ export const authorise: Scenario = {
 export const query100: Scenario = {
   name: 'query100',
   path: '/v1/retrievalTrans',
-  describe: 'order query of 100 order_nos (existing orders, random picks)',
+  describe: 'order query of 100 order_nos (existing orders, random picks), 16 connections',
+  // A latency target: 64 closed-loop connections would measure queueing, not the query.
+  connections: 16,
   merchant: (ctx) => ctx.merchant,
   async prepare(ctx) {
     if (ctx.counter.next < 100) throw new Error('query100 needs the authorise scenario to run first');

@@ -147,9 +147,9 @@ export interface GatewayProcess {
 }
 
 /** Starts `node dist/cli/run.js serve` in its own process group and waits for /readyz. */
-export async function startGateway(env: NodeJS.ProcessEnv, opts: { ready_timeout_ms?: number } = {}): Promise<GatewayProcess> {
+export async function startGateway(env: NodeJS.ProcessEnv, opts: { ready_timeout_ms?: number; node_args?: string[] } = {}): Promise<GatewayProcess> {
   const port = Number(env.PORT);
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist/cli/run.js'), 'serve'], {
+  const child = spawn(process.execPath, [...(opts.node_args ?? []), path.join(ROOT, 'dist/cli/run.js'), 'serve'], {
     env,
     cwd: ROOT,
     detached: true,
