@@ -53,7 +53,6 @@ const SEED = Number(args.seed ?? (QUICK ? 100_000 : 1_000_000));
 const envUrl = process.env.DATABASE_URL ?? '';
 const ENGINE: Engine = /^postgres(ql)?:\/\//.test(envUrl) ? 'postgres' : 'sqlite';
 const WORKERS = Number(args.workers ?? process.env.TOLLGATE_WORKERS ?? (ENGINE === 'postgres' ? os.cpus().length : 1));
-if (ENGINE === 'postgres') process.env.TOLLGATE_TEST_PG_URL = envUrl;
 
 interface Measured {
   name: string;
@@ -243,7 +242,7 @@ async function main(): Promise<void> {
   log(
     `engine ${ENGINE}, ${CONNECTIONS} connections, ${DURATION_S} s per scenario, ${WORKERS} gateway process(es), ${os.cpus().length} cores${QUICK ? ', QUICK' : ''}`,
   );
-  const db = await freshDatabase(ENGINE, 'bench');
+  const db = await freshDatabase(ENGINE, 'bench', ENGINE === 'postgres' ? envUrl : undefined);
   let gw: GatewayProcess | null = null;
   try {
     log('baseline: bare durable insert rate…');

@@ -53,25 +53,25 @@ export interface FreshDatabase {
 }
 
 /** A new empty database: a file in a temp folder, or `CREATE DATABASE` on the server. */
-export async function freshDatabase(engine: Engine, label = 'h'): Promise<FreshDatabase> {
+export async function freshDatabase(engine: Engine, label = 'h', admin_url = PG_URL): Promise<FreshDatabase> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tollgate-${label}-`));
   if (engine === 'sqlite') {
     const file = path.join(dir, 'tollgate.db');
     return { engine, url: `sqlite:${file}`, dir, file, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
   }
   const name = `tg_${label}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-  const admin = new pg.Client({ connectionString: PG_URL });
+  const admin = new pg.Client({ connectionString: admin_url });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
   await admin.end();
-  const u = new URL(PG_URL);
+  const u = new URL(admin_url);
   u.pathname = `/${name}`;
   return {
     engine,
     url: u.toString(),
     dir,
     drop: async () => {
-      const c = new pg.Client({ connectionString: PG_URL });
+      const c = new pg.Client({ connectionString: admin_url });
       await c.connect();
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await c.end();

@@ -121,8 +121,8 @@ const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 70_000 }).map((n) => 'A'.repeat(n)) },
   // Rare: past the 1 MiB body limit (413 path).
   { weight: 1, arbitrary: fc.constantFrom(600_000, 1_100_000, 1_500_000).map((n) => 'x'.repeat(n)) },
-  { weight: 1, arbitrary: fc.integer({ min: 20, max: 3_000 }).map(nestObject) },
-  { weight: 1, arbitrary: fc.integer({ min: 20, max: 3_000 }).map(nestArray) },
+  { weight: 1, arbitrary: fc.integer({ min: 20, max: 600 }).map(nestObject) },
+  { weight: 1, arbitrary: fc.integer({ min: 20, max: 600 }).map(nestArray) },
 );
 
 type Mutation = { op: 'delete' | 'set' | 'extra' | 'set_nested'; which: number; value: unknown; name: string };
@@ -155,6 +155,15 @@ function mutate(body: Record<string, unknown>, muts: Mutation[]): Record<string,
     }
   }
   return b;
+}
+
+/** Deeper nesting than the signer's recursion allows is sent with a made-up signature. */
+function signOrGarbage(body: Record<string, unknown>, secret: string): string {
+  try {
+    return sign(body, secret);
+  } catch {
+    return '0'.repeat(64);
+  }
 }
 
 // ---------- raw payloads ----------
@@ -336,7 +345,7 @@ async function inProcess(): Promise<void> {
           'bodies',
           fc.asyncProperty(bodyCase, async (bc) => {
             const body = mutate(t.base(m, known, n++), bc.muts);
-            if (bc.signing === 'valid') body.encryption_data = sign(body, m.secret_key);
+            if (bc.signing === 'valid') body.encryption_data = signOrGarbage(body, m.secret_key);
             else if (bc.signing === 'wrong') body.encryption_data = 'f'.repeat(64);
             let enc: { payload: string; contentType: string };
             try {
@@ -401,7 +410,7 @@ async function overSocket(): Promise<void> {
         fc.constantFrom(...RAW),
         fc.tuple(fc.constantFrom(...TARGETS), fc.array(mutation, { maxLength: 3 })).map(([t, muts]) => {
           const body = mutate(t.base(m, [], 0), muts);
-          body.encryption_data = sign(body, m.secret_key);
+          body.encryption_data = signOrGarbage(body, m.secret_key);
           return JSON.stringify(body);
         }),
       ),
