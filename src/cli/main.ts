@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { loadSettings } from '../config/index.js';
 import { createRuntime, type Runtime } from '../runtime.js';
+import { isClusterPrimary, runPrimary } from './cluster.js';
 import { commands, UsageError } from './registry.js';
 import { closeOnSignals, startServer } from './serve.js';
 
@@ -134,6 +135,10 @@ export async function main(argv: string[]): Promise<number> {
   }
   const settings = loadSettings();
   if (first === 'serve') {
+    if (isClusterPrimary(settings)) {
+      await runPrimary(settings);
+      return -1; // the workers serve
+    }
     const server = await startServer(settings);
     closeOnSignals(server);
     return -1; // keep running

@@ -15,8 +15,23 @@ export function timeOrderedId(now_ms: number = Date.now()): string {
     t = Math.floor(t / 32);
   }
   out = timeChars.reverse().join('');
-  const rnd = randomBytes(16);
+  const rnd = randomChunk(16);
   for (let i = 0; i < 16; i++) out += CROCKFORD[(rnd[i] as number) % 32];
+  return out;
+}
+
+// One randomBytes call per 256 ids instead of one per id (the payment hot path makes several).
+const POOL_BYTES = 4096;
+let pool = Buffer.alloc(0);
+let at = POOL_BYTES;
+
+function randomChunk(n: number): Buffer {
+  if (at + n > pool.length) {
+    pool = randomBytes(POOL_BYTES);
+    at = 0;
+  }
+  const out = pool.subarray(at, at + n);
+  at += n;
   return out;
 }
 

@@ -1,6 +1,7 @@
 // decisions §2: the published test vectors, and the rules behind them.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import fc from 'fast-check';
 import { asXmlReadBack, canonicalString, sign, verify } from './signature.js';
 
 const SECRET = '0123456789abcdef0123456789abcdef';
@@ -51,6 +52,25 @@ describe('encryption_data (decisions §2)', () => {
   test('pairs sort by UTF-8 bytes of the path', () => {
     // "Z" (0x5A) sorts before "a" (0x61); "é" (0xC3 0xA9) after "z".
     assert.equal(canonicalString({ a: '1', Z: '2', é: '3', z: '4' }), 'Z=2&a=1&z=4&é=3');
+  });
+
+  test('paths beyond U+D7FF still sort by UTF-8 bytes, not UTF-16 code units', () => {
+    // U+E000 is EE 80 80 in UTF-8, U+1F600 is F0 9F 98 80: U+E000 first (UTF-16 says otherwise).
+    assert.equal(canonicalString({ '\u{1F600}': '1', '\uE000': '2', a: '3' }), 'a=3&\uE000=2&\u{1F600}=1');
+  });
+
+  test('the fast sort agrees with a byte-order sort for any keys', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ unit: 'binary', maxLength: 6 }), fc.constantFrom('v')), (body) => {
+        const expected = Object.keys(body)
+          .filter((k) => k !== 'encryption_data')
+          .sort((x, y) => Buffer.compare(Buffer.from(x, 'utf8'), Buffer.from(y, 'utf8')))
+          .map((k) => `${k}=v`)
+          .join('&');
+        assert.equal(canonicalString(body), expected);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   test('XML answers sign one-element lists as members', () => {

@@ -35,8 +35,24 @@ function flatten(value: unknown, path: string, out: Pair[]): void {
   }
 }
 
-function compareUtf8(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+// UTF-16 code-unit order equals UTF-8 byte order unless a string holds a surrogate or a
+// code point from U+E000 up; only then are the paths compared as UTF-8 bytes.
+const NEEDS_BYTE_ORDER = /[\uD800-\uFFFF]/;
+
+function byCodeUnits(x: Pair, y: Pair): number {
+  return x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0;
+}
+
+function sortPairs(pairs: Pair[]): void {
+  if (!pairs.some((p) => NEEDS_BYTE_ORDER.test(p[0]))) {
+    pairs.sort(byCodeUnits);
+    return;
+  }
+  const keyed = pairs.map((p) => [Buffer.from(p[0], 'utf8'), p] as const);
+  keyed.sort((x, y) => Buffer.compare(x[0], y[0]));
+  keyed.forEach((k, i) => {
+    pairs[i] = k[1];
+  });
 }
 
 /** The canonical string of a body: every field but the top-level `encryption_data`. */
@@ -46,7 +62,7 @@ export function canonicalString(body: Record<string, unknown>): string {
     if (key === 'encryption_data') continue;
     flatten(child, key, pairs);
   }
-  pairs.sort((x, y) => compareUtf8(x[0], y[0]));
+  sortPairs(pairs);
   return pairs.map(([p, v]) => `${p}=${v}`).join('&');
 }
 

@@ -68,6 +68,7 @@ class SqliteStore implements Store {
   private readonly rawReader: Database.Database;
   private queue: Pending[] = [];
   private running = false;
+  private readonly controlStatements = new Map<string, Database.Statement>();
 
   constructor(
     file: string,
@@ -113,27 +114,38 @@ class SqliteStore implements Store {
     }
   }
 
+  /** Transaction control runs as prepared statements on the writer, bypassing the query builder. */
+  private control(text: 'BEGIN IMMEDIATE' | 'COMMIT' | 'ROLLBACK' | 'SAVEPOINT unit' | 'RELEASE unit' | 'ROLLBACK TO unit'): void {
+    let stmt = this.controlStatements.get(text);
+    if (!stmt) {
+      stmt = this.rawWriter.prepare(text);
+      this.controlStatements.set(text, stmt);
+    }
+    stmt.run();
+  }
+
   private async runBatch(batch: Pending[]): Promise<void> {
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
       await this.writer.connection().execute(async (conn) => {
-        await sql`BEGIN IMMEDIATE`.execute(conn);
+        this.control('BEGIN IMMEDIATE');
         try {
           for (const item of batch) {
-            await sql`SAVEPOINT unit`.execute(conn);
+            this.control('SAVEPOINT unit');
             try {
               const value = await item.fn(conn);
-              await sql`RELEASE unit`.execute(conn);
+              this.control('RELEASE unit');
               outcomes.push({ ok: true, value });
             } catch (error) {
-              await sql`ROLLBACK TO unit`.execute(conn);
-              await sql`RELEASE unit`.execute(conn);
+              this.control('ROLLBACK TO unit');
+              this.control('RELEASE unit');
               outcomes.push({ ok: false, error });
             }
           }
-          await sql`COMMIT`.execute(conn);
+          // synchronous=FULL: this returns after the WAL is fsynced, so every answer below is durable.
+          this.control('COMMIT');
         } catch (error) {
-          if (this.rawWriter.inTransaction) await sql`ROLLBACK`.execute(conn);
+          if (this.rawWriter.inTransaction) this.control('ROLLBACK');
           throw error;
         }
       });

@@ -1,0 +1,386 @@
+// `npm run bench [-- --quick] [-- --connections 64] [-- --seed N]`: the gateway's speed
+// measured against this machine's own limits in the same run (issue 6).
+//
+// 1. baselines: the bare durable insert rate of the engine, and a bare Fastify route that
+//    parses the same body and answers a small XML document;
+// 2. the gateway (compiled build, its own process group), driven by autocannon from this
+//    process: the scenarios of bench/scenarios.ts;
+// 3. the authorise scenario again with 1,000,000 stored transactions (100,000 in --quick);
+// 4. a table of req/s, latency p50/p99/p99.9, peak RSS and each ratio to its baseline,
+//    the targets met or missed, and bench/results/<stamp>-<engine>.{json,md}.
+// SQLite by default; PostgreSQL when DATABASE_URL is postgres://… (a fresh database is
+// created on that server for the run and dropped after).
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { sign } from '../src/crypto/signature.js';
+import type { CreatedMerchant } from '../src/merchants/service.js';
+import {
+  buildDist,
+  createMerchant,
+  type Engine,
+  type FreshDatabase,
+  freePort,
+  freshDatabase,
+  type GatewayProcess,
+  gatewayEnv,
+  peakRssMiB,
+  ROOT,
+  resetPeakRss,
+  startGateway,
+} from '../src/test/process.js';
+import { authorise, authoriseBody, type BenchContext, type PoolPayment, SCENARIOS, type Scenario } from './scenarios.js';
+import { seedPayments } from './seed.js';
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean' },
+    connections: { type: 'string' },
+    duration: { type: 'string' },
+    seed: { type: 'string' },
+    'no-build': { type: 'boolean' },
+    workers: { type: 'string' },
+  },
+});
+const QUICK = args.quick === true;
+const CONNECTIONS = Number(args.connections ?? 64);
+const DURATION_S = Number(args.duration ?? (QUICK ? 5 : 20));
+const WARMUP_S = QUICK ? 1 : 3;
+const SEED = Number(args.seed ?? (QUICK ? 100_000 : 1_000_000));
+const envUrl = process.env.DATABASE_URL ?? '';
+const ENGINE: Engine = /^postgres(ql)?:\/\//.test(envUrl) ? 'postgres' : 'sqlite';
+const WORKERS = Number(args.workers ?? process.env.TOLLGATE_WORKERS ?? (ENGINE === 'postgres' ? os.cpus().length : 1));
+
+interface Measured {
+  name: string;
+  describe: string;
+  connections: number;
+  req_per_s: number;
+  p50_ms: number;
+  p99_ms: number;
+  p99_9_ms: number;
+  requests: number;
+  non_2xx: number;
+  errors: number;
+  timeouts: number;
+  peak_rss_mib: number | null;
+  skipped?: string;
+}
+
+const log = (line: string) => process.stdout.write(`${line}\n`);
+const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
+
+/** Drives `path` with signed bodies from `next` for `duration_s` (or `max_requests`). */
+async function load(
+  url: string,
+  scenarioPath: string,
+  secret: string,
+  next: () => Record<string, unknown>,
+  duration_s: number,
+  max_requests?: number,
+  connections = CONNECTIONS,
+) {
+  const opts: autocannon.Options = {
+    url,
+    connections,
+    duration: duration_s,
+    timeout: 30,
+    requests: [
+      {
+        method: 'POST',
+        path: scenarioPath,
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (req: any) => {
+          const body = next();
+          body.encryption_data = sign(body, secret);
+          return { ...req, body: JSON.stringify(body) };
+        },
+      },
+    ],
+  };
+  if (max_requests !== undefined) opts.amount = max_requests;
+  return autocannon(opts);
+}
+
+function measured(name: string, describe: string, r: autocannon.Result, peak: number | null, connections = CONNECTIONS): Measured {
+  return {
+    name,
+    describe,
+    connections,
+    req_per_s: round(r.requests.average, 0),
+    p50_ms: r.latency.p50,
+    p99_ms: r.latency.p99,
+    p99_9_ms: (r.latency as unknown as Record<string, number>).p99_9 ?? r.latency.p99,
+    requests: r.requests.total,
+    non_2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    peak_rss_mib: peak === null ? null : round(peak, 0),
+  };
+}
+
+async function postSigned(url: string, m: CreatedMerchant, body: Record<string, unknown>): Promise<{ status: number; text: string }> {
+  const signed = { ...body, encryption_data: sign(body, m.secret_key) };
+  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(signed) });
+  return { status: r.status, text: await r.text() };
+}
+
+/** Creates `count` successful payments for `m` over HTTP (32 at a time). */
+async function makePool(url: string, m: CreatedMerchant, tag: string, count: number): Promise<PoolPayment[]> {
+  const out: PoolPayment[] = [];
+  let i = 0;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (i < count) {
+        const order_no = `${tag}-${i++}`;
+        const r = await postSigned(`${url}/v1/authorise`, m, authoriseBody(m, order_no));
+        const id = /<transaction_id>([^<]+)<\/transaction_id>/.exec(r.text)?.[1];
+        if (r.status === 200 && id && r.text.includes('0000:Success')) out.push({ transaction_id: id, order_no });
+      }
+    }),
+  );
+  return out;
+}
+
+async function baselineInsert(db: FreshDatabase): Promise<{ inserts_per_s: number; settings: string }> {
+  const seconds = QUICK ? 4 : 10;
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', path.join(ROOT, 'bench/baseline-insert.ts'), '--engine', ENGINE, '--url', db.url, '--seconds', String(seconds)],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 120_000,
+    },
+  );
+  if (r.status !== 0) throw new Error(`baseline-insert failed: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop() as string);
+}
+
+async function baselineRoute(m: CreatedMerchant): Promise<Measured> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/baseline-route.ts'), '--port', String(port), '--workers', String(WORKERS)], {
+    cwd: ROOT,
+    stdio: 'ignore',
+    detached: true,
+  });
+  const pid = child.pid as number;
+  const exited = new Promise((r) => child.once('exit', r));
+  try {
+    const url = `http://127.0.0.1:${port}`;
+    for (let i = 0; i < 300; i++) {
+      try {
+        if ((await fetch(`${url}/readyz`)).ok) break;
+      } catch {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    let n = 0;
+    const next = () => authoriseBody(m, `BASE-${n++}`);
+    await load(url, '/v1/authorise', m.secret_key, next, WARMUP_S);
+    resetPeakRss(pid);
+    const r = await load(url, '/v1/authorise', m.secret_key, next, DURATION_S);
+    return measured('bare route', `bare Fastify route: parse the same JSON body, answer a small XML document (${WORKERS} process(es))`, r, peakRssMiB(pid));
+  } finally {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+    await exited;
+  }
+}
+
+async function runScenario(gw: GatewayProcess, ctx: BenchContext, s: Scenario, label = s.name): Promise<Measured> {
+  const m = s.merchant(ctx);
+  // Probe: a 404 means the capability has not landed on this build.
+  const probe = await postSigned(`${gw.url}${s.path}`, m, { merchant_id: m.merchant_id, account_id: m.account_id });
+  if (probe.status === 404) {
+    const skipped = `endpoint not available (404 from ${s.path})`;
+    log(`  ${label}: SKIPPED, ${skipped}`);
+    return {
+      name: label,
+      describe: s.describe,
+      req_per_s: 0,
+      p50_ms: 0,
+      p99_ms: 0,
+      p99_9_ms: 0,
+      requests: 0,
+      non_2xx: 0,
+      errors: 0,
+      timeouts: 0,
+      peak_rss_mib: null,
+      skipped,
+    };
+  }
+  const { next, max_requests } = await s.prepare(ctx);
+  const conns = s.connections ?? CONNECTIONS;
+  if (max_requests === undefined) await load(gw.url, s.path, m.secret_key, next, WARMUP_S, undefined, conns);
+  resetPeakRss(gw.pid);
+  const r = await load(gw.url, s.path, m.secret_key, next, DURATION_S, max_requests, conns);
+  const out = measured(label, s.describe, r, peakRssMiB(gw.pid), conns);
+  log(`  ${label}: ${out.req_per_s} req/s, p50 ${out.p50_ms} ms, p99 ${out.p99_ms} ms, p99.9 ${out.p99_9_ms} ms, non-2xx ${out.non_2xx}, errors ${out.errors}`);
+  return out;
+}
+
+interface Target {
+  name: string;
+  goal: string;
+  measured: string;
+  met: boolean | null;
+}
+
+async function main(): Promise<void> {
+  const t0 = Date.now();
+  if (!args['no-build']) {
+    log('building (tsc -p tsconfig.build.json)…');
+    buildDist();
+  }
+  log(
+    `engine ${ENGINE}, ${CONNECTIONS} connections, ${DURATION_S} s per scenario, ${WORKERS} gateway process(es), ${os.cpus().length} cores${QUICK ? ', QUICK' : ''}`,
+  );
+  const db = await freshDatabase(ENGINE, 'bench', ENGINE === 'postgres' ? envUrl : undefined);
+  let gw: GatewayProcess | null = null;
+  try {
+    log('baseline: bare durable insert rate…');
+    const insert = await baselineInsert(db);
+    log(`  ${round(insert.inserts_per_s, 0)} inserts/s (${insert.settings})`);
+
+    const port = await freePort();
+    const env = gatewayEnv(db, port, { TOLLGATE_WORKERS: String(WORKERS) });
+    gw = await startGateway(env);
+    const merchant = createMerchant(env, 'bench');
+    const manual = createMerchant(env, 'bench manual', ['--capture-method', 'manual']);
+    log('baseline: bare route…');
+    const bare = await baselineRoute(merchant);
+    log(`  ${bare.req_per_s} req/s, p50 ${bare.p50_ms} ms, p99 ${bare.p99_ms} ms, p99.9 ${bare.p99_9_ms} ms`);
+
+    const tag = `B${Date.now().toString(36)}`;
+    let pools = 0;
+    const ctx: BenchContext = {
+      url: gw.url,
+      merchant,
+      manual,
+      tag,
+      counter: { next: 0 },
+      pool: (m, count) => makePool(gw?.url as string, m, `${tag}P${pools++}`, count),
+      quick: QUICK,
+    };
+    log('gateway scenarios…');
+    const results: Measured[] = [];
+    for (const s of SCENARIOS) results.push(await runScenario(gw, ctx, s));
+
+    log(`storing ${SEED.toLocaleString('en')} transactions…`);
+    await gw.stop();
+    gw = null;
+    const seeded_s = await seedPayments(db, merchant, SEED);
+    log(`  seeded in ${round(seeded_s)} s`);
+    gw = await startGateway(env);
+    ctx.url = gw.url;
+    const seededLabel = `authorise @${SEED >= 1_000_000 ? `${SEED / 1_000_000}M` : `${SEED / 1000}k`} stored`;
+    results.push(await runScenario(gw, ctx, authorise, seededLabel));
+    await gw.stop();
+    gw = null;
+
+    const auth = results.find((r) => r.name === 'authorise') as Measured;
+    const query = results.find((r) => r.name === 'query100') as Measured;
+    const seeded = results.find((r) => r.name === seededLabel) as Measured;
+    const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);
+    const pct = (x: number) => `${round(x * 100)}%`;
+    const authShare = ratio(auth.req_per_s, bare.req_per_s);
+    const targets: Target[] =
+      ENGINE === 'sqlite'
+        ? [
+            { name: 'authorise throughput vs bare route', goal: '≥ 30%', measured: pct(authShare), met: authShare >= 0.3 },
+            { name: 'authorise p99', goal: '≤ 25 ms', measured: `${auth.p99_ms} ms`, met: auth.p99_ms <= 25 },
+            { name: `query of 100 ids p99 (${query.connections} connections)`, goal: '≤ 30 ms', measured: `${query.p99_ms} ms`, met: query.p99_ms <= 30 },
+            {
+              name: `authorise with ${SEED.toLocaleString('en')} stored vs empty`,
+              goal: SEED >= 1_000_000 ? '≥ 90%' : '≥ 90% (quick: smaller seed, not the 1M target)',
+              measured: pct(ratio(seeded.req_per_s, auth.req_per_s)),
+              met: SEED >= 1_000_000 ? ratio(seeded.req_per_s, auth.req_per_s) >= 0.9 : null,
+            },
+          ]
+        : [
+            { name: 'authorise throughput vs bare route', goal: '≥ 15%', measured: pct(authShare), met: authShare >= 0.15 },
+            { name: 'authorise p99 (informative)', goal: '—', measured: `${auth.p99_ms} ms`, met: null },
+            { name: 'query of 100 ids p99 (informative)', goal: '—', measured: `${query.p99_ms} ms`, met: null },
+            {
+              name: `authorise with ${SEED.toLocaleString('en')} stored vs empty (informative)`,
+              goal: '—',
+              measured: pct(ratio(seeded.req_per_s, auth.req_per_s)),
+              met: null,
+            },
+          ];
+    for (const r of results)
+      if (!r.skipped && (r.non_2xx > 0 || r.errors > 0))
+        targets.push({ name: `${r.name}: every answer 2xx`, goal: '0 failures', measured: `${r.non_2xx} non-2xx, ${r.errors} errors`, met: false });
+
+    const report = {
+      meta: {
+        date: new Date().toISOString(),
+        engine: ENGINE,
+        quick: QUICK,
+        connections: CONNECTIONS,
+        duration_s: DURATION_S,
+        gateway_processes: WORKERS,
+        seeded_transactions: SEED,
+        cores: os.cpus().length,
+        cpu: os.cpus()[0]?.model ?? '',
+        node: process.version,
+        load_average_at_start: os.loadavg(),
+        commit: spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim(),
+        durability:
+          ENGINE === 'sqlite' ? 'WAL, synchronous=FULL, group commit; every answer after its fsync' : 'synchronous_commit as configured on the server',
+        runtime_s: round((Date.now() - t0) / 1000),
+      },
+      baselines: { durable_insert: insert, bare_route: bare },
+      scenarios: results.map((r) => ({
+        ...r,
+        vs_bare_route: r.skipped ? null : round(ratio(r.req_per_s, bare.req_per_s), 3),
+        vs_durable_insert: r.skipped ? null : round(ratio(r.req_per_s, insert.inserts_per_s), 2),
+      })),
+      targets,
+    };
+    const md = markdown(report, bare, insert);
+    log(`\n${md}`);
+    const stamp = report.meta.date.replace(/[:.]/g, '-');
+    const base = path.join(ROOT, 'bench/results', `${stamp}-${ENGINE}${QUICK ? '-quick' : ''}`);
+    fs.writeFileSync(`${base}.json`, `${JSON.stringify(report, null, 2)}\n`);
+    fs.writeFileSync(`${base}.md`, md);
+    log(`written ${path.relative(ROOT, base)}.json and .md (${report.meta.runtime_s} s)`);
+  } finally {
+    if (gw) await gw.crash();
+    await db.drop();
+  }
+}
+
+function markdown(report: any, bare: Measured, insert: { inserts_per_s: number; settings: string }): string {
+  const m = report.meta;
+  const lines = [
+    `# Tollgate bench: ${m.engine}${m.quick ? ' (quick)' : ''}, ${m.date}`,
+    '',
+    `${m.cores} cores (${m.cpu}), Node ${m.node}, ${m.connections} connections, ${m.duration_s} s per scenario, ${m.gateway_processes} gateway process(es), commit ${m.commit}. Durability: ${m.durability}.`,
+    '',
+    `Baselines: bare durable insert ${round(insert.inserts_per_s, 0)}/s (${insert.settings}); bare route ${bare.req_per_s} req/s, p99 ${bare.p99_ms} ms.`,
+    '',
+    '| scenario | conns | req/s | p50 ms | p99 ms | p99.9 ms | peak RSS MiB | vs bare route | vs durable insert | non-2xx |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| bare route | ${bare.connections} | ${bare.req_per_s} | ${bare.p50_ms} | ${bare.p99_ms} | ${bare.p99_9_ms} | ${bare.peak_rss_mib ?? ''} | 100% | | ${bare.non_2xx} |`,
+  ];
+  for (const r of report.scenarios) {
+    if (r.skipped) lines.push(`| ${r.name} | | ${r.skipped} | | | | | | | |`);
+    else
+      lines.push(
+        `| ${r.name} | ${r.connections} | ${r.req_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.p99_9_ms} | ${r.peak_rss_mib ?? ''} | ${round(r.vs_bare_route * 100)}% | ${r.vs_durable_insert}× | ${r.non_2xx} |`,
+      );
+  }
+  lines.push('', '| target | goal | measured | met |', '|---|---|---|---|');
+  for (const t of report.targets) lines.push(`| ${t.name} | ${t.goal} | ${t.measured} | ${t.met === null ? '—' : t.met ? 'yes' : 'NO'} |`);
+  return `${lines.join('\n')}\n`;
+}
+
+await main();

@@ -1,0 +1,399 @@
+// `npm run test:crash [-- --engine sqlite|postgres] [-- --cycles N]` (issue 6): under
+// concurrent mixed load the gateway is killed with SIGKILL at random moments and restarted.
+// Then: every payment answered as successful exists with its amount and transaction_id, no
+// order is charged twice (repeats got the same transaction, a changed body got 1011), every
+// payment has its event (outbox), and, where those capabilities exist on this build, the
+// ledger verifies (`tollgate ledger verify`), acknowledged refunds are on the books, and every
+// committed event reaches notify_url. Ends with "N passed, N failed".
+import http from 'node:http';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { sign } from '../../crypto/signature.js';
+import type { CreatedMerchant } from '../../merchants/service.js';
+import {
+  buildDist,
+  cli,
+  cliCommands,
+  createMerchant,
+  type Engine,
+  type FreshDatabase,
+  freePort,
+  freshDatabase,
+  type GatewayProcess,
+  gatewayEnv,
+  PG_URL,
+  pgReachable,
+  startGateway,
+} from '../process.js';
+
+const { values: args } = parseArgs({ options: { engine: { type: 'string', multiple: true }, cycles: { type: 'string' }, 'no-build': { type: 'boolean' } } });
+const CYCLES = Math.max(10, Number(args.cycles ?? 12));
+const CLIENTS = 16;
+const REQUEST_TIMEOUT_MS = 10_000;
+const DELIVERY_TIMEOUT_MS = 90_000;
+const CI = process.env.CI === 'true' || process.env.CI === '1';
+const YEAR = String(new Date().getUTCFullYear() + 3);
+
+const results = { passed: 0, failed: 0 };
+const log = (line: string) => process.stdout.write(`${line}\n`);
+function check(name: string, ok: boolean, detail = ''): void {
+  if (ok) results.passed++;
+  else results.failed++;
+  log(`${ok ? 'ok' : 'not ok'} - ${name}${detail ? ` (${detail})` : ''}`);
+}
+function skip(name: string, why: string): void {
+  log(`skip - ${name}: ${why}`);
+}
+
+interface Acked {
+  transaction_id: string;
+  amount_minor: number;
+}
+
+/** Everything the load saw, to check against the database afterwards. */
+class Observed {
+  bodies = new Map<string, Record<string, unknown>>();
+  acked = new Map<string, Acked>();
+  /** transaction_id → refunded minor units the gateway acknowledged. */
+  refunds = new Map<string, number>();
+  violations: string[] = [];
+  answered = 0;
+  lost = 0;
+  duplicatesRefused = 0;
+  repeats = 0;
+  queries = 0;
+}
+
+function xmlField(xml: string, name: string): string {
+  return new RegExp(`<${name}>([^<]*)</${name}>`).exec(xml)?.[1] ?? '';
+}
+
+async function post(url: string, m: CreatedMerchant, body: Record<string, unknown>): Promise<{ status: number; text: string } | null> {
+  try {
+    const signed = { ...body, encryption_data: sign(body, m.secret_key) };
+    const r = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(signed),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    return { status: r.status, text: await r.text() };
+  } catch {
+    return null; // connection refused/reset: the gateway is down or was killed mid-request
+  }
+}
+
+function paymentBody(m: CreatedMerchant, order_no: string, notify_url: string): Record<string, unknown> {
+  const declined = Math.random() < 0.1;
+  return {
+    merchant_id: m.merchant_id,
+    account_id: m.account_id,
+    order_no,
+    currency: 'USD',
+    amount: `${1 + Math.floor(Math.random() * 999)}.${String(Math.floor(Math.random() * 100)).padStart(2, '0')}`,
+    card: declined ? '4000000000000002' : '4242424242424242',
+    expiration_month: '12',
+    expiration_year: YEAR,
+    security_code: '123',
+    notify_url,
+  };
+}
+
+function minor(amount: string): number {
+  const [a, b = ''] = amount.split('.');
+  return Number(a) * 100 + Number(b.padEnd(2, '0'));
+}
+
+/** Records an authorise answer; a success for a known order must carry the same transaction. */
+function recordAuthorise(book: Observed, body: Record<string, unknown>, r: { status: number; text: string }): void {
+  const order_no = body.order_no as string;
+  if (r.status >= 500) book.violations.push(`authorise ${order_no}: HTTP ${r.status}`);
+  if (r.status !== 200) return;
+  book.answered++;
+  const info = xmlField(r.text, 'result_info');
+  const tx = xmlField(r.text, 'transaction_id');
+  if (info === '1011:Duplicate order') {
+    book.duplicatesRefused++;
+    return;
+  }
+  if (info !== '0000:Success') return;
+  const amount_minor = minor(xmlField(r.text, 'amount'));
+  if (amount_minor !== minor(body.amount as string))
+    book.violations.push(`authorise ${order_no}: answered amount ${xmlField(r.text, 'amount')}, sent ${body.amount}`);
+  const prior = book.acked.get(order_no);
+  if (prior && prior.transaction_id !== tx) book.violations.push(`order ${order_no} charged twice: ${prior.transaction_id} and ${tx}`);
+  if (!prior) book.acked.set(order_no, { transaction_id: tx, amount_minor });
+}
+
+interface Env {
+  engine: Engine;
+  m: CreatedMerchant;
+  notify_url: string;
+  refundAvailable: boolean;
+}
+
+/** One client loop: new payments, exact repeats, changed repeats, queries and refunds. */
+async function client(gw: GatewayProcess, env: Env, book: Observed, id: number, stop: { now: boolean }, counter: { n: number }): Promise<void> {
+  const { m } = env;
+  for (let i = 0; i < 100_000 && !stop.now; i++) {
+    const dice = Math.random();
+    const known = [...book.bodies.keys()];
+    if (dice < 0.15 && known.length > 0) {
+      // Exact repeat (a merchant retrying after a timeout): same answer, never a second charge.
+      const body = book.bodies.get(known[Math.floor(Math.random() * known.length)] as string) as Record<string, unknown>;
+      const r = await post(`${gw.url}/v1/authorise`, m, body);
+      book.repeats++;
+      if (r) recordAuthorise(book, body, r);
+      else book.lost++;
+    } else if (dice < 0.18 && book.acked.size > 0) {
+      // A stored order_no with another amount: refused as a duplicate (decisions §4).
+      const acked = [...book.acked.keys()];
+      const order_no = acked[Math.floor(Math.random() * acked.length)] as string;
+      const body: Record<string, unknown> = { ...(book.bodies.get(order_no) as Record<string, unknown>), amount: '0.99' };
+      const r = await post(`${gw.url}/v1/authorise`, m, body);
+      if (r && r.status === 200 && xmlField(r.text, 'result_info') === '0000:Success') book.violations.push(`changed body for ${order_no} was charged`);
+      if (r && r.status === 200 && xmlField(r.text, 'result_info') === '1011:Duplicate order') book.duplicatesRefused++;
+      if (r && r.status >= 500) book.violations.push(`changed repeat: HTTP ${r.status}`);
+    } else if (dice < 0.25 && book.acked.size > 0) {
+      // Query acknowledged payments: they must be found, across restarts.
+      const ids = [...book.acked.keys()].sort(() => Math.random() - 0.5).slice(0, 10);
+      const r = await post(`${gw.url}/v1/retrievalTrans`, m, { merchant_id: m.merchant_id, account_id: m.account_id, order_nos: ids });
+      if (r && r.status === 200) {
+        book.queries++;
+        const list = (JSON.parse(r.text) as { orders_list: Array<{ order_no: string; transaction_id: string; query_result: string }> }).orders_list;
+        for (const o of list) {
+          const a = book.acked.get(o.order_no);
+          if (a && (o.query_result !== '1' || o.transaction_id !== a.transaction_id))
+            book.violations.push(`query: acknowledged ${o.order_no} not found as ${a.transaction_id}`);
+        }
+      } else if (r && r.status >= 500) book.violations.push(`query: HTTP ${r.status}`);
+    } else if (dice < 0.3 && env.refundAvailable && book.acked.size > 0) {
+      const [order_no, a] = [...book.acked.entries()][Math.floor(Math.random() * book.acked.size)] as [string, Acked];
+      const body = book.bodies.get(order_no) as Record<string, unknown>;
+      const item = { transaction_id: a.transaction_id, order_no, currency: 'USD', amount: body.amount, refund_amount: '0.01', refund_reason: 'crash test' };
+      const r = await post(`${gw.url}/v1/refund`, m, { merchant_id: m.merchant_id, account_id: m.account_id, refund_orders: [item] });
+      if (r && r.status === 200) {
+        const got = (JSON.parse(r.text) as { refund_orders?: Array<{ refund_status?: string }> }).refund_orders?.[0];
+        if (got?.refund_status === '1') book.refunds.set(a.transaction_id, (book.refunds.get(a.transaction_id) ?? 0) + 1);
+      } else if (r && r.status >= 500) book.violations.push(`refund: HTTP ${r.status}`);
+    } else {
+      const order_no = `C${id}-${counter.n++}`;
+      const body = paymentBody(m, order_no, env.notify_url);
+      book.bodies.set(order_no, body);
+      const r = await post(`${gw.url}/v1/authorise`, m, body);
+      if (r) recordAuthorise(book, body, r);
+      else book.lost++;
+    }
+  }
+}
+
+interface Row {
+  transaction_id: string;
+  order_no: string;
+  amount_minor: number;
+  status: string;
+  refunded_minor: number;
+  captured_minor: number;
+}
+
+async function readDb(
+  db: FreshDatabase,
+  account_id: string,
+): Promise<{ payments: Row[]; events: Array<{ event_id: string; object_id: string; notify_url: string }> }> {
+  if (db.engine === 'sqlite') {
+    const raw = new Database(db.file as string, { readonly: true });
+    try {
+      const payments = raw
+        .prepare('SELECT transaction_id, order_no, amount_minor, status, refunded_minor, captured_minor FROM payments WHERE account_id = ?')
+        .all(account_id) as Row[];
+      const events = raw.prepare('SELECT event_id, object_id, notify_url FROM events WHERE account_id = ?').all(account_id) as Array<{
+        event_id: string;
+        object_id: string;
+        notify_url: string;
+      }>;
+      return { payments, events };
+    } finally {
+      raw.close();
+    }
+  }
+  const c = new pg.Client({ connectionString: db.url });
+  await c.connect();
+  try {
+    const payments = (
+      await c.query(
+        'SELECT transaction_id, order_no, amount_minor::float8 AS amount_minor, status, refunded_minor::float8 AS refunded_minor, captured_minor::float8 AS captured_minor FROM payments WHERE account_id = $1',
+        [account_id],
+      )
+    ).rows as Row[];
+    const events = (await c.query('SELECT event_id, object_id, notify_url FROM events WHERE account_id = $1', [account_id])).rows;
+    return { payments, events };
+  } finally {
+    await c.end();
+  }
+}
+
+/** A local notify_url receiver that remembers every event id it was sent. */
+async function receiver(): Promise<{ url: string; seen: Set<string>; close(): Promise<void> }> {
+  const seen = new Set<string>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const header = req.headers['webhook-id'];
+      if (typeof header === 'string') seen.add(header);
+      try {
+        const id = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { event_id?: string }).event_id;
+        if (id) seen.add(id);
+      } catch {
+        // not JSON: counted by header only
+      }
+      res.writeHead(200).end('ok');
+    });
+  });
+  const port = await freePort();
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${port}/hook`, seen, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+async function runEngine(engine: Engine): Promise<void> {
+  log(`\n# crash test on ${engine}: ${CYCLES} kill -9 cycles, ${CLIENTS} concurrent clients`);
+  const db = await freshDatabase(engine, 'crash');
+  const hook = await receiver();
+  let gw: GatewayProcess | null = null;
+  try {
+    const port = await freePort();
+    const env = gatewayEnv(db, port, {
+      TOLLGATE_ALLOW_PRIVATE_WEBHOOKS: '1',
+      TOLLGATE_WEBHOOK_SCHEDULE_MS: '0,200,500,1000,2000,4000',
+      TOLLGATE_WORKERS: engine === 'postgres' ? '2' : '1',
+    });
+    const commands = cliCommands(env);
+    const m = createMerchant(env, 'crash');
+    gw = await startGateway(env);
+    const probe = await post(`${gw.url}/v1/refund`, m, { merchant_id: m.merchant_id, account_id: m.account_id });
+    const e: Env = { engine, m, notify_url: hook.url, refundAvailable: probe !== null && probe.status !== 404 };
+    if (!e.refundAvailable) skip('refunds in the load', 'endpoint not available (404 from /v1/refund)');
+    const book = new Observed();
+    const counter = { n: 0 };
+    const t0 = Date.now();
+    for (let cycle = 1; cycle <= CYCLES; cycle++) {
+      const stop = { now: false };
+      const loops = Array.from({ length: CLIENTS }, (_, i) => client(gw as GatewayProcess, e, book, i, stop, counter));
+      await new Promise((r) => setTimeout(r, 300 + Math.random() * 1700));
+      await gw.crash();
+      stop.now = true;
+      await Promise.all(loops);
+      gw = await startGateway(env);
+      log(`  cycle ${cycle}: killed and restarted; ${book.acked.size} payments acknowledged so far, ${book.lost} requests cut off`);
+    }
+    // Recovery: resend every order whose answer was lost. Exactly one payment per order,
+    // and an order that had been stored is answered from storage.
+    const before = await readDb(db, m.account_id);
+    const stored = new Map(before.payments.map((p) => [p.order_no, p]));
+    let resent = 0;
+    const pending = [...book.bodies.entries()].filter(([no]) => !book.acked.has(no));
+    for (let i = 0; i < pending.length; i += CLIENTS) {
+      await Promise.all(
+        pending.slice(i, i + CLIENTS).map(async ([no, body]) => {
+          const r = await post(`${(gw as GatewayProcess).url}/v1/authorise`, m, body);
+          resent++;
+          if (!r) return book.violations.push(`resend ${no}: no answer from a running gateway`);
+          recordAuthorise(book, body, r);
+          const had = stored.get(no);
+          const tx = xmlField(r.text, 'transaction_id');
+          if (had && xmlField(r.text, 'result_info') === '0000:Success' && had.transaction_id !== tx)
+            book.violations.push(`resend ${no}: stored ${had.transaction_id}, answered ${tx}`);
+        }),
+      );
+    }
+    log(
+      `  load: ${book.bodies.size} orders, ${book.answered} answers, ${book.acked.size} successes, ${book.repeats} repeats, ${book.duplicatesRefused} duplicates refused, ${book.queries} queries, ${resent} resent after the crashes, ${Math.round((Date.now() - t0) / 1000)} s`,
+    );
+
+    const { payments, events } = await readDb(db, m.account_id);
+    const byOrder = new Map<string, Row[]>();
+    for (const p of payments) byOrder.set(p.order_no, [...(byOrder.get(p.order_no) ?? []), p]);
+    const missing: string[] = [];
+    const wrong: string[] = [];
+    for (const [no, a] of book.acked) {
+      const rows = byOrder.get(no) ?? [];
+      if (rows.length === 0) missing.push(no);
+      else if (rows[0]?.transaction_id !== a.transaction_id || Number(rows[0]?.amount_minor) !== a.amount_minor) wrong.push(no);
+    }
+    check(`every acknowledged payment exists (${book.acked.size})`, missing.length === 0, missing.slice(0, 5).join(', '));
+    check('each has the answered transaction_id and amount', wrong.length === 0, wrong.slice(0, 5).join(', '));
+    const twice = [...byOrder.entries()].filter(([, rows]) => rows.length > 1).map(([no]) => no);
+    check('no order charged twice (one payment per order_no)', twice.length === 0, twice.slice(0, 5).join(', '));
+    const strangers = payments.filter((p) => !book.bodies.has(p.order_no)).map((p) => p.order_no);
+    check('no payment the clients never asked for', strangers.length === 0, strangers.slice(0, 5).join(', '));
+    const unsent = [...book.bodies.keys()].filter((no) => !byOrder.has(no));
+    check(`every order sent is stored after the resends (${book.bodies.size})`, unsent.length === 0, unsent.slice(0, 5).join(', '));
+    check('no 5xx and no contradicting answers during the load', book.violations.length === 0, book.violations.slice(0, 5).join('; '));
+    const withEvent = new Set(events.map((ev) => ev.object_id));
+    const noEvent = payments.filter((p) => !withEvent.has(p.transaction_id)).map((p) => p.transaction_id);
+    check(`every stored payment has its event in the outbox (${events.length} events)`, noEvent.length === 0, noEvent.slice(0, 5).join(', '));
+
+    if (e.refundAvailable) {
+      const short: string[] = [];
+      const byTx = new Map(payments.map((p) => [p.transaction_id, p]));
+      for (const [tx, n] of book.refunds) {
+        const p = byTx.get(tx);
+        if (!p || Number(p.refunded_minor) < n || Number(p.refunded_minor) > Number(p.captured_minor)) short.push(tx);
+      }
+      check(`acknowledged refunds are on the books (${book.refunds.size} payments)`, short.length === 0, short.slice(0, 5).join(', '));
+    }
+
+    if (commands.has('ledger verify')) {
+      const r = cli(env, ['ledger', 'verify']);
+      check('tollgate ledger verify', r.status === 0, (r.stdout + r.stderr).trim().split('\n').slice(-3).join(' | '));
+    } else skip('ledger verify', '"ledger verify" is not a command of this build (tollgate help)');
+
+    // Delivery: a worker exists when anything arrived or the CLI has a notifications command.
+    const targeted = events.filter((ev) => ev.notify_url === hook.url).map((ev) => ev.event_id);
+    const cmdHints = [...commands].some((c) => /^(events?|notifications?|webhooks?)( |$)/.test(c));
+    const deadline = Date.now() + DELIVERY_TIMEOUT_MS;
+    const quietUntil = Date.now() + 5_000;
+    while (Date.now() < deadline) {
+      const undelivered = targeted.filter((id) => !hook.seen.has(id)).length;
+      if (undelivered === 0) break;
+      if (hook.seen.size === 0 && !cmdHints && Date.now() > quietUntil) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    if (hook.seen.size === 0 && !cmdHints) {
+      skip('event delivery', `no delivery worker on this build (nothing reached notify_url in 5 s; ${targeted.length} events committed)`);
+    } else {
+      const undelivered = targeted.filter((id) => !hook.seen.has(id));
+      check(
+        `every committed event delivered to notify_url (${targeted.length})`,
+        undelivered.length === 0,
+        `${undelivered.length} not delivered, e.g. ${undelivered.slice(0, 3).join(', ')}`,
+      );
+    }
+  } finally {
+    if (gw) await gw.crash();
+    await hook.close();
+    await db.drop();
+  }
+}
+
+async function main(): Promise<void> {
+  if (!args['no-build']) buildDist();
+  let engines = (args.engine ?? ['sqlite', 'postgres']) as Engine[];
+  if (engines.includes('postgres') && !(await pgReachable())) {
+    if (CI) check(`PostgreSQL reachable at ${PG_URL}`, false);
+    else skip('PostgreSQL', `no server at ${PG_URL} (set TOLLGATE_TEST_PG_URL)`);
+    engines = engines.filter((x) => x !== 'postgres');
+  }
+  for (const engine of engines) {
+    try {
+      await runEngine(engine);
+    } catch (e) {
+      check(`crash test on ${engine} ran to the end`, false, (e as Error).message.slice(0, 500));
+    }
+  }
+  log(`\n${results.passed} passed, ${results.failed} failed`);
+  process.exit(results.failed > 0 ? 1 : 0);
+}
+
+await main();

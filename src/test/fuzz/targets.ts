@@ -1,0 +1,85 @@
+// Fuzz targets: every acquiring path of the spec and decisions §8, with a valid-ish body to
+// mutate. Endpoints that are not registered on this build answer 404 and are fuzzed all
+// the same: a 404 must also name its problem, never 5xx, and write nothing.
+import type { CreatedMerchant } from '../../merchants/service.js';
+
+export interface KnownPayment {
+  transaction_id: string;
+  order_no: string;
+  amount: string;
+}
+
+export interface FuzzTarget {
+  path: string;
+  /** A body the endpoint would accept, built from real payments of the merchant. */
+  base(m: CreatedMerchant, known: KnownPayment[], n: number): Record<string, unknown>;
+}
+
+const YEAR = String(new Date().getUTCFullYear() + 2);
+const pick = (known: KnownPayment[], n: number): KnownPayment => known[n % known.length] ?? { transaction_id: 'T0', order_no: 'O0', amount: '10.00' };
+const ids = (m: CreatedMerchant) => ({ merchant_id: m.merchant_id, account_id: m.account_id });
+const item = (p: KnownPayment) => ({ transaction_id: p.transaction_id, order_no: p.order_no, currency: 'USD', amount: p.amount });
+
+export const TARGETS: FuzzTarget[] = [
+  {
+    path: '/v1/authorise',
+    base: (m, _k, n) => ({
+      ...ids(m),
+      order_no: `FZ-${n}`,
+      currency: 'USD',
+      amount: '10.00',
+      item_total: '8.00',
+      shipping: '2.00',
+      card: '4242424242424242',
+      expiration_month: '12',
+      expiration_year: YEAR,
+      security_code: '123',
+      shopper_email: 'a@example.com',
+      shopper_ip: '203.0.113.9',
+      notify_url: 'https://merchant.example/notify',
+      birth_date: '01-02-1990',
+      checkout_time: 1763596800,
+      cart_items: [{ basic_item_data: { name: 'Tee', quantity: '1', price: { amount_usd: 10.5, amount_local_currency: 10.5, currency: 'USD' } } }],
+      additional_information: [{ mpi_info: { eci: '05', cavv: 'AAABBB==', xid: 'x1', dsTransID: '0b1c7a3e-3d41-4a8e-9c8e-2a8f0e1d2c3b' } }],
+      subscription: { contract: 'c', contract_name: 'gold', contract_amount: '10.00', interval: 'month', interval_count: '1', billing_cycle: 12 },
+    }),
+  },
+  {
+    path: '/v1/retrievalTrans',
+    base: (m, k, n) => ({ ...ids(m), order_nos: [pick(k, n).order_no], transaction_ids: pick(k, n + 1).transaction_id }),
+  },
+  { path: '/v1/capture', base: (m, k, n) => ({ ...ids(m), capture_orders: [item(pick(k, n))] }) },
+  { path: '/v1/cancel', base: (m, k, n) => ({ ...ids(m), cancel_orders: [item(pick(k, n))] }) },
+  {
+    path: '/v1/refund',
+    base: (m, k, n) => ({ ...ids(m), refund_orders: [{ ...item(pick(k, n)), refund_amount: '1.00', refund_reason: 'fuzz' }] }),
+  },
+  {
+    path: '/v1/retrievalRefund',
+    base: (m, k, n) => ({ ...ids(m), transaction_ids: [pick(k, n).transaction_id], start_date: '20250101000000', end_date: '20250102000000' }),
+  },
+  {
+    path: '/v1/review',
+    base: (m, k, n) => ({
+      ...ids(m),
+      review_orders: [{ transaction_id: pick(k, n).transaction_id, order_no: pick(k, n).order_no, decision: 'ACCEPT', note: 'ok' }],
+    }),
+  },
+  {
+    path: '/v1/checkout',
+    base: (m, _k, n) => ({ ...ids(m), order_no: `FZC-${n}`, currency: 'USD', amount: '10.00', return_url: 'https://merchant.example/r' }),
+  },
+  { path: '/v1/cancelsubscription', base: (m) => ({ ...ids(m), recurring_id: 'R1', contract_name: 'gold' }) },
+  {
+    path: '/v1/payout',
+    base: (m, _k, n) => ({
+      ...ids(m),
+      request_id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+      payment_amount: '10.00',
+      payment_currency: 'USD',
+      payment_date: '2025-01-01',
+      beneficiary: { first_name: 'A', last_name: 'B', address: { country_code: 'US', city: 'X' }, bank_details: { account_number: '1', iban: 'X' } },
+    }),
+  },
+  { path: '/v1/paymentmethods', base: (m) => ({ ...ids(m), currency: 'USD', amount: '10.00', billing_country: 'US', card_bin: '424242' }) },
+];
