@@ -1,2 +1,4 @@
 // Each capability's CLI commands and background tasks are imported here so they register.
-export {};
+import '../risk/cli.js';
+import '../threeds/tasks.js';
+import '../review/tasks.js';
