@@ -6,7 +6,7 @@ import type { CreatedMerchant } from '../merchants/service.js';
 import { directPayment, type TestGateway, testGateway } from '../test/harness.js';
 import { authorise, mpiInfo, queryOrder, reasonsOf, statusOfRule } from '../threeds/testing.js';
 import { HISTORY_CACHE_MS } from './engine.js';
-import { DEFAULT_THRESHOLDS, RULES, type RiskFacts, score } from './rules.js';
+import { DEFAULT_THRESHOLDS, type RiskFacts, RULES, score } from './rules.js';
 import { addToBlocklist } from './settings.js';
 
 let gw: TestGateway;
@@ -96,7 +96,12 @@ const CASES: RuleCase[] = [
       return { amount: '100.00' };
     },
   },
-  { rule: 'new_card_high_amount', goal: 'a card new to the account at 1000.00 with no history', fires_as: 'REVIEW', setup: async () => ({ amount: '1000.00' }) },
+  {
+    rule: 'new_card_high_amount',
+    goal: 'a card new to the account at 1000.00 with no history',
+    fires_as: 'REVIEW',
+    setup: async () => ({ amount: '1000.00' }),
+  },
 ];
 
 describe('each rule fires (decisions §10)', () => {
@@ -134,7 +139,11 @@ describe('each rule fires (decisions §10)', () => {
   test('threeds_authenticated: a 3-D Secure result lowers the score', async () => {
     const m = await gw.newMerchant();
     const plain = await pay(m, { shopper_email: 'y@mailinator.com' });
-    const authenticated = await pay(m, { shopper_email: 'z@mailinator.com', card: '5555555555554444', additional_information: [{ mpi_info: mpiInfo({ eci: '02' }) }] });
+    const authenticated = await pay(m, {
+      shopper_email: 'z@mailinator.com',
+      card: '5555555555554444',
+      additional_information: [{ mpi_info: mpiInfo({ eci: '02' }) }],
+    });
     assert.equal(plain.risk_score, '30');
     assert.equal(authenticated.risk_score, '0');
   });

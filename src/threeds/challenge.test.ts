@@ -32,7 +32,8 @@ function signedReturn(location: string): Record<string, string> {
   assert.equal(`${u.origin}${u.pathname}`, 'https://shop.example/return');
   assert.equal(u.searchParams.get('cart'), '7', 'the merchant’s own parameters are kept');
   const fields: Record<string, string> = {};
-  for (const k of ['merchant_id', 'account_id', 'order_no', 'transaction_id', 'order_status', 'result_info', 'threeds_result']) fields[k] = u.searchParams.get(k) ?? '';
+  for (const k of ['merchant_id', 'account_id', 'order_no', 'transaction_id', 'order_status', 'result_info', 'threeds_result'])
+    fields[k] = u.searchParams.get(k) ?? '';
   assert.equal(u.searchParams.get('encryption_data'), sign(fields, gw.merchant.secret_key), 'return parameters are signed with the account key');
   return fields;
 }
@@ -151,7 +152,11 @@ describe('open3d and mpi_info (decisions §10)', () => {
     ['ECI 05 authenticated', { additional_information: [{ mpi_info: mpiInfo() }] }, 'Y'],
     ['ECI 06 attempted', { additional_information: [{ mpi_info: mpiInfo({ eci: '06' }) }] }, 'A'],
     ['Mastercard ECI 02', { card: '5555555555554444', additional_information: [{ mpi_info: mpiInfo({ eci: '02' }) }] }, 'Y'],
-    ['3-D Secure 1 with xid', { additional_information: [{ mpi_info: { eci: '05', cavv: mpiInfo().cavv as string, xid: Buffer.alloc(20, 1).toString('base64') } }] }, 'Y'],
+    [
+      '3-D Secure 1 with xid',
+      { additional_information: [{ mpi_info: { eci: '05', cavv: mpiInfo().cavv as string, xid: Buffer.alloc(20, 1).toString('base64') } }] },
+      'Y',
+    ],
   ];
   for (const [name, overrides, result] of valid) {
     test(`mpi_info ${name}: authenticated without a challenge (threeds_result ${result})`, async () => {
@@ -174,7 +179,11 @@ describe('open3d and mpi_info (decisions §10)', () => {
       const res = await gw.post('/v1/authorise', body);
       assert.equal(res.statusCode, 400);
       assert.equal(readXml(res).error_field, field);
-      const stored = await gw.runtime.store.db.selectFrom('payments').select('transaction_id').where('order_no', '=', body.order_no as string).execute();
+      const stored = await gw.runtime.store.db
+        .selectFrom('payments')
+        .select('transaction_id')
+        .where('order_no', '=', body.order_no as string)
+        .execute();
       assert.equal(stored.length, 0);
     });
   }
