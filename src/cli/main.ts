@@ -2,18 +2,16 @@
 import { parseArgs } from 'node:util';
 import { loadSettings } from '../config/index.js';
 import { createRuntime, type Runtime } from '../runtime.js';
+import { commands, UsageError } from './registry.js';
 import { closeOnSignals, startServer } from './serve.js';
-
-type Handler = (args: string[], rt: () => Promise<Runtime>) => Promise<void>;
 
 const out = (line = ''): void => {
   process.stdout.write(`${line}\n`);
 };
 
-/** Commands each capability registers: "merchant create", "ledger verify", … */
-export const commands = new Map<string, { usage: string; run: Handler }>();
-
-export class UsageError extends Error {}
+// The registry lives in its own module: a capability's command file that imported this
+// one would deadlock on the top-level await below (an import cycle through commands.js).
+export { commands, UsageError };
 
 function opts<T extends Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>>(args: string[], options: T) {
   try {

@@ -1,6 +1,6 @@
 // Operator commands of the risk capability (decisions §10, §13).
 import { parseArgs } from 'node:util';
-import { commands, UsageError } from '../cli/main.js';
+import { commands, UsageError } from '../cli/registry.js';
 import { addToBlocklist, listBlocklist, parseBlocklistType, removeFromBlocklist, setThresholds, thresholdsFor } from './settings.js';
 
 const out = (line: string): void => {
