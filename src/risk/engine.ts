@@ -1,5 +1,5 @@
 // The rules engine on the authorise hot path. Cost per payment: the account's thresholds
-// (one primary-key read), blocklist matches (one read of the primary key), velocity for
+// (one primary-key read, cached for a few seconds), blocklist matches (one read of the primary key), velocity for
 // card, e-mail, IP and device (one bounded index-only range read each), "card seen before" (one
 // indexed read), and the account's amount history (one bounded read, cached per process
 // for a minute). Then four small inserts in the payment's transaction.
@@ -13,7 +13,7 @@ import type { RiskContext, RiskEngine } from './index.js';
 import { bundledIpCountry, type IpCountryLookup } from './ipcountry.js';
 import { normaliseEmail, normaliseIp } from './normalise.js';
 import { type RiskFacts, score, type Velocity } from './rules.js';
-import { thresholdsFor } from './settings.js';
+import { ThresholdCache } from './settings.js';
 import type { SignalKind } from './tables.js';
 
 const HOUR_MS = 3600_000;
@@ -25,7 +25,7 @@ const HISTORY_SAMPLE = 200;
  * Attempts per signal the velocity rules read. Their count limits are far below it; the 24 h
  * amount is summed over these latest attempts, which keeps a hot card's cost bounded.
  */
-export const VELOCITY_SCAN_MAX = 50;
+export const VELOCITY_SCAN_MAX = 20;
 const HISTORY_CACHE_MAX = 10_000;
 const SUCCESSFUL = ['authorised', 'captured', 'partially_refunded', 'refunded'] as const;
 
@@ -54,6 +54,7 @@ export function signalsOf(ctx: RiskContext): Signals {
 export function createRiskEngine(db: Kysely<DB>, opts: { ipCountry?: IpCountryLookup } = {}): RiskEngine {
   const ipCountry = opts.ipCountry ?? bundledIpCountry;
   const historyCache = new Map<string, { at: number; count: number; median_minor: number }>();
+  const thresholds = new ThresholdCache(db);
 
   // One bounded read per signal: the latest VELOCITY_SCAN_MAX attempts in 24 h, index only.
   async function velocity(ctx: RiskContext, s: Signals): Promise<Record<SignalKind, Velocity | null>> {
@@ -137,7 +138,7 @@ export function createRiskEngine(db: Kysely<DB>, opts: { ipCountry?: IpCountryLo
     async assess(ctx) {
       const s = signalsOf(ctx);
       const [t, vel, blockedTypes, seen, hist] = await Promise.all([
-        thresholdsFor(db, ctx.account_id),
+        thresholds.get(ctx.account_id),
         velocity(ctx, s),
         blocked(ctx, s),
         cardSeen(ctx),

@@ -15,6 +15,23 @@ export async function thresholdsFor(db: Kysely<DB>, account_id: string): Promise
   return row ? { review: Number(row.review_threshold), reject: Number(row.reject_threshold) } : DEFAULT_THRESHOLDS;
 }
 
+/** Thresholds change rarely (an operator command): a process keeps them a few seconds. */
+export class ThresholdCache {
+  static readonly TTL_MS = 5_000;
+  private readonly entries = new Map<string, { at: number; t: Thresholds }>();
+  constructor(private readonly db: Kysely<DB>) {}
+
+  async get(account_id: string): Promise<Thresholds> {
+    const now = Date.now(); // wall time on purpose: how stale a cache is, not payment time
+    const hit = this.entries.get(account_id);
+    if (hit && now - hit.at < ThresholdCache.TTL_MS) return hit.t;
+    const t = await thresholdsFor(this.db, account_id);
+    if (this.entries.size >= 10_000) this.entries.clear();
+    this.entries.set(account_id, { at: now, t });
+    return t;
+  }
+}
+
 export async function setThresholds(store: Store, account_id: string, t: Thresholds, now_ms: number): Promise<void> {
   for (const [name, v] of [
     ['--review', t.review],
