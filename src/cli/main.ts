@@ -10,6 +10,8 @@ const out = (line = ''): void => {
   process.stdout.write(`${line}\n`);
 };
 
+// The registry lives in its own module: a capability's command file that imported this
+// one would deadlock on the top-level await below (an import cycle through commands.js).
 export { commands, UsageError };
 
 function opts<T extends Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>>(args: string[], options: T) {

@@ -24,6 +24,8 @@ export interface Settings {
   webhook_schedule_ms: number[] | undefined;
   webhook_timeout_ms: number;
   demo_merchant: boolean;
+  /** Run the risk rules (decisions §10); off leaves only the sandbox test-card rule. */
+  risk_rules: boolean;
 }
 
 function flag(value: string | undefined): boolean {
@@ -68,5 +70,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       : undefined,
     webhook_timeout_ms: intSetting(env, 'TOLLGATE_WEBHOOK_TIMEOUT_MS', 10_000),
     demo_merchant: env.TOLLGATE_DEMO_MERCHANT !== '0',
+    risk_rules: env.TOLLGATE_RISK_RULES !== '0',
   };
 }

@@ -3,6 +3,9 @@ import { type Kysely, type Migration, Migrator } from 'kysely';
 import { coreMigration } from '../merchants/migration.js';
 import { eventAttemptsMigration, notificationsMigration } from '../notifications/migration.js';
 import { paymentsMigration } from '../payments/migration.js';
+import { reviewMigration } from '../review/migration.js';
+import { riskMigration } from '../risk/migration.js';
+import { threedsMigration } from '../threeds/migration.js';
 
 // Names sort in the order they must run.
 export const migrations: Record<string, Migration> = {
@@ -10,6 +13,9 @@ export const migrations: Record<string, Migration> = {
   '0002_payments': paymentsMigration,
   '0003_events': notificationsMigration,
   '0020_event_attempts': eventAttemptsMigration,
+  '0030_risk': riskMigration,
+  '0031_threeds': threedsMigration,
+  '0032_review': reviewMigration,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {

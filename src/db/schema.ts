@@ -3,5 +3,8 @@
 import type { CoreTables } from '../merchants/tables.js';
 import type { NotificationTables } from '../notifications/tables.js';
 import type { PaymentTables } from '../payments/tables.js';
+import type { ReviewTables } from '../review/tables.js';
+import type { RiskTables } from '../risk/tables.js';
+import type { ThreedsTables } from '../threeds/tables.js';
 
-export interface DB extends CoreTables, PaymentTables, NotificationTables {}
+export interface DB extends CoreTables, PaymentTables, NotificationTables, RiskTables, ThreedsTables, ReviewTables {}

@@ -8,6 +8,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { timeOrderedId } from '../crypto/ids.js';
 import { registerPaymentRoutes } from '../payments/routes.js';
+import { registerReviewRoutes } from '../review/routes.js';
+import { registerThreedsRoutes } from '../threeds/routes.js';
 import { BodyParseError, parseBody } from './body.js';
 import type { Deps } from './context.js';
 import { ApiError, RESULT_CODES, type ResultCode, resultText } from './errors.js';
@@ -156,6 +158,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerDocs(app);
 
   registerPaymentRoutes(app, deps);
+  registerThreedsRoutes(app, deps);
+  registerReviewRoutes(app, deps);
   return app;
 }
 

@@ -15,7 +15,10 @@ import { formatAmount } from '../money/currency.js';
 import { type EventType, recordEvent } from '../notifications/outbox.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import type { AuthoriseOutcome, ProcessorCard } from '../processors/types.js';
-import type { RiskAssessment, RiskEngine } from '../risk/index.js';
+import { REVIEW_WINDOW_MS, statusAfterApproval } from '../review/hold.js';
+import type { RiskAssessment, RiskContext, RiskEngine } from '../risk/index.js';
+import { challengeFirst, onIssuerChallenge, parseMpiInfo, type ThreedsResult } from '../threeds/mpi.js';
+import { insertChallenge, type NewChallenge, newChallenge } from '../threeds/service.js';
 import { toOrderRecord } from './order-record.js';
 import type { AuthoriseDirect } from './schema.js';
 import { orderStatusOf, type PaymentStatus } from './states.js';
@@ -212,37 +215,57 @@ export class AuthoriseService {
     if (card.security_code !== undefined && card.security_code.length !== facts.security_code_length) {
       throw invalid('security_code', `must be ${facts.security_code_length} digits for this card brand`);
     }
+    // decisions §10: 3-D Secure results from an outside server, validated (400 names the field).
+    const mpi = parseMpiInfo(body.additional_information, facts.brand);
 
     const transaction_id = timeOrderedId(now);
     const capture_method = (body.capture_method ?? account.capture_method) as 'automatic' | 'manual';
     let risk: RiskAssessment | null = null;
+    let riskCtx: RiskContext | null = null;
     let outcome: AuthoriseOutcome | null = null;
     let result: ResultCode;
+    let threeds_result: ThreedsResult = mpi ? mpi.result : '';
     if (!facts.valid) {
       result = '1010'; // decisions §9: fails Luhn → no processor call
     } else if (isExpired(card.exp_month, card.exp_year, now)) {
       result = '1005';
     } else {
-      risk = await this.risk.assess({
+      riskCtx = {
         account_id: account.account_id,
         mode: account.mode,
         pan: card.pan,
+        card_fingerprint: resolved.fingerprint,
         amount_minor,
         currency: body.currency,
         body: body as Record<string, unknown>,
+        threeds_result: mpi ? mpi.result : '',
         now_ms: now,
-      });
+      };
+      risk = await this.risk.assess(riskCtx);
       if (risk.action === 'REJECT') {
-        result = '1008';
+        result = '1008'; // decisions §10: rejected before the processor sees it
+      } else if (challengeFirst(body.open3d, mpi, risk.action)) {
+        result = '0002';
       } else {
-        outcome = await processor.authorise({ transaction_id, amount_minor, currency: body.currency, card });
-        result = outcome.kind === 'approved' ? '0000' : outcome.kind === 'declined' ? outcome.code : '0002';
+        const threeds = mpi ? { eci: mpi.eci, cavv: mpi.cavv, xid: mpi.xid, ds_trans_id: mpi.ds_trans_id } : undefined;
+        outcome = await processor.authorise({ transaction_id, amount_minor, currency: body.currency, card, threeds });
+        if (outcome.kind === 'approved') result = '0000';
+        else if (outcome.kind === 'declined') result = outcome.code;
+        else if (onIssuerChallenge(body.open3d) === 'challenge') result = '0002';
+        else {
+          result = '1009';
+          threeds_result = 'U';
+        }
       }
     }
 
     let status: PaymentStatus;
-    if (result === '0000') status = capture_method === 'automatic' ? 'captured' : 'authorised';
-    else if (result === '0002') status = 'pending';
+    if (result === '0000') {
+      // decisions §10: REVIEW holds an approved payment (funds authorised) for a person.
+      const next = statusAfterApproval(risk?.action ?? 'ACCEPT', capture_method);
+      status = next.status;
+      result = next.result;
+    } else if (result === '0002') status = 'pending';
     else status = 'declined';
 
     const details: Record<string, unknown> = {};
@@ -263,7 +286,7 @@ export class AuthoriseService {
       livemode: account.mode === 'live' ? 1 : 0,
       currency: body.currency,
       amount_minor,
-      authorised_minor: status === 'authorised' || status === 'pending' ? amount_minor : 0,
+      authorised_minor: status === 'authorised' || status === 'pending' || status === 'review' ? amount_minor : 0,
       captured_minor: status === 'captured' ? amount_minor : 0,
       refunded_minor: 0,
       status,
@@ -273,8 +296,8 @@ export class AuthoriseService {
       card_brand: facts.brand,
       card_masked: maskPan(card.pan),
       connector: processor.name,
-      is3ds: 0,
-      threeds_result: '',
+      is3ds: mpi ? 1 : 0,
+      threeds_result,
       risk_score: risk ? risk.score : null,
       risk_action: risk ? risk.action : '',
       risk_reasons: JSON.stringify(risk?.reasons ?? []),
@@ -285,9 +308,11 @@ export class AuthoriseService {
       answer: '',
       created_at: now,
       updated_at: now,
-      expires_at: status === 'authorised' ? now + MANUAL_CAPTURE_WINDOW_MS : null,
+      expires_at: status === 'authorised' ? now + MANUAL_CAPTURE_WINDOW_MS : status === 'review' ? now + REVIEW_WINDOW_MS : null,
     };
-    const record = answerRecord(row, body, { token_id: status === 'declined' ? '' : token_id });
+    // decisions §10: a challenge page for the shopper, created with the payment.
+    const challenge: NewChallenge | null = status === 'pending' ? newChallenge(deps.settings.public_url, row, now) : null;
+    const record = answerRecord(row, body, { token_id: status === 'declined' ? '' : token_id, threeds_url: challenge?.url });
     row.answer = JSON.stringify(record);
 
     const inserted = await deps.store
@@ -320,6 +345,8 @@ export class AuthoriseService {
           // Lost a race with the same order_no: undo the card row with the savepoint.
           throw new OrderRace();
         }
+        if (riskCtx) await this.risk.record(tx, riskCtx, transaction_id);
+        if (challenge) await insertChallenge(tx, challenge.row);
         await this.afterInsert(tx, row, now);
         return true;
       })

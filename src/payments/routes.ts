@@ -2,12 +2,17 @@
 import type { FastifyInstance } from 'fastify';
 import { acquiringHooks, sendSigned } from '../http/acquiring.js';
 import type { Deps } from '../http/context.js';
+import { createRiskEngine } from '../risk/engine.js';
 import { basicRiskEngine, type RiskEngine } from '../risk/index.js';
 import { AuthoriseService } from './authorise.js';
 import { checkIpAllowed, QueryBody, type QueryInput, queryOrders } from './query.js';
 import { type AuthoriseDirect, AuthoriseDirectBody } from './schema.js';
 
-export function registerPaymentRoutes(app: FastifyInstance, deps: Deps, risk: RiskEngine = basicRiskEngine): void {
+export function registerPaymentRoutes(
+  app: FastifyInstance,
+  deps: Deps,
+  risk: RiskEngine = deps.settings.risk_rules ? createRiskEngine(deps.store.db) : basicRiskEngine,
+): void {
   const authorise = new AuthoriseService(deps, risk);
 
   app.post(

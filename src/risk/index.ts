@@ -1,14 +1,20 @@
 // Anti-fraud assessment of a payment before it reaches the processor (decisions §10).
-// Rules are data: one entry per rule in RULES, each scoring 0–100 with a weight.
+// The rules are data in rules.ts; engine.ts gathers their facts; this file is the
+// interface the payment flow sees.
+import type { Tx } from '../db/store.js';
 import { SANDBOX_RISK_REJECT_CARD } from '../processors/sandbox/index.js';
 
 export interface RiskContext {
   account_id: string;
   mode: 'test' | 'live';
   pan: string;
+  /** Keyed fingerprint of the card (keyring.fingerprint), for velocity and blocklists. */
+  card_fingerprint: string;
   amount_minor: number;
   currency: string;
   body: Record<string, unknown>;
+  /** 3-D Secure result already known (validated mpi_info): lowers the score. */
+  threeds_result: '' | 'Y' | 'A';
   now_ms: number;
 }
 
@@ -17,14 +23,16 @@ export type RiskAction = 'ACCEPT' | 'REVIEW' | 'REJECT';
 export interface RiskAssessment {
   score: number;
   action: RiskAction;
-  reasons: Array<{ name: string; status: 'ACCEPT' | 'REVIEW' | 'REJECT' }>;
+  reasons: Array<{ name: string; status: RiskAction }>;
 }
 
 export interface RiskEngine {
   assess(ctx: RiskContext): Promise<RiskAssessment>;
+  /** Writes what later velocity checks need, in the payment's own transaction. */
+  record(tx: Tx, ctx: RiskContext, transaction_id: string): Promise<void>;
 }
 
-/** Sandbox provider rule: the published test card is always rejected (decisions §9). */
+/** Sandbox provider rule only, no storage: the engine "off" (used to measure the engine's cost). */
 export const basicRiskEngine: RiskEngine = {
   async assess(ctx) {
     const rejected = ctx.mode === 'test' && ctx.pan === SANDBOX_RISK_REJECT_CARD;
@@ -34,4 +42,5 @@ export const basicRiskEngine: RiskEngine = {
       reasons: [{ name: 'sandbox_test_card', status: rejected ? 'REJECT' : 'ACCEPT' }],
     };
   },
+  async record() {},
 };

@@ -1,0 +1,16 @@
+// Where an approved payment goes (decisions §6, §7, §10): held for review when the risk
+// engine says REVIEW, otherwise captured or left authorised by the capture mode.
+import type { PaymentStatus } from '../payments/states.js';
+
+/** Undecided review holds expire after 7 days and their funds are released. */
+export const REVIEW_WINDOW_MS = 7 * 24 * 3600 * 1000;
+
+export function statusAfterApproval(
+  risk_action: string,
+  capture_method: 'automatic' | 'manual',
+): { status: Extract<PaymentStatus, 'review' | 'captured' | 'authorised'>; result: '0000' | '0004' } {
+  // REJECT after the processor approved cannot happen from the score alone (it only
+  // falls after authentication); should thresholds change meanwhile, a person decides.
+  if (risk_action === 'REVIEW' || risk_action === 'REJECT') return { status: 'review', result: '0004' };
+  return { status: capture_method === 'automatic' ? 'captured' : 'authorised', result: '0000' };
+}

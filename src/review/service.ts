@@ -1,0 +1,150 @@
+// Review of payments held by the risk engine (decisions §8, §10). A hold has its funds
+// authorised; ACCEPT continues it (captured under automatic capture, otherwise authorised
+// with the 7-day capture window), REJECT cancels it and releases the funds, and a hold
+// nobody decides within 7 days expires the same way.
+import type { Tx } from '../db/store.js';
+import type { Deps } from '../http/context.js';
+import { type ResultCode, resultText } from '../http/errors.js';
+import type { AccountCredentials } from '../merchants/service.js';
+import { type EventType, recordEvent } from '../notifications/outbox.js';
+import { MANUAL_CAPTURE_WINDOW_MS } from '../payments/authorise.js';
+import { toOrderRecord } from '../payments/order-record.js';
+import { applyTransition, PAYMENT_STATUS_CODE, type PaymentEvent, type PaymentStatus } from '../payments/states.js';
+import type { PaymentRow } from '../payments/tables.js';
+
+export const MAX_REVIEW_ORDERS = 50;
+
+export interface ReviewItem {
+  transaction_id: string;
+  order_no: string;
+  decision: 'ACCEPT' | 'REJECT';
+  note?: string;
+}
+
+export interface ReviewResult {
+  transaction_id: string;
+  order_no: string;
+  decision: string;
+  review_status: '0' | '1';
+  payment_status: string;
+  error_message: string;
+}
+
+type Decision = 'ACCEPT' | 'REJECT' | 'EXPIRE';
+
+const failed = (item: ReviewItem, code: ResultCode, payment_status = ''): ReviewResult => ({
+  transaction_id: item.transaction_id,
+  order_no: item.order_no,
+  decision: item.decision,
+  review_status: '0',
+  payment_status,
+  error_message: resultText(code),
+});
+
+export class ReviewService {
+  constructor(private readonly deps: Deps) {}
+
+  /** Each item on its own: one item's failure is answered in that item (style: batches). */
+  async review(creds: AccountCredentials, items: ReviewItem[]): Promise<ReviewResult[]> {
+    const out: ReviewResult[] = [];
+    for (const item of items.slice(0, MAX_REVIEW_ORDERS)) out.push(await this.one(creds, item));
+    return out;
+  }
+
+  private async one(creds: AccountCredentials, item: ReviewItem): Promise<ReviewResult> {
+    const row = await this.deps.store.db
+      .selectFrom('payments')
+      .selectAll()
+      .where('account_id', '=', creds.account.account_id)
+      .where('transaction_id', '=', item.transaction_id)
+      .executeTakeFirst();
+    if (!row) return failed(item, '0404');
+    if (row.order_no !== item.order_no) return failed(item, '1014', PAYMENT_STATUS_CODE[row.status]);
+    if (row.status !== 'review') return failed(item, '1012', PAYMENT_STATUS_CODE[row.status]);
+    const after = await this.decide(row, item.decision, item.note ?? '', 'api');
+    if (!after || after.status === 'review') {
+      const now = await this.deps.store.db.selectFrom('payments').select('status').where('transaction_id', '=', row.transaction_id).executeTakeFirst();
+      return failed(item, '1012', now ? PAYMENT_STATUS_CODE[now.status] : '');
+    }
+    return {
+      transaction_id: row.transaction_id,
+      order_no: row.order_no,
+      decision: item.decision,
+      review_status: '1',
+      payment_status: PAYMENT_STATUS_CODE[after.status],
+      error_message: '',
+    };
+  }
+
+  /** Ends one hold in one transaction; null when it was no longer held (a race lost). */
+  async decide(row: PaymentRow, decision: Decision, note: string, source: 'api' | 'expiry'): Promise<PaymentRow | null> {
+    const now = this.deps.now();
+    let event: PaymentEvent;
+    let to: PaymentStatus;
+    let patch: Partial<PaymentRow>;
+    let type: EventType;
+    if (decision === 'ACCEPT') {
+      event = 'review_accept';
+      const automatic = row.capture_method === 'automatic';
+      to = automatic ? 'captured' : 'authorised';
+      patch = automatic
+        ? { result_code: '0000', risk_action: 'ACCEPT', authorised_minor: 0, captured_minor: row.amount_minor, expires_at: null }
+        : { result_code: '0000', risk_action: 'ACCEPT', expires_at: now + MANUAL_CAPTURE_WINDOW_MS };
+      type = 'payment.succeeded';
+    } else if (decision === 'REJECT') {
+      event = 'review_reject';
+      to = 'cancelled';
+      patch = { result_code: '1008', risk_action: 'REJECT', authorised_minor: 0, expires_at: null };
+      type = 'payment.cancelled';
+    } else {
+      event = 'review_expire';
+      to = 'expired';
+      patch = { authorised_minor: 0, expires_at: null };
+      type = 'payment.expired';
+    }
+    return this.deps.store.transaction(async (tx) => {
+      const moved = await applyTransition(tx, row.transaction_id, event, 'review', to, patch, now);
+      if (!moved) return null;
+      // ledger: hold released on review reject (decision REJECT)
+      // ledger: hold released on review expiry (decision EXPIRE)
+      // ledger: hold captured on review accept with automatic capture (decision ACCEPT, to 'captured')
+      await tx
+        .insertInto('risk_reviews')
+        .values({ transaction_id: row.transaction_id, account_id: row.account_id, decision, note: note.slice(0, 1024), source, decided_at: now })
+        .execute();
+      const updated = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', row.transaction_id).executeTakeFirstOrThrow();
+      await paymentEvent(tx, updated, type, now);
+      return updated;
+    });
+  }
+
+  /** The scheduled job: holds older than 7 days expire, at most `limit` per run. */
+  async expireDue(limit = 100): Promise<number> {
+    const due = await this.deps.store.db
+      .selectFrom('payments')
+      .selectAll()
+      .where('status', '=', 'review')
+      .where('expires_at', '<=', this.deps.now())
+      .orderBy('expires_at')
+      .limit(limit)
+      .execute();
+    let n = 0;
+    for (const row of due) if (await this.decide(row, 'EXPIRE', '', 'expiry')) n++;
+    return n;
+  }
+}
+
+async function paymentEvent(tx: Tx, row: PaymentRow, type: EventType, now: number): Promise<void> {
+  await recordEvent(
+    tx,
+    {
+      merchant_id: row.merchant_id,
+      account_id: row.account_id,
+      event_type: type,
+      object_id: row.transaction_id,
+      notify_url: row.notify_url,
+      data: toOrderRecord(row),
+    },
+    now,
+  );
+}

@@ -1,0 +1,183 @@
+// The rules engine on the authorise hot path. Cost per payment: the account's thresholds
+// (one primary-key read, cached for a few seconds), blocklist matches (one read of the primary key), velocity for
+// card, e-mail, IP and device (one bounded index-only range read each), "card seen before" (one
+// indexed read), and the account's amount history (one bounded read, cached per process
+// for a minute). Then four small inserts in the payment's transaction.
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.js';
+import type { Tx } from '../db/store.js';
+import { currencyExponent } from '../money/currency.js';
+import { issuingCountry } from './bins.js';
+import { isDisposableEmail } from './disposable.js';
+import type { RiskContext, RiskEngine } from './index.js';
+import { bundledIpCountry, type IpCountryLookup } from './ipcountry.js';
+import { normaliseEmail, normaliseIp } from './normalise.js';
+import { type RiskFacts, score, type Velocity } from './rules.js';
+import { ThresholdCache } from './settings.js';
+import type { SignalKind } from './tables.js';
+
+const HOUR_MS = 3600_000;
+const DAY_MS = 24 * HOUR_MS;
+/** How long a process trusts its copy of an account's amount history. */
+export const HISTORY_CACHE_MS = 60_000;
+const HISTORY_SAMPLE = 200;
+/**
+ * Attempts per signal the velocity rules read. Their count limits are far below it; the 24 h
+ * amount is summed over these latest attempts, which keeps a hot card's cost bounded.
+ */
+export const VELOCITY_SCAN_MAX = 20;
+const HISTORY_CACHE_MAX = 10_000;
+const SUCCESSFUL = ['authorised', 'captured', 'partially_refunded', 'refunded'] as const;
+
+export interface Signals {
+  card: string;
+  email: string | null;
+  ip: string | null;
+  device: string | null;
+}
+
+function str(v: unknown): string | null {
+  return typeof v === 'string' && v.trim() !== '' ? v.trim() : null;
+}
+
+export function signalsOf(ctx: RiskContext): Signals {
+  const email = str(ctx.body.shopper_email);
+  const ip = str(ctx.body.shopper_ip);
+  return {
+    card: ctx.card_fingerprint,
+    email: email ? normaliseEmail(email) : null,
+    ip: ip ? normaliseIp(ip) : null,
+    device: str(ctx.body.device_fingerprint),
+  };
+}
+
+export function createRiskEngine(db: Kysely<DB>, opts: { ipCountry?: IpCountryLookup } = {}): RiskEngine {
+  const ipCountry = opts.ipCountry ?? bundledIpCountry;
+  const historyCache = new Map<string, { at: number; count: number; median_minor: number }>();
+  const thresholds = new ThresholdCache(db);
+
+  // One bounded read per signal: the latest VELOCITY_SCAN_MAX attempts in 24 h, index only.
+  async function velocity(ctx: RiskContext, s: Signals): Promise<Record<SignalKind, Velocity | null>> {
+    const out: Record<SignalKind, Velocity | null> = { card: null, email: null, ip: null, device: null };
+    const kinds = (Object.keys(out) as SignalKind[]).filter((k) => s[k] !== null);
+    const results = await Promise.all(
+      kinds.map((kind) =>
+        db
+          .selectFrom('risk_signals')
+          .select(['created_at', 'currency', 'amount_minor'])
+          .where('account_id', '=', ctx.account_id)
+          .where('kind', '=', kind)
+          .where('value', '=', s[kind] as string)
+          .where('created_at', '>=', ctx.now_ms - DAY_MS)
+          .orderBy('created_at', 'desc')
+          .limit(VELOCITY_SCAN_MAX)
+          .execute(),
+      ),
+    );
+    kinds.forEach((kind, i) => {
+      const v: Velocity = { count_1h: 0, amount_24h_minor: 0 };
+      for (const r of results[i] ?? []) {
+        if (Number(r.created_at) >= ctx.now_ms - HOUR_MS) v.count_1h++;
+        if (r.currency === ctx.currency) v.amount_24h_minor += Number(r.amount_minor);
+      }
+      out[kind] = v;
+    });
+    return out;
+  }
+
+  async function blocked(ctx: RiskContext, s: Signals): Promise<string[]> {
+    const candidates: Array<[string, string]> = [
+      ['card', s.card],
+      ['bin', ctx.pan.slice(0, 6)],
+      ['bin', ctx.pan.slice(0, 8)],
+    ];
+    if (s.email) candidates.push(['email', s.email]);
+    if (s.ip) candidates.push(['ip', s.ip]);
+    const rows = await db
+      .selectFrom('risk_blocklist')
+      .select('type')
+      .where('account_id', '=', ctx.account_id)
+      .where((eb) => eb.or(candidates.map(([t, v]) => eb.and([eb('type', '=', t as 'card'), eb('value', '=', v)]))))
+      .execute();
+    return [...new Set(rows.map((r) => r.type))];
+  }
+
+  async function cardSeen(ctx: RiskContext): Promise<boolean> {
+    const row = await db
+      .selectFrom('cards')
+      .select('card_id')
+      .where('account_id', '=', ctx.account_id)
+      .where('fingerprint', '=', ctx.card_fingerprint)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  async function history(ctx: RiskContext): Promise<{ count: number; median_minor: number }> {
+    const key = `${ctx.account_id}|${ctx.currency}`;
+    const hit = historyCache.get(key);
+    if (hit && ctx.now_ms - hit.at < HISTORY_CACHE_MS && ctx.now_ms >= hit.at) return hit;
+    const rows = await db
+      .selectFrom('payments')
+      .select('amount_minor')
+      .where('account_id', '=', ctx.account_id)
+      .where('currency', '=', ctx.currency)
+      .where('status', 'in', SUCCESSFUL)
+      .orderBy('created_at', 'desc')
+      .limit(HISTORY_SAMPLE)
+      .execute();
+    const amounts = rows.map((r) => Number(r.amount_minor)).sort((a, b) => a - b);
+    const median_minor = amounts.length ? (amounts[Math.floor(amounts.length / 2)] as number) : 0;
+    const entry = { at: ctx.now_ms, count: amounts.length, median_minor };
+    if (historyCache.size >= HISTORY_CACHE_MAX) historyCache.clear();
+    historyCache.set(key, entry);
+    return entry;
+  }
+
+  return {
+    async assess(ctx) {
+      const s = signalsOf(ctx);
+      const [t, vel, blockedTypes, seen, hist] = await Promise.all([
+        thresholds.get(ctx.account_id),
+        velocity(ctx, s),
+        blocked(ctx, s),
+        cardSeen(ctx),
+        history(ctx),
+      ]);
+      const billing = str(ctx.body.billing_country);
+      const facts: RiskFacts = {
+        mode: ctx.mode,
+        pan: ctx.pan,
+        amount_minor: ctx.amount_minor,
+        major_minor: 10 ** (currencyExponent(ctx.currency) ?? 2),
+        email: s.email ?? '',
+        billing_country: billing ? billing.toUpperCase() : null,
+        card_country: issuingCountry(ctx.pan),
+        ip_country: s.ip ? ipCountry(s.ip) : null,
+        velocity: vel,
+        blocked: blockedTypes,
+        disposable_email: s.email ? isDisposableEmail(s.email) : false,
+        card_seen: seen,
+        history: hist,
+        threeds_result: ctx.threeds_result,
+      };
+      return score(facts, t);
+    },
+
+    async record(tx: Tx, ctx, transaction_id) {
+      const s = signalsOf(ctx);
+      const rows = (Object.entries(s) as Array<[SignalKind, string | null]>)
+        .filter((p): p is [SignalKind, string] => p[1] !== null)
+        .map(([kind, value]) => ({
+          transaction_id,
+          account_id: ctx.account_id,
+          kind,
+          value,
+          amount_minor: ctx.amount_minor,
+          currency: ctx.currency,
+          created_at: ctx.now_ms,
+        }));
+      await tx.insertInto('risk_signals').values(rows).execute();
+    },
+  };
+}

@@ -1,0 +1,280 @@
+// The sandbox issuer's challenge (decisions §10): created with a pending payment, shown at
+// an unguessable single-use URL, completed or failed by the shopper, lapsing after 15
+// minutes. Completing it runs the processor authorisation with the 3-D Secure data and
+// moves the payment on through the transition table; the shopper then returns to the
+// merchant's return_url with a signed result, and the notification goes out either way.
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomToken } from '../crypto/ids.js';
+import { sign } from '../crypto/signature.js';
+import type { Tx } from '../db/store.js';
+import type { Deps } from '../http/context.js';
+import { type ResultCode, resultText } from '../http/errors.js';
+import { type EventType, recordEvent } from '../notifications/outbox.js';
+import { MANUAL_CAPTURE_WINDOW_MS } from '../payments/authorise.js';
+import { toOrderRecord } from '../payments/order-record.js';
+import { applyTransition, orderStatusOf } from '../payments/states.js';
+import type { PaymentRow } from '../payments/tables.js';
+import type { AuthoriseOutcome } from '../processors/types.js';
+import { REVIEW_WINDOW_MS, statusAfterApproval } from '../review/hold.js';
+import { withAuthentication } from '../risk/rules.js';
+import { thresholdsFor } from '../risk/settings.js';
+import type { ThreedsChallengeRow } from './tables.js';
+
+/** decisions §10: a challenge not finished within 15 minutes fails. */
+export const CHALLENGE_TTL_MS = 15 * 60 * 1000;
+export const CHALLENGE_ID = /^[A-Za-z0-9_-]{32}$/;
+
+export interface NewChallenge {
+  id: string;
+  url: string;
+  row: ThreedsChallengeRow;
+}
+
+export const hashId = (id: string): string => createHash('sha256').update(id).digest('hex');
+
+/** A fresh challenge for a payment; `row` is inserted with the payment (insertChallenge). */
+export function newChallenge(public_url: string, payment: Pick<PaymentRow, 'transaction_id' | 'merchant_id' | 'account_id'>, now_ms: number): NewChallenge {
+  const id = randomToken(24); // 32 url-safe characters, 192 random bits
+  return {
+    id,
+    url: `${public_url}/threeds/${id}`,
+    row: {
+      id_hash: hashId(id),
+      transaction_id: payment.transaction_id,
+      merchant_id: payment.merchant_id,
+      account_id: payment.account_id,
+      form_token: randomToken(24),
+      status: 'open',
+      created_at: now_ms,
+      expires_at: now_ms + CHALLENGE_TTL_MS,
+      decided_at: null,
+    },
+  };
+}
+
+export async function insertChallenge(tx: Tx, row: ThreedsChallengeRow): Promise<void> {
+  await tx.insertInto('threeds_challenges').values(row).execute();
+}
+
+/** What the shopper sees, and where they go next. */
+export type PageOutcome =
+  | { kind: 'not_found' }
+  | { kind: 'used' }
+  | { kind: 'forbidden' }
+  | { kind: 'show'; challenge: ThreedsChallengeRow; payment: PaymentRow; merchant_name: string }
+  | { kind: 'done'; payment: PaymentRow; redirect: string | null };
+
+export class ChallengeService {
+  constructor(private readonly deps: Deps) {}
+
+  private async load(id: string) {
+    if (!CHALLENGE_ID.test(id)) return null;
+    const challenge = await this.deps.store.db.selectFrom('threeds_challenges').selectAll().where('id_hash', '=', hashId(id)).executeTakeFirst();
+    if (!challenge) return null;
+    const payment = await this.deps.store.db
+      .selectFrom('payments')
+      .selectAll()
+      .where('transaction_id', '=', challenge.transaction_id)
+      .executeTakeFirstOrThrow();
+    return { challenge, payment };
+  }
+
+  /** GET: the page, or the end of a challenge opened too late. */
+  async view(id: string): Promise<PageOutcome> {
+    const found = await this.load(id);
+    if (!found) return { kind: 'not_found' };
+    const { challenge, payment } = found;
+    if (challenge.status !== 'open') return { kind: 'used' };
+    if (this.deps.now() >= challenge.expires_at) return this.finishExpired(challenge, payment);
+    const merchant = await this.deps.store.db.selectFrom('merchants').select('name').where('merchant_id', '=', challenge.merchant_id).executeTakeFirst();
+    return { kind: 'show', challenge, payment, merchant_name: merchant?.name ?? '' };
+  }
+
+  /** POST: the shopper completed or failed the challenge. */
+  async decide(id: string, form_token: string, outcome: 'complete' | 'fail'): Promise<PageOutcome> {
+    const found = await this.load(id);
+    if (!found) return { kind: 'not_found' };
+    const { challenge, payment } = found;
+    if (challenge.status !== 'open') return { kind: 'used' };
+    const a = Buffer.from(form_token);
+    const b = Buffer.from(challenge.form_token);
+    if (a.length !== b.length || !timingSafeEqual(a, b)) return { kind: 'forbidden' };
+    if (this.deps.now() >= challenge.expires_at) return this.finishExpired(challenge, payment);
+
+    // Single use: claim the challenge before any processor call, so a second submit
+    // (double click, replay) cannot authorise twice.
+    const claimed = await this.deps.store.transaction(async (tx) => {
+      const r = await tx
+        .updateTable('threeds_challenges')
+        .set({ status: 'processing' })
+        .where('id_hash', '=', challenge.id_hash)
+        .where('status', '=', 'open')
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) === 1;
+    });
+    if (!claimed) return { kind: 'used' };
+
+    if (outcome === 'fail') return this.finish(challenge, payment, { status: 'declined', result: '1009', threeds_result: 'N', challenge: 'failed' });
+
+    const creds = await this.deps.merchants.credentials(payment.merchant_id, payment.account_id);
+    const processor = creds ? this.deps.processorFor(creds.account) : null;
+    let decision: AuthoriseOutcome | null = null;
+    if (processor && payment.card_id) {
+      const card = await this.deps.store.db.selectFrom('cards').selectAll().where('card_id', '=', payment.card_id).executeTakeFirstOrThrow();
+      decision = await processor.authorise({
+        transaction_id: payment.transaction_id,
+        amount_minor: payment.amount_minor,
+        currency: payment.currency,
+        card: { pan: this.deps.keyring.decrypt(card.pan_enc), brand: card.brand, exp_month: card.exp_month, exp_year: card.exp_year },
+        threeds: sandboxAuthentication(card.brand),
+      });
+    }
+    if (!decision || decision.kind === 'challenge_required') {
+      return this.finish(challenge, payment, { status: 'declined', result: '1007', threeds_result: 'Y', challenge: 'completed' });
+    }
+    if (decision.kind === 'declined')
+      return this.finish(challenge, payment, { status: 'declined', result: decision.code, threeds_result: 'Y', challenge: 'completed' });
+    const risk = withAuthentication(
+      payment.risk_score ?? 0,
+      JSON.parse(payment.risk_reasons || '[]'),
+      await thresholdsFor(this.deps.store.db, payment.account_id),
+    );
+    const next = statusAfterApproval(risk.action, payment.capture_method);
+    return this.finish(challenge, payment, {
+      status: next.status,
+      result: next.result,
+      threeds_result: 'Y',
+      challenge: 'completed',
+      risk_score: risk.score,
+      risk_action: risk.action === 'REJECT' ? 'REVIEW' : risk.action,
+      reference: decision.reference,
+    });
+  }
+
+  private finishExpired(challenge: ThreedsChallengeRow, payment: PaymentRow): Promise<PageOutcome> {
+    return this.finish(challenge, payment, { status: 'declined', result: '1009', threeds_result: 'N', challenge: 'expired', from: 'open' });
+  }
+
+  /** The scheduled job: fails challenges that lapsed, at most `limit` per run. */
+  async expireDue(limit = 100): Promise<number> {
+    const now = this.deps.now();
+    const due = await this.deps.store.db
+      .selectFrom('threeds_challenges')
+      .selectAll()
+      .where('status', '=', 'open')
+      .where('expires_at', '<=', now)
+      .orderBy('expires_at')
+      .limit(limit)
+      .execute();
+    let n = 0;
+    for (const challenge of due) {
+      const payment = await this.deps.store.db.selectFrom('payments').selectAll().where('transaction_id', '=', challenge.transaction_id).executeTakeFirst();
+      if (!payment) continue;
+      const r = await this.finishExpired(challenge, payment);
+      if (r.kind === 'done') n++;
+    }
+    return n;
+  }
+
+  /** One transaction: the challenge's end, the payment's transition, its event. */
+  private async finish(
+    challenge: ThreedsChallengeRow,
+    payment: PaymentRow,
+    o: {
+      status: 'declined' | 'review' | 'captured' | 'authorised';
+      result: ResultCode;
+      threeds_result: 'Y' | 'N';
+      challenge: 'completed' | 'failed' | 'expired';
+      from?: 'open' | 'processing';
+      risk_score?: number;
+      risk_action?: string;
+      reference?: string;
+    },
+  ): Promise<PageOutcome> {
+    const now = this.deps.now();
+    const authenticated = o.threeds_result === 'Y';
+    const patch: Partial<PaymentRow> = {
+      result_code: o.result,
+      threeds_result: o.threeds_result,
+      is3ds: authenticated ? 1 : 0,
+      authorised_minor: o.status === 'authorised' || o.status === 'review' ? payment.amount_minor : 0,
+      captured_minor: o.status === 'captured' ? payment.amount_minor : 0,
+      expires_at: o.status === 'authorised' ? now + MANUAL_CAPTURE_WINDOW_MS : o.status === 'review' ? now + REVIEW_WINDOW_MS : null,
+    };
+    if (o.risk_score !== undefined) patch.risk_score = o.risk_score;
+    if (o.risk_action !== undefined) patch.risk_action = o.risk_action;
+    if (o.reference) {
+      const details = JSON.parse(payment.details || '{}') as Record<string, unknown>;
+      details.reference_no = o.reference;
+      patch.details = JSON.stringify(details);
+    }
+    const updated = await this.deps.store.transaction(async (tx) => {
+      const c = await tx
+        .updateTable('threeds_challenges')
+        .set({ status: o.challenge, decided_at: now })
+        .where('id_hash', '=', challenge.id_hash)
+        .where('status', '=', o.from ?? 'processing')
+        .executeTakeFirst();
+      if (Number(c.numUpdatedRows) !== 1) return null; // another request or the job ended it first
+      const event = o.status === 'declined' ? 'authenticate_fail' : 'authenticate_ok';
+      const moved = payment.status === 'pending' && (await applyTransition(tx, payment.transaction_id, event, 'pending', o.status, patch, now));
+      const row = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', payment.transaction_id).executeTakeFirstOrThrow();
+      // ledger: postings of a payment authorised, captured or held after its challenge (as at authorise)
+      if (moved) await paymentEvent(tx, row, now);
+      return row;
+    });
+    if (!updated) return { kind: 'used' };
+    return { kind: 'done', payment: updated, redirect: await this.returnLocation(updated) };
+  }
+
+  /** return_url with the signed result (decisions §10), or null when the payment has none. */
+  private async returnLocation(row: PaymentRow): Promise<string | null> {
+    if (!row.return_url) return null;
+    const creds = await this.deps.merchants.credentials(row.merchant_id, row.account_id);
+    if (!creds) return null;
+    const fields = returnFields(row);
+    const url = new URL(row.return_url);
+    for (const [k, v] of Object.entries(fields)) url.searchParams.set(k, v);
+    url.searchParams.set('encryption_data', sign(fields, creds.signing_secret));
+    return url.toString();
+  }
+}
+
+/** The fields the shopper carries back to return_url; `encryption_data` signs exactly these. */
+export function returnFields(row: PaymentRow): Record<string, string> {
+  return {
+    merchant_id: row.merchant_id,
+    account_id: row.account_id,
+    order_no: row.order_no,
+    transaction_id: row.transaction_id,
+    order_status: orderStatusOf(row.status),
+    result_info: resultText(row.result_code as ResultCode),
+    threeds_result: row.threeds_result,
+  };
+}
+
+async function paymentEvent(tx: Tx, row: PaymentRow, now: number): Promise<void> {
+  const type: EventType = row.status === 'declined' ? 'payment.failed' : row.status === 'review' ? 'payment.held' : 'payment.succeeded';
+  await recordEvent(
+    tx,
+    {
+      merchant_id: row.merchant_id,
+      account_id: row.account_id,
+      event_type: type,
+      object_id: row.transaction_id,
+      notify_url: row.notify_url,
+      data: toOrderRecord(row),
+    },
+    now,
+  );
+}
+
+/** What the sandbox issuer's access control server hands back after a passed challenge. */
+function sandboxAuthentication(brand: string) {
+  return {
+    eci: brand === 'mastercard' || brand === 'maestro' ? '02' : '05',
+    cavv: randomBytes(20).toString('base64'),
+    xid: '',
+    ds_trans_id: randomUUID(),
+  };
+}
