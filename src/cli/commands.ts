@@ -1,2 +1,3 @@
 // Each capability's CLI commands and background tasks are imported here so they register.
-export {};
+import '../ledger/cli.js';
+import '../payments/tasks.js';

@@ -1,14 +1,20 @@
 // Every capability's migrations, in order. Both engines run the same list (decisions §13).
 import { type Kysely, type Migration, Migrator } from 'kysely';
+import { idempotencyMigration } from '../idempotency/migration.js';
+import { ledgerMigration } from '../ledger/migration.js';
 import { coreMigration } from '../merchants/migration.js';
 import { notificationsMigration } from '../notifications/migration.js';
 import { paymentsMigration } from '../payments/migration.js';
+import { refundsMigration } from '../refunds/migration.js';
 
 // Names sort in the order they must run.
 export const migrations: Record<string, Migration> = {
   '0001_core': coreMigration,
   '0002_payments': paymentsMigration,
   '0003_events': notificationsMigration,
+  '0010_refunds': refundsMigration,
+  '0011_ledger': ledgerMigration,
+  '0012_idempotency': idempotencyMigration,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
