@@ -2,18 +2,15 @@
 import { parseArgs } from 'node:util';
 import { loadSettings } from '../config/index.js';
 import { createRuntime, type Runtime } from '../runtime.js';
+import { commands, UsageError } from './registry.js';
 import { closeOnSignals, startServer } from './serve.js';
-
-type Handler = (args: string[], rt: () => Promise<Runtime>) => Promise<void>;
 
 const out = (line = ''): void => {
   process.stdout.write(`${line}\n`);
 };
 
-/** Commands each capability registers: "merchant create", "ledger verify", … */
-export const commands = new Map<string, { usage: string; run: Handler }>();
-
-export class UsageError extends Error {}
+// The registry lives in registry.ts; command files import it from there (see its comment).
+export { commands, UsageError };
 
 function opts<T extends Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>>(args: string[], options: T) {
   try {

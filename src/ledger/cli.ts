@@ -1,7 +1,7 @@
 // Operator commands of the ledger: verify the books, show balances, set pricing; and the
 // settlement task run inside `serve`.
 import { parseArgs } from 'node:util';
-import { commands, UsageError } from '../cli/main.js';
+import { commands, UsageError } from '../cli/registry.js';
 import { backgroundTasks } from '../cli/serve.js';
 import { intervalTask } from '../ops/interval-task.js';
 import { accountBalances, formatBalance } from './balances.js';

@@ -20,7 +20,7 @@ after(async () => {
 
 const refund = (p: Paid, refund_amount: string, extra: Record<string, unknown> = {}) => item(p, { refund_amount, refund_reason: 'customer asked', ...extra });
 
-async function search(body: Record<string, unknown>) {
+async function search(body: Record<string, unknown>): Promise<Record<string, any>> {
   const res = await gw.post('/v1/retrievalRefund', { merchant_id: gw.merchant.merchant_id, account_id: gw.merchant.account_id, ...body });
   return { status: res.statusCode, ...(JSON.parse(res.body) as Record<string, any>) };
 }
