@@ -3,3 +3,5 @@ import '../notifications/cli.js';
 import '../risk/cli.js';
 import '../threeds/tasks.js';
 import '../review/tasks.js';
+import '../ledger/cli.js';
+import '../payments/tasks.js';

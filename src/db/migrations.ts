@@ -1,8 +1,11 @@
 // Every capability's migrations, in order. Both engines run the same list (decisions §13).
 import { type Kysely, type Migration, Migrator } from 'kysely';
+import { idempotencyMigration } from '../idempotency/migration.js';
+import { ledgerMigration } from '../ledger/migration.js';
 import { coreMigration } from '../merchants/migration.js';
 import { eventAttemptsMigration, notificationsMigration } from '../notifications/migration.js';
 import { paymentsMigration } from '../payments/migration.js';
+import { refundsMigration } from '../refunds/migration.js';
 import { reviewMigration } from '../review/migration.js';
 import { riskMigration } from '../risk/migration.js';
 import { threedsMigration } from '../threeds/migration.js';
@@ -12,6 +15,9 @@ export const migrations: Record<string, Migration> = {
   '0001_core': coreMigration,
   '0002_payments': paymentsMigration,
   '0003_events': notificationsMigration,
+  '0010_refunds': refundsMigration,
+  '0011_ledger': ledgerMigration,
+  '0012_idempotency': idempotencyMigration,
   '0020_event_attempts': eventAttemptsMigration,
   '0030_risk': riskMigration,
   '0031_threeds': threedsMigration,

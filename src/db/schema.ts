@@ -1,10 +1,23 @@
 // Database row types. Each capability declares its own tables and this file joins them.
 // Times are integer milliseconds since the Unix epoch (UTC); amounts integer minor units.
+
+import type { IdempotencyTables } from '../idempotency/tables.js';
+import type { LedgerTables } from '../ledger/tables.js';
 import type { CoreTables } from '../merchants/tables.js';
 import type { NotificationTables } from '../notifications/tables.js';
 import type { PaymentTables } from '../payments/tables.js';
+import type { RefundTables } from '../refunds/tables.js';
 import type { ReviewTables } from '../review/tables.js';
 import type { RiskTables } from '../risk/tables.js';
 import type { ThreedsTables } from '../threeds/tables.js';
 
-export interface DB extends CoreTables, PaymentTables, NotificationTables, RiskTables, ThreedsTables, ReviewTables {}
+export interface DB
+  extends CoreTables,
+    PaymentTables,
+    NotificationTables,
+    RefundTables,
+    LedgerTables,
+    IdempotencyTables,
+    RiskTables,
+    ThreedsTables,
+    ReviewTables {}

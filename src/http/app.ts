@@ -7,7 +7,10 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { timeOrderedId } from '../crypto/ids.js';
+import { registerIdempotency } from '../idempotency/plugin.js';
+import { registerLifecycleRoutes } from '../payments/lifecycle-routes.js';
 import { registerPaymentRoutes } from '../payments/routes.js';
+import { registerRefundRoutes } from '../refunds/routes.js';
 import { registerReviewRoutes } from '../review/routes.js';
 import { registerThreedsRoutes } from '../threeds/routes.js';
 import { BodyParseError, parseBody } from './body.js';
@@ -157,9 +160,12 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   registerDocs(app);
 
+  registerIdempotency(app, deps); // before the routes: its hooks apply to every POST
   registerPaymentRoutes(app, deps);
   registerThreedsRoutes(app, deps);
   registerReviewRoutes(app, deps);
+  registerLifecycleRoutes(app, deps);
+  registerRefundRoutes(app, deps);
   return app;
 }
 

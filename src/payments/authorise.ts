@@ -10,6 +10,7 @@ import { canonicalString } from '../crypto/signature.js';
 import type { Tx } from '../db/store.js';
 import type { Deps } from '../http/context.js';
 import { ApiError, invalid, type ResultCode, resultText } from '../http/errors.js';
+import { postPaymentChange } from '../ledger/postings.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import { formatAmount } from '../money/currency.js';
 import { type EventType, recordEvent } from '../notifications/outbox.js';
@@ -363,8 +364,9 @@ export class AuthoriseService {
     return { record };
   }
 
-  /** Everything written with the payment: its event (and, later, ledger postings). */
+  /** Everything written with the payment: its ledger postings (hold or capture) and its event. */
   private async afterInsert(tx: Tx, row: PaymentRow, now: number): Promise<void> {
+    await postPaymentChange(tx, null, row, now);
     const type: EventType =
       row.status === 'pending'
         ? 'payment.pending'

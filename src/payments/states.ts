@@ -54,7 +54,8 @@ export type PaymentEvent =
   | 'cancel'
   | 'expire' // uncaptured authorisation lapsed after 7 days
   | 'refund_partial'
-  | 'refund_full';
+  | 'refund_full'
+  | 'refund_reversed'; // a pending refund failed: its amount is refundable again
 
 /** From which statuses each event may fire, and where it leads. */
 export const PAYMENT_TRANSITIONS: Readonly<Record<PaymentEvent, { from: readonly PaymentStatus[]; to: readonly PaymentStatus[] }>> = {
@@ -68,6 +69,7 @@ export const PAYMENT_TRANSITIONS: Readonly<Record<PaymentEvent, { from: readonly
   expire: { from: ['authorised', 'pending'], to: ['expired'] },
   refund_partial: { from: ['captured', 'partially_refunded'], to: ['partially_refunded'] },
   refund_full: { from: ['captured', 'partially_refunded'], to: ['refunded'] },
+  refund_reversed: { from: ['partially_refunded', 'refunded'], to: ['captured', 'partially_refunded'] },
 };
 
 export class TransitionError extends Error {
@@ -111,3 +113,47 @@ export async function applyTransition(
 
 /** Raw SQL helper for atomic counters in a CAS: `col + n`. */
 export const plus = (column: 'captured_minor' | 'refunded_minor' | 'authorised_minor', n: number) => sql<number>`${sql.ref(column)} + ${n}`;
+
+/**
+ * Reserves `n` minor units of a refund in one compare-and-set (decisions §4): the refunded
+ * total can never pass the captured amount, whatever runs concurrently. The status follows
+ * refund_partial or refund_full in the same statement. Returns the updated row, or
+ * undefined when the payment is not refundable now (the caller re-reads to say why).
+ */
+export async function reserveRefund(tx: Tx, transaction_id: string, n: number, now_ms: number): Promise<PaymentRow | undefined> {
+  if (!Number.isSafeInteger(n) || n <= 0) throw new Error('a refund reserves a positive amount');
+  const from = PAYMENT_TRANSITIONS.refund_partial.from;
+  const full: PaymentStatus = 'refunded';
+  const partial: PaymentStatus = 'partially_refunded';
+  return tx
+    .updateTable('payments')
+    .set({
+      refunded_minor: plus('refunded_minor', n),
+      status: sql<PaymentStatus>`case when ${sql.ref('refunded_minor')} + ${n} = ${sql.ref('captured_minor')} then ${full} else ${partial} end`,
+      updated_at: now_ms,
+    })
+    .where('transaction_id', '=', transaction_id)
+    .where('status', 'in', [...from])
+    .where(sql<boolean>`${sql.ref('refunded_minor')} + ${n} <= ${sql.ref('captured_minor')}`)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Gives back a reservation of a refund that failed later (refund_reversed), as one compare-and-set. */
+export async function releaseRefund(tx: Tx, transaction_id: string, n: number, now_ms: number): Promise<PaymentRow | undefined> {
+  if (!Number.isSafeInteger(n) || n <= 0) throw new Error('a refund releases a positive amount');
+  const captured: PaymentStatus = 'captured';
+  const partial: PaymentStatus = 'partially_refunded';
+  return tx
+    .updateTable('payments')
+    .set({
+      refunded_minor: plus('refunded_minor', -n),
+      status: sql<PaymentStatus>`case when ${sql.ref('refunded_minor')} = ${n} then ${captured} else ${partial} end`,
+      updated_at: now_ms,
+    })
+    .where('transaction_id', '=', transaction_id)
+    .where('status', 'in', [...PAYMENT_TRANSITIONS.refund_reversed.from])
+    .where('refunded_minor', '>=', n)
+    .returningAll()
+    .executeTakeFirst();
+}

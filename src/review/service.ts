@@ -5,6 +5,7 @@
 import type { Tx } from '../db/store.js';
 import type { Deps } from '../http/context.js';
 import { type ResultCode, resultText } from '../http/errors.js';
+import { postPaymentChange } from '../ledger/postings.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import { type EventType, recordEvent } from '../notifications/outbox.js';
 import { MANUAL_CAPTURE_WINDOW_MS } from '../payments/authorise.js';
@@ -105,16 +106,15 @@ export class ReviewService {
     return this.deps.store.transaction(async (tx) => {
       const moved = await applyTransition(tx, row.transaction_id, event, 'review', to, patch, now);
       if (!moved) return null;
-      // ledger: hold released on review reject (decision REJECT)
-      // ledger: hold released on review expiry (decision EXPIRE)
-      // ledger: hold captured on review accept with automatic capture (decision ACCEPT, to 'captured')
+      // The hold is released (REJECT, EXPIRE), captured (ACCEPT, automatic) or kept (ACCEPT, manual).
+      const after = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', row.transaction_id).executeTakeFirstOrThrow();
+      await postPaymentChange(tx, row, after, now);
       await tx
         .insertInto('risk_reviews')
         .values({ transaction_id: row.transaction_id, account_id: row.account_id, decision, note: note.slice(0, 1024), source, decided_at: now })
         .execute();
-      const updated = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', row.transaction_id).executeTakeFirstOrThrow();
-      await paymentEvent(tx, updated, type, now);
-      return updated;
+      await paymentEvent(tx, after, type, now);
+      return after;
     });
   }
 

@@ -9,6 +9,7 @@ import { sign } from '../crypto/signature.js';
 import type { Tx } from '../db/store.js';
 import type { Deps } from '../http/context.js';
 import { type ResultCode, resultText } from '../http/errors.js';
+import { postPaymentChange } from '../ledger/postings.js';
 import { type EventType, recordEvent } from '../notifications/outbox.js';
 import { MANUAL_CAPTURE_WINDOW_MS } from '../payments/authorise.js';
 import { toOrderRecord } from '../payments/order-record.js';
@@ -219,8 +220,11 @@ export class ChallengeService {
       const event = o.status === 'declined' ? 'authenticate_fail' : 'authenticate_ok';
       const moved = payment.status === 'pending' && (await applyTransition(tx, payment.transaction_id, event, 'pending', o.status, patch, now));
       const row = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', payment.transaction_id).executeTakeFirstOrThrow();
-      // ledger: postings of a payment authorised, captured or held after its challenge (as at authorise)
-      if (moved) await paymentEvent(tx, row, now);
+      if (moved) {
+        // The hold placed at authorise is kept (authorised, review), captured or released (declined).
+        await postPaymentChange(tx, payment, row, now);
+        await paymentEvent(tx, row, now);
+      }
       return row;
     });
     if (!updated) return { kind: 'used' };

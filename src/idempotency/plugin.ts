@@ -1,0 +1,170 @@
+// Idempotency-Key on every POST (decisions §4; field-facts "Idempotency"):
+// - the first answer (status, media type, body) is stored before it is sent and replayed
+//   for 24 h, marked `Idempotent-Replayed: true`;
+// - the same key with another body (or path) gets HTTP 409 `0409:Conflict`;
+// - of concurrent requests with one key, one runs; the others wait for its answer (a
+//   bounded wait) and then replay it, or get 409 when it takes too long;
+// - requests refused before any work (signature, schema) store nothing, and so do answers
+//   other than 2xx (domain refusals write nothing either), so a corrected retry works;
+// - keys are scoped per account: merchant_id + account_id of the authenticated caller.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { timeOrderedId } from '../crypto/ids.js';
+import type { Deps } from '../http/context.js';
+import { ApiError } from '../http/errors.js';
+import type { IdempotencyKeyRow } from './tables.js';
+
+export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+/** How long a duplicate waits for the first request's answer (real time). */
+export const IDEMPOTENCY_WAIT_MS = 5_000;
+const POLL_MS = 15;
+/** After this a `started` key whose request never answered (a crash) may be run again. */
+export const IDEMPOTENCY_LEASE_MS = 60_000;
+/** Printable ASCII, 1 to 255 characters (Stripe's limit). */
+const KEY = /^[\x21-\x7E]{1,255}$/;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    idempotency?: { key: string; hash: string; id?: string };
+  }
+}
+
+type Claim = { kind: 'owner'; id: string } | { kind: 'replay'; row: IdempotencyKeyRow } | { kind: 'conflict'; detail: string };
+
+function scopeOf(request: FastifyRequest): string {
+  const acct = request.account?.account;
+  if (acct) return `${acct.merchant_id}:${acct.account_id}`;
+  const b = (request.body ?? {}) as Record<string, unknown>;
+  return `${typeof b.merchant_id === 'string' ? b.merchant_id : ''}:${typeof b.account_id === 'string' ? b.account_id : ''}`;
+}
+
+async function claim(deps: Deps, scope: string, key: string, hash: string): Promise<Claim> {
+  const { store } = deps;
+  const deadline = Date.now() + IDEMPOTENCY_WAIT_MS;
+  for (let attempt = 0; attempt < 10_000; attempt++) {
+    const now = deps.now();
+    const id = `idk_${timeOrderedId(now)}`;
+    const inserted = await store.transaction(async (tx) => {
+      const r = await tx
+        .insertInto('idempotency_keys')
+        .values({
+          id,
+          scope,
+          idem_key: key,
+          request_hash: hash,
+          status: 'started',
+          response_status: 0,
+          response_type: '',
+          response_body: '',
+          locked_until: now + IDEMPOTENCY_LEASE_MS,
+          created_at: now,
+          expires_at: now + IDEMPOTENCY_TTL_MS,
+        })
+        .onConflict((oc) => oc.columns(['scope', 'idem_key']).doNothing())
+        .executeTakeFirst();
+      return Number(r.numInsertedOrUpdatedRows ?? 0) === 1;
+    });
+    if (inserted) return { kind: 'owner', id };
+    const row = await store.db.selectFrom('idempotency_keys').selectAll().where('scope', '=', scope).where('idem_key', '=', key).executeTakeFirst();
+    if (!row) continue; // its request failed and let the key go: try to take it
+    if (Number(row.expires_at) <= now) {
+      await store.transaction((tx) => tx.deleteFrom('idempotency_keys').where('id', '=', row.id).execute());
+      continue;
+    }
+    if (row.request_hash !== hash) return { kind: 'conflict', detail: 'this Idempotency-Key was used with another request; use a new key for a new request' };
+    if (row.status === 'done') return { kind: 'replay', row };
+    if (Number(row.locked_until) <= now) {
+      // Its first request never answered (the process died): run it again, once.
+      const taken = await store.transaction(async (tx) => {
+        const r = await tx
+          .updateTable('idempotency_keys')
+          .set({ locked_until: now + IDEMPOTENCY_LEASE_MS })
+          .where('id', '=', row.id)
+          .where('status', '=', 'started')
+          .where('locked_until', '=', row.locked_until)
+          .executeTakeFirst();
+        return Number(r.numUpdatedRows) === 1;
+      });
+      if (taken) return { kind: 'owner', id: row.id };
+    }
+    if (Date.now() >= deadline) return { kind: 'conflict', detail: 'a request with this Idempotency-Key is still being processed; retry later' };
+    await sleep(POLL_MS);
+  }
+  return { kind: 'conflict', detail: 'a request with this Idempotency-Key is still being processed; retry later' };
+}
+
+function replay(reply: FastifyReply, row: IdempotencyKeyRow): FastifyReply {
+  return reply.code(Number(row.response_status)).type(row.response_type).header('idempotent-replayed', 'true').send(row.response_body);
+}
+
+export function registerIdempotency(app: FastifyInstance, deps: Deps): void {
+  // Application hooks run before route hooks: the body is still as the client sent it.
+  app.addHook('preValidation', async (request) => {
+    if (request.method !== 'POST') return;
+    const given = request.headers['idempotency-key'];
+    if (given === undefined) return;
+    const key = Array.isArray(given) ? given[0] : given;
+    if (!key || !KEY.test(key)) throw new ApiError('0400', 'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces', 'Idempotency-Key');
+    const route = request.routeOptions.url ?? request.url;
+    // Keyed hash: bodies may hold card numbers (PCI DSS 3.5.1.1).
+    const hash = deps.keyring.fingerprint(`POST ${route}\n${JSON.stringify(request.body ?? null)}`);
+    request.idempotency = { key, hash };
+  });
+
+  // After the signature and the schema: refused requests never reach here and store nothing.
+  app.addHook('preHandler', async (request, reply) => {
+    const idem = request.idempotency;
+    if (!idem) return;
+    const outcome = await claim(deps, scopeOf(request), idem.key, idem.hash);
+    if (outcome.kind === 'owner') {
+      idem.id = outcome.id;
+      return;
+    }
+    if (outcome.kind === 'conflict') throw new ApiError('0409', outcome.detail, 'Idempotency-Key');
+    return replay(reply, outcome.row);
+  });
+
+  // The answer is stored before it is sent, so a retry after a lost answer gets the same one.
+  app.addHook('onSend', async (request, reply, payload) => {
+    const idem = request.idempotency;
+    const id = idem?.id;
+    if (!idem || !id) return payload;
+    idem.id = undefined; // once
+    const keep = reply.statusCode >= 200 && reply.statusCode < 300 && typeof payload === 'string';
+    await deps.store.transaction(async (tx) => {
+      if (keep) {
+        await tx
+          .updateTable('idempotency_keys')
+          .set({
+            status: 'done',
+            response_status: reply.statusCode,
+            response_type: String(reply.getHeader('content-type') ?? 'application/json'),
+            response_body: payload as string,
+            locked_until: 0,
+          })
+          .where('id', '=', id)
+          .execute();
+      } else {
+        await tx.deleteFrom('idempotency_keys').where('id', '=', id).execute();
+      }
+    });
+    return payload;
+  });
+}
+
+/** Removes keys past their 24 h; bounded per run. */
+export async function purgeExpiredKeys(deps: Pick<Deps, 'store'>, now_ms: number, limit = 1000): Promise<number> {
+  const ids = await deps.store.db.selectFrom('idempotency_keys').select('id').where('expires_at', '<=', now_ms).limit(limit).execute();
+  if (ids.length === 0) return 0;
+  await deps.store.transaction((tx) =>
+    tx
+      .deleteFrom('idempotency_keys')
+      .where(
+        'id',
+        'in',
+        ids.map((r) => r.id),
+      )
+      .execute(),
+  );
+  return ids.length;
+}

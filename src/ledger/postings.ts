@@ -1,0 +1,233 @@
+// The posting API (style §6): every money movement is one balanced posting, written in the
+// same transaction as the change it records. Payouts, transfers and subscriptions post
+// through `post` as well. What each movement posts is documented in README.md here.
+import { sql } from 'kysely';
+import { timeOrderedId } from '../crypto/ids.js';
+import type { Tx } from '../db/store.js';
+import type { LedgerAccount } from './tables.js';
+
+export interface Entry {
+  ledger_account: LedgerAccount;
+  /** Signed minor units: positive into the ledger account, negative out of it. */
+  amount_minor: number;
+}
+
+export interface Posting {
+  account_id: string;
+  currency: string;
+  reason: string;
+  transaction_id?: string;
+  ref?: string;
+  entries: readonly Entry[];
+  /** Marks the entries as already settled (the settlement posting itself). */
+  settled?: boolean;
+}
+
+export class UnbalancedPosting extends Error {}
+
+/** Most entries one posting may carry (style §9). */
+const MAX_ENTRIES = 16;
+
+/**
+ * Writes one posting, its entries and the materialised balances. Zero entries are dropped
+ * and entries to the same ledger account merged; a posting that nets to nothing writes
+ * nothing and returns null. Refuses an unbalanced posting.
+ */
+export async function post(tx: Tx, p: Posting, now_ms: number): Promise<string | null> {
+  if (p.entries.length > MAX_ENTRIES) throw new UnbalancedPosting(`a posting carries at most ${MAX_ENTRIES} entries`);
+  const merged = new Map<LedgerAccount, number>();
+  let sum = 0;
+  for (const e of p.entries) {
+    if (!Number.isSafeInteger(e.amount_minor)) throw new UnbalancedPosting(`entry ${e.ledger_account} is not a whole number of minor units`);
+    merged.set(e.ledger_account, (merged.get(e.ledger_account) ?? 0) + e.amount_minor);
+    sum += e.amount_minor;
+  }
+  if (sum !== 0) throw new UnbalancedPosting(`posting ${p.reason} for ${p.transaction_id ?? p.account_id} is off by ${sum} ${p.currency} minor units`);
+  // Sorted, so concurrent transactions lock balance rows in one order (no deadlocks on PostgreSQL).
+  const lines = [...merged.entries()].filter(([, amount]) => amount !== 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  if (lines.length === 0) return null;
+  const posting_id = `pst_${timeOrderedId(now_ms)}`;
+  const transaction_id = p.transaction_id ?? '';
+  await tx
+    .insertInto('ledger_postings')
+    .values({ posting_id, account_id: p.account_id, currency: p.currency, reason: p.reason, transaction_id, ref: p.ref ?? '', created_at: now_ms })
+    .execute();
+  await tx
+    .insertInto('ledger_entries')
+    .values(
+      lines.map(([ledger_account, amount_minor], i) => ({
+        entry_id: `${posting_id}.${i}`,
+        posting_id,
+        account_id: p.account_id,
+        currency: p.currency,
+        ledger_account,
+        amount_minor,
+        transaction_id,
+        settled: p.settled ? 1 : 0,
+        created_at: now_ms,
+      })),
+    )
+    .execute();
+  await tx
+    .insertInto('ledger_balances')
+    .values(
+      lines.map(([ledger_account, amount_minor]) => ({
+        account_id: p.account_id,
+        currency: p.currency,
+        ledger_account,
+        balance_minor: amount_minor,
+        updated_at: now_ms,
+      })),
+    )
+    .onConflict((oc) =>
+      oc.columns(['account_id', 'currency', 'ledger_account']).doUpdateSet({
+        balance_minor: sql<number>`ledger_balances.balance_minor + excluded.balance_minor`,
+        updated_at: now_ms,
+      }),
+    )
+    .execute();
+  return posting_id;
+}
+
+/** The money-bearing part of a payment row. */
+export interface PaymentMoney {
+  account_id: string;
+  currency: string;
+  transaction_id: string;
+  /** Still held for a later capture. */
+  authorised_minor: number;
+  captured_minor: number;
+}
+
+/**
+ * Posts what a payment's change of held and captured amounts means (README.md): a new
+ * hold, a capture (from the hold, else straight from the outside world), the release of
+ * what is no longer held, and the fee on what was captured. `before` is null for a new
+ * payment. Any capability that moves a payment between states calls this with the row
+ * before and after, so the ledger follows the payments table by construction.
+ */
+export async function postPaymentChange(tx: Tx, before: PaymentMoney | null, after: PaymentMoney, now_ms: number): Promise<void> {
+  const dHold = after.authorised_minor - (before?.authorised_minor ?? 0);
+  const dCaptured = after.captured_minor - (before?.captured_minor ?? 0);
+  if (dCaptured < 0) throw new UnbalancedPosting('a captured amount never decreases; refunds post on their own');
+  const base = { account_id: after.account_id, currency: after.currency, transaction_id: after.transaction_id };
+  const holdDrop = Math.max(0, -dHold);
+  const fromHold = Math.min(dCaptured, holdDrop);
+  const released = holdDrop - fromHold;
+  if (dHold > 0) {
+    await post(
+      tx,
+      {
+        ...base,
+        reason: 'authorise_hold',
+        entries: [
+          { ledger_account: 'processor_clearing', amount_minor: -dHold },
+          { ledger_account: 'customer_holds', amount_minor: dHold },
+        ],
+      },
+      now_ms,
+    );
+  }
+  if (dCaptured > 0) {
+    await post(
+      tx,
+      {
+        ...base,
+        reason: 'capture',
+        entries: [
+          { ledger_account: 'customer_holds', amount_minor: -fromHold },
+          { ledger_account: 'processor_clearing', amount_minor: -(dCaptured - fromHold) },
+          { ledger_account: 'merchant_pending', amount_minor: dCaptured },
+        ],
+      },
+      now_ms,
+    );
+  }
+  if (released > 0) {
+    await post(
+      tx,
+      {
+        ...base,
+        reason: 'hold_release',
+        entries: [
+          { ledger_account: 'customer_holds', amount_minor: -released },
+          { ledger_account: 'processor_clearing', amount_minor: released },
+        ],
+      },
+      now_ms,
+    );
+  }
+  if (dCaptured > 0) {
+    const fee = await feeFor(tx, after.account_id, after.currency, dCaptured);
+    if (fee > 0) {
+      await post(
+        tx,
+        {
+          ...base,
+          reason: 'fee',
+          entries: [
+            { ledger_account: 'merchant_pending', amount_minor: -fee },
+            { ledger_account: 'fees', amount_minor: fee },
+          ],
+        },
+        now_ms,
+      );
+    }
+  }
+}
+
+/** Fee on a captured amount: percent (basis points, half-up) + fixed, never above the amount. */
+export function computeFee(captured_minor: number, percent_bp: number, fixed_minor: number): number {
+  // BigInt: amount × basis points can pass 2^53.
+  const pct = (BigInt(captured_minor) * BigInt(percent_bp) + 5000n) / 10000n;
+  const fee = Number(pct) + fixed_minor;
+  return Math.min(fee, captured_minor);
+}
+
+export async function feeFor(tx: Tx, account_id: string, currency: string, captured_minor: number): Promise<number> {
+  const price = await tx
+    .selectFrom('pricing')
+    .select(['percent_bp', 'fixed_minor'])
+    .where('account_id', '=', account_id)
+    .where('currency', '=', currency)
+    .executeTakeFirst();
+  if (!price) return 0;
+  return computeFee(captured_minor, Number(price.percent_bp), Number(price.fixed_minor));
+}
+
+export type RefundLedgerStep = 'succeeded' | 'pending' | 'settled' | 'failed';
+
+/**
+ * Refund postings (README.md). Refunds come out of the available balance (which may go
+ * negative until later captures settle) and do not give the fee back.
+ */
+export async function postRefund(
+  tx: Tx,
+  r: { account_id: string; currency: string; transaction_id: string; refund_reference_id: string; amount_minor: number },
+  step: RefundLedgerStep,
+  now_ms: number,
+): Promise<void> {
+  const n = r.amount_minor;
+  const moves: Record<RefundLedgerStep, [reason: string, from: LedgerAccount, to: LedgerAccount]> = {
+    succeeded: ['refund', 'merchant_available', 'processor_clearing'],
+    pending: ['refund_pending', 'merchant_available', 'refunds_in_flight'],
+    settled: ['refund_settled', 'refunds_in_flight', 'processor_clearing'],
+    failed: ['refund_failed', 'refunds_in_flight', 'merchant_available'],
+  };
+  const [reason, from, to] = moves[step];
+  await post(
+    tx,
+    {
+      account_id: r.account_id,
+      currency: r.currency,
+      transaction_id: r.transaction_id,
+      ref: r.refund_reference_id,
+      reason,
+      entries: [
+        { ledger_account: from, amount_minor: -n },
+        { ledger_account: to, amount_minor: n },
+      ],
+    },
+    now_ms,
+  );
+}

@@ -1,0 +1,125 @@
+// `tollgate ledger verify`: proves the books. Every posting sums to zero, every currency
+// sums to zero, every materialised balance equals the sum of its entries, and the ledger
+// agrees with each payment's held, captured and refunded amounts.
+import { type Kysely, sql } from 'kysely';
+import type { DB } from '../db/schema.js';
+
+export interface VerifyReport {
+  ok: boolean;
+  postings: number;
+  entries: number;
+  payments: number;
+  problems: string[];
+}
+
+/** Problems listed at most (the counts stay exact). */
+const MAX_PROBLEMS = 50;
+/** Payments reconciled per query. */
+const PAGE = 500;
+
+const REFUND_REASONS = ['refund', 'refund_pending', 'refund_failed'];
+
+export async function verifyLedger(db: Kysely<DB>): Promise<VerifyReport> {
+  const problems: string[] = [];
+  const note = (p: string) => {
+    if (problems.length < MAX_PROBLEMS) problems.push(p);
+  };
+  const sum = sql<number>`sum(amount_minor)`;
+
+  const counts = await db
+    .selectFrom('ledger_entries')
+    .select([sql<number>`count(*)`.as('entries'), sql<number>`count(distinct posting_id)`.as('postings')])
+    .executeTakeFirstOrThrow();
+
+  const unbalanced = await db
+    .selectFrom('ledger_entries')
+    .select(['posting_id', sum.as('total')])
+    .groupBy('posting_id')
+    .having(sum, '<>', 0)
+    .limit(MAX_PROBLEMS)
+    .execute();
+  for (const u of unbalanced) note(`posting ${u.posting_id} sums to ${u.total}, not 0`);
+
+  const lonely = await db
+    .selectFrom('ledger_postings as p')
+    .leftJoin('ledger_entries as e', 'e.posting_id', 'p.posting_id')
+    .select('p.posting_id')
+    .groupBy('p.posting_id')
+    .having(sql`count(e.entry_id)`, '<', 2)
+    .limit(MAX_PROBLEMS)
+    .execute();
+  for (const l of lonely) note(`posting ${l.posting_id} has fewer than two entries`);
+
+  const mismatched = await db
+    .selectFrom('ledger_entries as e')
+    .innerJoin('ledger_postings as p', 'p.posting_id', 'e.posting_id')
+    .select('e.entry_id')
+    .where((eb) => eb.or([eb('e.account_id', '<>', eb.ref('p.account_id')), eb('e.currency', '<>', eb.ref('p.currency'))]))
+    .limit(MAX_PROBLEMS)
+    .execute();
+  for (const m of mismatched) note(`entry ${m.entry_id} names another account or currency than its posting`);
+
+  const currencies = await db
+    .selectFrom('ledger_entries')
+    .select(['currency', sum.as('total')])
+    .groupBy('currency')
+    .execute();
+  for (const c of currencies) if (Number(c.total) !== 0) note(`currency ${c.currency} sums to ${c.total}, not 0`);
+
+  // Materialised balances against the entries, both ways.
+  const derived = await db
+    .selectFrom('ledger_entries')
+    .select(['account_id', 'currency', 'ledger_account', sum.as('total')])
+    .groupBy(['account_id', 'currency', 'ledger_account'])
+    .execute();
+  const stored = await db.selectFrom('ledger_balances').selectAll().execute();
+  const key = (r: { account_id: string; currency: string; ledger_account: string }) => `${r.account_id}/${r.currency}/${r.ledger_account}`;
+  const storedBy = new Map(stored.map((r) => [key(r), Number(r.balance_minor)]));
+  const derivedBy = new Map(derived.map((r) => [key(r), Number(r.total)]));
+  for (const [k, v] of derivedBy) if ((storedBy.get(k) ?? 0) !== v) note(`balance ${k} is ${storedBy.get(k) ?? 0} but its entries sum to ${v}`);
+  for (const [k, v] of storedBy) if (!derivedBy.has(k) && v !== 0) note(`balance ${k} is ${v} but has no entries`);
+
+  // The ledger against the payments table, a page of payments at a time.
+  let payments = 0;
+  let after = '';
+  for (let page = 0; page < 1_000_000; page++) {
+    const rows = await db
+      .selectFrom('payments')
+      .select(['transaction_id', 'authorised_minor', 'captured_minor', 'refunded_minor'])
+      .where('transaction_id', '>', after)
+      .orderBy('transaction_id')
+      .limit(PAGE)
+      .execute();
+    if (rows.length === 0) break;
+    payments += rows.length;
+    after = rows[rows.length - 1]!.transaction_id;
+    const sums = await db
+      .selectFrom('ledger_entries as e')
+      .innerJoin('ledger_postings as p', 'p.posting_id', 'e.posting_id')
+      .select(['e.transaction_id', 'e.ledger_account', 'p.reason', sql<number>`sum(e.amount_minor)`.as('total')])
+      .where(
+        'e.transaction_id',
+        'in',
+        rows.map((r) => r.transaction_id),
+      )
+      .groupBy(['e.transaction_id', 'e.ledger_account', 'p.reason'])
+      .execute();
+    const got = new Map<string, { held: number; captured: number; refunded: number }>();
+    for (const s of sums) {
+      const g = got.get(s.transaction_id) ?? { held: 0, captured: 0, refunded: 0 };
+      const total = Number(s.total);
+      if (s.ledger_account === 'customer_holds') g.held += total;
+      if (s.ledger_account === 'merchant_pending' && s.reason === 'capture') g.captured += total;
+      if (s.ledger_account === 'merchant_available' && REFUND_REASONS.includes(s.reason)) g.refunded -= total;
+      got.set(s.transaction_id, g);
+    }
+    for (const r of rows) {
+      const g = got.get(r.transaction_id) ?? { held: 0, captured: 0, refunded: 0 };
+      if (g.held !== Number(r.authorised_minor)) note(`payment ${r.transaction_id}: holds post ${g.held}, the payment holds ${r.authorised_minor}`);
+      if (g.captured !== Number(r.captured_minor)) note(`payment ${r.transaction_id}: captures post ${g.captured}, the payment captured ${r.captured_minor}`);
+      if (g.refunded !== Number(r.refunded_minor)) note(`payment ${r.transaction_id}: refunds post ${g.refunded}, the payment refunded ${r.refunded_minor}`);
+    }
+  }
+
+  return { ok: problems.length === 0, postings: Number(counts.postings), entries: Number(counts.entries), payments, problems };
+}

@@ -1,0 +1,73 @@
+// Cancel (interface.md "Cancel a transaction"; decisions §4, §5): an authorised or pending
+// payment is cancelled and its hold released. A captured one must be refunded instead.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Deps } from '../http/context.js';
+import { postPaymentChange } from '../ledger/postings.js';
+import { recordEvent } from '../notifications/outbox.js';
+import { checkItem, describeStatus, failure, type ItemFailure, type OrderItem, runItem } from './lifecycle.js';
+import { toOrderRecord } from './order-record.js';
+import { applyTransition, canApply } from './states.js';
+import type { PaymentRow } from './tables.js';
+
+export interface CancelResult {
+  amount: string;
+  cancel_status: '0' | '1';
+  currency: string;
+  error_message: string;
+  order_no: string;
+  transaction_id: string;
+}
+
+function answer(item: OrderItem, outcome: { ok: true } | ItemFailure): CancelResult {
+  return {
+    amount: item.amount ?? '',
+    cancel_status: outcome.ok ? '1' : '0',
+    currency: item.currency ?? '',
+    error_message: outcome.ok ? '' : outcome.message,
+    order_no: item.order_no ?? '',
+    transaction_id: item.transaction_id ?? '',
+  };
+}
+
+function notCancellable(row: Pick<PaymentRow, 'status'>): ItemFailure {
+  if (row.status === 'captured' || row.status === 'partially_refunded') {
+    return failure('1012', `cannot cancel a payment that is ${describeStatus(row.status)}; refund it instead`);
+  }
+  if (row.status === 'expired') return failure('1015', 'the authorisation already expired and its hold was released');
+  return failure('1012', `cannot cancel a payment that is ${describeStatus(row.status)}`);
+}
+
+export async function cancelItem(deps: Deps, log: FastifyBaseLogger, account_id: string, item: OrderItem): Promise<CancelResult> {
+  return runItem(
+    deps.store,
+    log,
+    async (tx) => {
+      const now = deps.now();
+      const checked = await checkItem(tx, account_id, item, 'original');
+      if (!checked.ok) return answer(item, checked);
+      const { row } = checked;
+      if (!canApply('cancel', row.status)) return answer(item, notCancellable(row));
+      const patch = { authorised_minor: 0, expires_at: null };
+      if (!(await applyTransition(tx, row.transaction_id, 'cancel', row.status, 'cancelled', patch, now))) {
+        const current = await tx.selectFrom('payments').select('status').where('transaction_id', '=', row.transaction_id).executeTakeFirstOrThrow();
+        return answer(item, current.status === 'cancelled' ? failure('1012', 'the payment is already cancelled') : notCancellable(current));
+      }
+      const after: PaymentRow = { ...row, ...patch, status: 'cancelled', updated_at: now };
+      await postPaymentChange(tx, row, after, now);
+      await recordEvent(
+        tx,
+        {
+          merchant_id: row.merchant_id,
+          account_id: row.account_id,
+          event_type: 'payment.cancelled',
+          object_id: row.transaction_id,
+          notify_url: row.notify_url,
+          data: toOrderRecord(after),
+        },
+        now,
+      );
+      return answer(item, { ok: true });
+    },
+    (f) => answer(item, f),
+  );
+}

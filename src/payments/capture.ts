@@ -1,0 +1,83 @@
+// Capture (interface.md "Capture a transaction"; decisions §5, §7): at most the
+// authorised amount, once; a partial capture releases the rest of the hold.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Deps } from '../http/context.js';
+
+import { postPaymentChange } from '../ledger/postings.js';
+import { formatAmount } from '../money/currency.js';
+import { recordEvent } from '../notifications/outbox.js';
+import { checkItem, describeStatus, failure, type ItemFailure, type OrderItem, runItem } from './lifecycle.js';
+import { toOrderRecord } from './order-record.js';
+import { applyTransition } from './states.js';
+import type { PaymentRow } from './tables.js';
+
+export interface CaptureResult {
+  amount: string;
+  capture_status: '0' | '1';
+  currency: string;
+  error_message: string;
+  order_no: string;
+  transaction_id: string;
+}
+
+function answer(item: OrderItem, outcome: { ok: true } | ItemFailure): CaptureResult {
+  return {
+    amount: item.amount ?? '',
+    capture_status: outcome.ok ? '1' : '0',
+    currency: item.currency ?? '',
+    error_message: outcome.ok ? '' : outcome.message,
+    order_no: item.order_no ?? '',
+    transaction_id: item.transaction_id ?? '',
+  };
+}
+
+/** Why a payment that is no longer `authorised` cannot be captured. */
+function notCapturable(row: Pick<PaymentRow, 'status'>): ItemFailure {
+  if (row.status === 'expired') return failure('1015', 'the authorisation expired before it was captured');
+  if (row.status === 'captured' || row.status === 'partially_refunded' || row.status === 'refunded') {
+    return failure('1012', `the payment is already ${describeStatus(row.status)}; a payment is captured once`);
+  }
+  return failure('1012', `cannot capture a payment that is ${describeStatus(row.status)}`);
+}
+
+export async function captureItem(deps: Deps, log: FastifyBaseLogger, account_id: string, item: OrderItem): Promise<CaptureResult> {
+  return runItem(
+    deps.store,
+    log,
+    async (tx) => {
+      const now = deps.now();
+      const checked = await checkItem(tx, account_id, item, 'to_capture');
+      if (!checked.ok) return answer(item, checked);
+      const { row, amount_minor } = checked;
+      if (row.status !== 'authorised') return answer(item, notCapturable(row));
+      // The expiry job may not have run yet: an authorisation past its window is expired.
+      if (row.expires_at !== null && Number(row.expires_at) <= now) return answer(item, failure('1015', 'the authorisation expired before it was captured'));
+      if (amount_minor <= 0) return answer(item, failure('0400', 'amount must be greater than zero'));
+      if (amount_minor > Number(row.authorised_minor)) {
+        return answer(item, failure('1013', `amount ${item.amount} is more than the authorised ${formatAmount(row.authorised_minor, row.currency)}`));
+      }
+      const patch = { authorised_minor: 0, captured_minor: amount_minor, expires_at: null };
+      if (!(await applyTransition(tx, row.transaction_id, 'capture', 'authorised', 'captured', patch, now))) {
+        // Lost a race (a concurrent cancel, capture or expiry): say what won.
+        const current = await tx.selectFrom('payments').select('status').where('transaction_id', '=', row.transaction_id).executeTakeFirstOrThrow();
+        return answer(item, notCapturable(current));
+      }
+      const after: PaymentRow = { ...row, ...patch, status: 'captured', updated_at: now };
+      await postPaymentChange(tx, row, after, now);
+      await recordEvent(
+        tx,
+        {
+          merchant_id: row.merchant_id,
+          account_id: row.account_id,
+          event_type: 'payment.captured',
+          object_id: row.transaction_id,
+          notify_url: row.notify_url,
+          data: toOrderRecord(after),
+        },
+        now,
+      );
+      return answer(item, { ok: true });
+    },
+    (f) => answer(item, f),
+  );
+}

@@ -1,0 +1,107 @@
+// What capture, cancel and refund items share (interface.md "Capture/Cancel/Refund a
+// transaction"; decisions §4, §5): each item is checked against its transaction and
+// answered on its own, in its own database transaction, so one bad item never fails the
+// others. Failures are `<code>:<text>` messages that say why.
+import type { FastifyBaseLogger } from 'fastify';
+import { Type } from 'typebox';
+import type { Store, Tx } from '../db/store.js';
+import { type ResultCode, resultText } from '../http/errors.js';
+import { formatAmount, parseAmount } from '../money/currency.js';
+import { PAYMENT_STATUS_CODE, type PaymentStatus } from './states.js';
+import type { PaymentRow } from './tables.js';
+
+/** interface.md "Limits". */
+export const MAX_CAPTURE_ITEMS = 50;
+export const MAX_CANCEL_ITEMS = 50;
+export const MAX_REFUND_ITEMS = 50;
+
+/**
+ * Item fields are loose strings here and checked per item, so a malformed item fails
+ * alone (issue: per-item errors). Lengths stay bounded (style §9).
+ */
+export const itemString = (maxLength: number, description: string) => Type.Optional(Type.String({ maxLength, description }));
+
+export const OrderItemFields = {
+  transaction_id: itemString(64, 'the transaction_id the gateway assigned'),
+  order_no: itemString(64, "the merchant's order number of that transaction"),
+  currency: itemString(3, 'the currency of the transaction'),
+  amount: itemString(24, 'a decimal amount'),
+};
+
+export interface OrderItem {
+  transaction_id?: string;
+  order_no?: string;
+  currency?: string;
+  amount?: string;
+}
+
+export type ItemFailure = { ok: false; code: ResultCode; message: string };
+export type ItemChecked = { ok: true; row: PaymentRow; amount_minor: number };
+
+export function failure(code: ResultCode, detail?: string): ItemFailure {
+  return { ok: false, code, message: detail ? `${resultText(code)}: ${detail}` : resultText(code) };
+}
+
+const STATUS_WORDS: Readonly<Record<PaymentStatus, string>> = {
+  pending: 'pending shopper action',
+  authorised: 'authorised',
+  review: 'held for review',
+  captured: 'captured',
+  refunded: 'refunded in full',
+  partially_refunded: 'partially refunded',
+  cancelled: 'cancelled',
+  declined: 'declined',
+  expired: 'expired',
+};
+
+export function describeStatus(status: PaymentStatus): string {
+  return `${STATUS_WORDS[status]} (payment_status ${PAYMENT_STATUS_CODE[status]})`;
+}
+
+/**
+ * Finds the item's transaction on the caller's account and checks that the item matches
+ * it. `amount` is the original order amount unless `amountIs` says it is the amount to
+ * capture (decisions §5); then it is only parsed here.
+ */
+export async function checkItem(tx: Tx, account_id: string, item: OrderItem, amountIs: 'original' | 'to_capture'): Promise<ItemChecked | ItemFailure> {
+  for (const f of ['transaction_id', 'order_no', 'currency', 'amount'] as const) {
+    if (!item[f]) return failure('0400', `${f} is required`);
+  }
+  const row = await tx
+    .selectFrom('payments')
+    .selectAll()
+    .where('transaction_id', '=', item.transaction_id as string)
+    .where('account_id', '=', account_id)
+    .executeTakeFirst();
+  // Another account's transaction is "not found" too (decisions §3).
+  if (!row) return failure('0404', `no transaction ${item.transaction_id} on this account`);
+  if (row.order_no !== item.order_no) return failure('1014', `order_no ${item.order_no} is not the order_no of transaction ${row.transaction_id}`);
+  if (row.currency !== item.currency) return failure('1014', `currency ${item.currency} is not the currency of the transaction (${row.currency})`);
+  const parsed = parseAmount(item.amount as string, row.currency);
+  if (!parsed.ok) return failure('0400', `amount ${parsed.problem}`);
+  if (amountIs === 'original' && parsed.minor !== Number(row.amount_minor)) {
+    return failure('1014', `amount ${item.amount} is not the order amount ${formatAmount(row.amount_minor, row.currency)}`);
+  }
+  return { ok: true, row, amount_minor: parsed.minor };
+}
+
+/** Thrown inside an item's transaction to undo what it wrote and answer with `failure`. */
+export class ItemRefused extends Error {
+  constructor(readonly failure: ItemFailure) {
+    super(failure.message);
+  }
+}
+
+/**
+ * Runs one item in its own transaction. An unexpected failure fails that item only, with a
+ * message that says a retry is safe (nothing of the item was written).
+ */
+export async function runItem<R>(store: Store, log: FastifyBaseLogger, fn: (tx: Tx) => Promise<R>, onError: (f: ItemFailure) => R): Promise<R> {
+  try {
+    return await store.transaction(fn);
+  } catch (e) {
+    if (e instanceof ItemRefused) return onError(e.failure);
+    log.error({ err: { message: (e as Error).message, stack: (e as Error).stack } }, 'batch item failed');
+    return onError(failure('1007', 'the item was not processed; it is safe to retry'));
+  }
+}

@@ -1,0 +1,13 @@
+// Background tasks of the payment lifecycle inside `serve`: expire lapsed manual
+// authorisations (decisions §7) and purge Idempotency-Keys past 24 h (decisions §4).
+import { backgroundTasks } from '../cli/serve.js';
+import { purgeExpiredKeys } from '../idempotency/plugin.js';
+import { intervalTask } from '../ops/interval-task.js';
+import { expireDue } from './expiry.js';
+
+const report = (name: string, e: unknown) => {
+  process.stderr.write(`${name} task failed: ${(e as Error).message}\n`);
+};
+
+backgroundTasks.push((rt) => intervalTask('authorisation expiry', 60_000, () => expireDue(rt.deps, rt.deps.now()), report));
+backgroundTasks.push((rt) => intervalTask('idempotency purge', 10 * 60_000, () => purgeExpiredKeys(rt.deps, rt.deps.now()), report));

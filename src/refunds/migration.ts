@@ -1,0 +1,31 @@
+import type { Kysely, Migration } from 'kysely';
+
+export const refundsMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable('refunds')
+      .addColumn('refund_reference_id', 'text', (c) => c.primaryKey())
+      .addColumn('transaction_id', 'text', (c) => c.notNull().references('payments.transaction_id'))
+      .addColumn('merchant_id', 'text', (c) => c.notNull())
+      .addColumn('account_id', 'text', (c) => c.notNull())
+      .addColumn('order_no', 'text', (c) => c.notNull())
+      .addColumn('currency', 'text', (c) => c.notNull())
+      .addColumn('amount_minor', 'bigint', (c) => c.notNull())
+      .addColumn('refund_amount_minor', 'bigint', (c) => c.notNull())
+      .addColumn('refund_reason', 'text', (c) => c.notNull())
+      .addColumn('refund_reference', 'text', (c) => c.notNull())
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('result_code', 'text', (c) => c.notNull())
+      .addColumn('notify_url', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('processed_at', 'bigint')
+      .addColumn('updated_at', 'bigint', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('refunds_account_created').on('refunds').columns(['account_id', 'created_at']).execute();
+    await db.schema.createIndex('refunds_transaction').on('refunds').columns(['transaction_id']).execute();
+    await db.schema.createIndex('refunds_order_no').on('refunds').columns(['account_id', 'order_no']).execute();
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropTable('refunds').execute();
+  },
+};

@@ -1,0 +1,186 @@
+// Refunds (interface.md "Refund a transaction"; decisions §4, §5, §6): several partial
+// refunds up to the captured amount, safe under any concurrency: the amount is reserved by
+// one compare-and-set on the payment (`reserveRefund`), and the refund's sequence number is
+// read after that statement has locked the payment row, so it is race-free too (the
+// primary key on refund_reference_id backs it up).
+import type { FastifyBaseLogger } from 'fastify';
+import { Type } from 'typebox';
+import type { Store } from '../db/store.js';
+import type { Deps } from '../http/context.js';
+import { type ResultCode, resultText } from '../http/errors.js';
+import { postRefund } from '../ledger/postings.js';
+import type { AccountRow } from '../merchants/tables.js';
+import { formatAmount, parseAmount } from '../money/currency.js';
+import { recordEvent } from '../notifications/outbox.js';
+import { checkItem, describeStatus, failure, type ItemFailure, ItemRefused, itemString, OrderItemFields, runItem } from '../payments/lifecycle.js';
+import { canApply, releaseRefund, reserveRefund } from '../payments/states.js';
+import type { PaymentRow } from '../payments/tables.js';
+import { toRefundResultItem, toRefundSearchItem } from './record.js';
+import { applyRefundTransition, type RefundStatus } from './states.js';
+import type { RefundRow } from './tables.js';
+
+/** The refund_reference_id sequence has two digits (interface.md "Identifiers"). */
+export const MAX_REFUNDS_PER_PAYMENT = 99;
+
+export const RefundItemFields = {
+  ...OrderItemFields,
+  refund_amount: itemString(24, 'the decimal amount to refund'),
+  refund_reason: itemString(255, 'free text kept with the refund'),
+};
+
+export const RefundItemSchema = Type.Object(RefundItemFields, { additionalProperties: false });
+
+export interface RefundItem {
+  transaction_id?: string;
+  order_no?: string;
+  currency?: string;
+  amount?: string;
+  refund_amount?: string;
+  refund_reason?: string;
+}
+
+/** The answer for an item that made no refund. */
+function refused(item: RefundItem, f: ItemFailure): Record<string, string> {
+  return {
+    transaction_id: item.transaction_id ?? '',
+    order_no: item.order_no ?? '',
+    currency: item.currency ?? '',
+    amount: item.amount ?? '',
+    refund_amount: item.refund_amount ?? '',
+    refund_reason: item.refund_reason ?? '',
+    refund_reference: '',
+    refund_reference_id: '',
+    refund_status: '0',
+    refund_message: f.message,
+  };
+}
+
+function notRefundable(row: Pick<PaymentRow, 'status' | 'captured_minor' | 'refunded_minor' | 'currency'>, item: RefundItem): ItemFailure {
+  if (!canApply('refund_partial', row.status)) {
+    const hint = row.status === 'authorised' ? '; capture or cancel it' : '';
+    return failure('1012', `cannot refund a payment that is ${describeStatus(row.status)}${hint}`);
+  }
+  const left = Number(row.captured_minor) - Number(row.refunded_minor);
+  return failure('1013', `refund_amount ${item.refund_amount} is more than the ${formatAmount(left, row.currency)} left to refund`);
+}
+
+export async function refundItem(deps: Deps, log: FastifyBaseLogger, account: AccountRow, item: RefundItem): Promise<Record<string, string>> {
+  const processor = deps.processorFor(account);
+  return runItem(
+    deps.store,
+    log,
+    async (tx) => {
+      const now = deps.now();
+      const checked = await checkItem(tx, account.account_id, item, 'original');
+      if (!checked.ok) return refused(item, checked);
+      const { row } = checked;
+      if (!item.refund_amount) return refused(item, failure('0400', 'refund_amount is required'));
+      const parsed = parseAmount(item.refund_amount, row.currency);
+      if (!parsed.ok) return refused(item, failure('0400', `refund_amount ${parsed.problem}`));
+      const n = parsed.minor;
+      if (n <= 0) return refused(item, failure('0400', 'refund_amount must be greater than zero'));
+      if (!processor) return refused(item, failure('1016', 'this account is in live mode and no processor is configured for it'));
+      if (!canApply('refund_partial', row.status) || Number(row.refunded_minor) + n > Number(row.captured_minor))
+        return refused(item, notRefundable(row, item));
+
+      const after = await reserveRefund(tx, row.transaction_id, n, now);
+      if (!after) {
+        // Another refund, or a status change, got there first: say what stands now.
+        const current = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', row.transaction_id).executeTakeFirstOrThrow();
+        return refused(item, notRefundable(current, item));
+      }
+      // The payment row is locked by the statement above until commit: counting is race-free.
+      const { count } = await tx
+        .selectFrom('refunds')
+        .select((eb) => eb.fn.countAll<number>().as('count'))
+        .where('transaction_id', '=', row.transaction_id)
+        .executeTakeFirstOrThrow();
+      const seq = Number(count) + 1;
+      if (seq > MAX_REFUNDS_PER_PAYMENT) throw new ItemRefused(failure('1012', `a payment takes at most ${MAX_REFUNDS_PER_PAYMENT} refunds`));
+
+      // The sandbox answers at once; a processor that answers later leaves the refund pending.
+      const status: RefundStatus = processor.inline ? 'succeeded' : 'pending';
+      const code: ResultCode = status === 'succeeded' ? '0000' : '0005';
+      const refund: RefundRow = {
+        refund_reference_id: `${row.transaction_id}-${String(seq).padStart(2, '0')}`,
+        transaction_id: row.transaction_id,
+        merchant_id: row.merchant_id,
+        account_id: row.account_id,
+        order_no: row.order_no,
+        currency: row.currency,
+        amount_minor: Number(row.amount_minor),
+        refund_amount_minor: n,
+        refund_reason: item.refund_reason ?? '',
+        refund_reference: '',
+        status,
+        result_code: code,
+        notify_url: row.notify_url,
+        created_at: now,
+        processed_at: status === 'succeeded' ? now : null,
+        updated_at: now,
+      };
+      await tx.insertInto('refunds').values(refund).execute();
+      await postRefund(tx, { ...refund, amount_minor: n }, status, now);
+      if (status === 'succeeded') {
+        await recordEvent(
+          tx,
+          {
+            merchant_id: row.merchant_id,
+            account_id: row.account_id,
+            event_type: 'refund.succeeded',
+            object_id: refund.refund_reference_id,
+            notify_url: row.notify_url,
+            data: toRefundSearchItem(refund, after.status),
+          },
+          now,
+        );
+      }
+      return toRefundResultItem(refund, resultText(code));
+    },
+    (f) => refused(item, f),
+  );
+}
+
+/**
+ * Completes a pending refund when its processor answers (refund_status 2 → 1 or 0). A
+ * failed refund gives its amount back to the payment, so it can be refunded again.
+ * Returns false when the refund was not pending any more.
+ */
+export async function completeRefund(
+  store: Store,
+  refund_reference_id: string,
+  outcome: { kind: 'succeeded'; reference?: string } | { kind: 'failed'; code: ResultCode },
+  now_ms: number,
+): Promise<boolean> {
+  return store.transaction(async (tx) => {
+    const refund = await tx.selectFrom('refunds').selectAll().where('refund_reference_id', '=', refund_reference_id).executeTakeFirst();
+    if (refund?.status !== 'pending') return false;
+    const succeeded = outcome.kind === 'succeeded';
+    const patch = succeeded
+      ? { result_code: '0000', refund_reference: outcome.reference ?? '', processed_at: now_ms }
+      : { result_code: outcome.code, processed_at: now_ms };
+    if (!(await applyRefundTransition(tx, refund_reference_id, succeeded ? 'settle' : 'fail', 'pending', patch, now_ms))) return false;
+    const n = Number(refund.refund_amount_minor);
+    let payment = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', refund.transaction_id).executeTakeFirstOrThrow();
+    if (!succeeded) {
+      const released = await releaseRefund(tx, refund.transaction_id, n, now_ms);
+      if (!released) throw new Error(`refund ${refund_reference_id} failed but its payment could not take the amount back`);
+      payment = released;
+    }
+    await postRefund(tx, { ...refund, amount_minor: n }, succeeded ? 'settled' : 'failed', now_ms);
+    const after: RefundRow = { ...refund, ...patch, status: succeeded ? 'succeeded' : 'failed', updated_at: now_ms };
+    await recordEvent(
+      tx,
+      {
+        merchant_id: refund.merchant_id,
+        account_id: refund.account_id,
+        event_type: succeeded ? 'refund.succeeded' : 'refund.failed',
+        object_id: refund_reference_id,
+        notify_url: refund.notify_url,
+        data: toRefundSearchItem(after, payment.status),
+      },
+      now_ms,
+    );
+    return true;
+  });
+}
