@@ -26,7 +26,7 @@ after(async () => {
 });
 
 async function held(m: CreatedMerchant) {
-  const x = await authorise(gw, directPayment(m, { open3d: '0', shopper_email: 'r@mailinator.com', notify_url: 'https://shop.example/hook' }), m);
+  const x = await authorise(gw, directPayment(m, { open3d: '0', shopper_email: 'r@mailinator.com', notify_url: 'http://127.0.0.1:9/hook' }), m);
   assert.deepEqual([x.order_status, x.result_info, x.risk_action], ['3', '0004:Held for risk review', 'REVIEW']);
   return x;
 }
