@@ -5,7 +5,7 @@ import { ledgerMigration } from '../ledger/migration.js';
 import { coreMigration } from '../merchants/migration.js';
 import { eventAttemptsMigration, notificationsMigration } from '../notifications/migration.js';
 import { paymentsMigration } from '../payments/migration.js';
-import { refundsMigration } from '../refunds/migration.js';
+import { refundIdempotencyMigration, refundsMigration } from '../refunds/migration.js';
 import { reviewMigration } from '../review/migration.js';
 import { riskMigration } from '../risk/migration.js';
 import { threedsMigration } from '../threeds/migration.js';
@@ -18,6 +18,7 @@ export const migrations: Record<string, Migration> = {
   '0010_refunds': refundsMigration,
   '0011_ledger': ledgerMigration,
   '0012_idempotency': idempotencyMigration,
+  '0013_refund_idempotency': refundIdempotencyMigration,
   '0020_event_attempts': eventAttemptsMigration,
   '0030_risk': riskMigration,
   '0031_threeds': threedsMigration,

@@ -34,7 +34,11 @@ export function parseBody(text: string): ParsedBody {
     try {
       value = JSON.parse(trimmed);
     } catch (e) {
-      throw new BodyParseError(`malformed JSON: ${(e as Error).message}`);
+      // V8's message quotes the text around the error, which may be card data: give only where.
+      const message = (e as Error).message;
+      const at = /position (\d+)/.exec(message);
+      const where = at ? `at position ${at[1]}` : /end of JSON/i.test(message) ? '(the body ends too early)' : '(an unexpected token)';
+      throw new BodyParseError(`malformed JSON ${where}`);
     }
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       throw new BodyParseError('the JSON body must be an object');

@@ -121,7 +121,7 @@ describe('Idempotency-Key', () => {
     assert.equal(left.length, 0);
   });
 
-  test('a request whose first attempt never answered (a crash) runs again after the lease', async () => {
+  test('a request whose first attempt never answered (a crash) runs again after the lease, and refunds nothing twice', async () => {
     const p = await pay(gw);
     const k = key();
     const first = await gw.post('/v1/refund', refundBody(p), { headers: { 'idempotency-key': k } });
@@ -131,7 +131,12 @@ describe('Idempotency-Key', () => {
     );
     const retry = await gw.post('/v1/refund', refundBody(p), { headers: { 'idempotency-key': k } });
     assert.equal(retry.statusCode, 200);
-    assert.equal(retry.headers['idempotent-replayed'], undefined);
-    assert.notEqual(retry.body, first.body, 'it ran again (a second refund of 1.00)');
+    assert.equal(retry.headers['idempotent-replayed'], undefined, 'it ran again…');
+    // …but found the refund its first run made (a recovery point), so nothing is refunded twice.
+    assert.equal(await refundsOf(p.transaction_id), 1);
+    const a = (first.json() as { refund_orders: Array<Record<string, string>> }).refund_orders[0];
+    const b = (retry.json() as { refund_orders: Array<Record<string, string>> }).refund_orders[0];
+    assert.equal(b?.refund_reference_id, a?.refund_reference_id);
+    assert.equal(b?.refund_status, '1');
   });
 });

@@ -89,12 +89,5 @@ commands.set('pricing show', {
 
 backgroundTasks.push((rt) => {
   const delay = settlementDelayMs();
-  return intervalTask(
-    'settlement',
-    60_000,
-    () => settleDue(rt.store, rt.deps.now(), delay),
-    (name, e) => {
-      process.stderr.write(`${name} task failed: ${(e as Error).message}\n`);
-    },
-  );
+  return intervalTask('settlement', 60_000, () => settleDue(rt.store, rt.deps.now(), delay));
 });

@@ -39,16 +39,20 @@ export function deliveryWorker(rt: Runtime): DeliveryWorker {
 backgroundTasks.push((rt) => deliveryWorker(rt));
 
 commands.set('worker', {
-  usage: 'worker   (deliver notifications only, without serving HTTP; stops on SIGTERM/SIGINT)',
+  usage: 'worker   (the background work of serve without HTTP: notification delivery and every scheduled job; stops on SIGTERM/SIGINT)',
   async run(_args, rt) {
-    const worker = deliveryWorker(await rt());
-    worker.start();
-    out('notification worker running');
+    // Every task serve runs (delivery, expiries, settlement, purges): with TOLLGATE_WORKER=0 on
+    // the HTTP processes, this process does all of it. Each task is safe beside its twins in
+    // other processes (leases and compare-and-set), so several workers may run.
+    const runtime = await rt();
+    const tasks = backgroundTasks.map((make) => make(runtime));
+    for (const t of tasks) t.start();
+    out(`worker running ${tasks.length} background tasks`);
     await new Promise<void>((resolve) => {
       process.once('SIGTERM', resolve);
       process.once('SIGINT', resolve);
     });
-    await worker.stop();
+    for (const t of tasks) await t.stop();
   },
 });
 

@@ -2,7 +2,17 @@
 // never overlaps the previous one, and stop() waits for the running step.
 import type { BackgroundTask } from '../cli/serve.js';
 
-export function intervalTask(name: string, every_ms: number, step: () => Promise<unknown>, onError: (name: string, e: unknown) => void): BackgroundTask {
+/** A failed step is reported and the next tick tries again. */
+export const reportToStderr = (name: string, e: unknown): void => {
+  process.stderr.write(`${name} task failed: ${(e as Error).message}\n`);
+};
+
+export function intervalTask(
+  name: string,
+  every_ms: number,
+  step: () => Promise<unknown>,
+  onError: (name: string, e: unknown) => void = reportToStderr,
+): BackgroundTask {
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
   const tick = () => {

@@ -60,6 +60,14 @@ describe('unparseable and hostile bodies', () => {
     });
   }
 
+  test('a JSON syntax error names where, never the text around it (it may be card data)', async () => {
+    const res = await raw('{"card":"4242424242424242","security_code":"738","a":x}');
+    assert.equal(res.statusCode, 400);
+    const message = readXml(res).error_message as string;
+    assert.match(message, /^malformed JSON/);
+    assert.ok(!message.includes('738') && !message.includes('4242'), message);
+  });
+
   test('a 2 MiB body → 413 and 0413', async () => {
     const body = JSON.stringify({ ...directPayment(gw.merchant), note: 'x'.repeat(2 * 1024 * 1024) });
     const res = await raw(body);

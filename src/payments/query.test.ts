@@ -112,6 +112,13 @@ describe('selectors', () => {
     assert.match(body.error_message, /at most 100 ids/);
   });
 
+  test('more than 100 ids as a JSON array → the same clear message', async () => {
+    const ids = Array.from({ length: 101 }, (_, i) => `T${i}`);
+    const { res, body } = await query({ transaction_ids: ids }, { format: 'json' });
+    assert.equal(res.statusCode, 400);
+    assert.match(body.error_message, /at most 100 ids/);
+  });
+
   test('no selector → 400 naming what is needed', async () => {
     const { res, body } = await query({});
     assert.equal(res.statusCode, 400);

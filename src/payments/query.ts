@@ -11,7 +11,8 @@ import { notFoundRecord, toOrderRecord } from './order-record.js';
 export const MAX_QUERY_IDS = 100;
 export const QUERY_PAGE = 100;
 
-const IdList = Type.Union([Type.String({ maxLength: 10_000 }), Type.Array(Type.String({ maxLength: 64 }), { maxItems: MAX_QUERY_IDS })], {
+/** Ids as a JSON array or a comma-separated string; the limit of 100 is checked in code so it gets a clear message. */
+export const IdList = Type.Union([Type.String({ maxLength: 10_000 }), Type.Array(Type.String({ maxLength: 64 }), { maxItems: 10_000 })], {
   description: 'a JSON array, or a comma-separated string, of at most 100 ids in total',
 });
 

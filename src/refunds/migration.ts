@@ -29,3 +29,20 @@ export const refundsMigration: Migration = {
     await db.schema.dropTable('refunds').execute();
   },
 };
+
+/**
+ * A refund made under an Idempotency-Key remembers `<key id>:<item index>`, so a re-run of
+ * the same request after a crash (the key was claimed, the answer never stored) finds the
+ * refund it already made instead of refunding twice (decisions §4; field-facts:
+ * "atomic phases with recovery points").
+ */
+export const refundIdempotencyMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema.alterTable('refunds').addColumn('idempotency_ref', 'text').execute();
+    await db.schema.createIndex('refunds_idempotency_ref').on('refunds').column('idempotency_ref').unique().execute();
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropIndex('refunds_idempotency_ref').execute();
+    await db.schema.alterTable('refunds').dropColumn('idempotency_ref').execute();
+  },
+};

@@ -64,13 +64,33 @@ function notRefundable(row: Pick<PaymentRow, 'status' | 'captured_minor' | 'refu
   return failure('1013', `refund_amount ${item.refund_amount} is more than the ${formatAmount(left, row.currency)} left to refund`);
 }
 
-export async function refundItem(deps: Deps, log: FastifyBaseLogger, account: AccountRow, item: RefundItem): Promise<Record<string, string>> {
+/**
+ * One refund item, in its own transaction. `idempotency_ref` (`<key id>:<item index>`) is
+ * given when the request carries an Idempotency-Key: a re-run of that request answers
+ * from the refund it already made.
+ */
+export async function refundItem(
+  deps: Deps,
+  log: FastifyBaseLogger,
+  account: AccountRow,
+  item: RefundItem,
+  idempotency_ref: string | null = null,
+): Promise<Record<string, string>> {
   const processor = deps.processorFor(account);
   return runItem(
     deps.store,
     log,
     async (tx) => {
       const now = deps.now();
+      if (idempotency_ref) {
+        const made = await tx
+          .selectFrom('refunds')
+          .selectAll()
+          .where('idempotency_ref', '=', idempotency_ref)
+          .where('account_id', '=', account.account_id)
+          .executeTakeFirst();
+        if (made) return toRefundResultItem(made, resultText(made.result_code as ResultCode));
+      }
       const checked = await checkItem(tx, account.account_id, item, 'original');
       if (!checked.ok) return refused(item, checked);
       const { row } = checked;
@@ -118,6 +138,7 @@ export async function refundItem(deps: Deps, log: FastifyBaseLogger, account: Ac
         created_at: now,
         processed_at: status === 'succeeded' ? now : null,
         updated_at: now,
+        idempotency_ref,
       };
       await tx.insertInto('refunds').values(refund).execute();
       await postRefund(tx, { ...refund, amount_minor: n }, status, now);

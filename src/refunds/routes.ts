@@ -38,7 +38,8 @@ export function registerRefundRoutes(app: FastifyInstance, deps: Deps): void {
     async (request, reply) => {
       const creds = request.account!;
       const items = (request.body as { refund_orders: RefundItem[] }).refund_orders;
-      const results = await Promise.all(items.map((item) => refundItem(deps, request.log, creds.account, item)));
+      const idem = request.idempotency?.id;
+      const results = await Promise.all(items.map((item, i) => refundItem(deps, request.log, creds.account, item, idem ? `${idem}:${i}` : null)));
       return sendSigned(request, reply, {
         merchant_id: creds.account.merchant_id,
         account_id: creds.account.account_id,

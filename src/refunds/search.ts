@@ -5,14 +5,10 @@
 import { Type } from 'typebox';
 import type { Store } from '../db/store.js';
 import { ApiError, invalid } from '../http/errors.js';
-import { dateRange, decodeCursor, encodeCursor, idList, MAX_QUERY_IDS } from '../payments/query.js';
+import { dateRange, decodeCursor, encodeCursor, IdList, idList, MAX_QUERY_IDS } from '../payments/query.js';
 import { toRefundSearchItem } from './record.js';
 
 export const REFUND_PAGE = 100;
-
-const IdList = Type.Union([Type.String({ maxLength: 10_000 }), Type.Array(Type.String({ maxLength: 64 }), { maxItems: MAX_QUERY_IDS })], {
-  description: 'a JSON array, or a comma-separated string, of at most 100 ids in total',
-});
 
 export const RefundSearchBody = Type.Object(
   {

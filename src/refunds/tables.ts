@@ -23,6 +23,8 @@ export interface RefundRow {
   /** refund_processing_date: when the refund reached a final status. */
   processed_at: number | null;
   updated_at: number;
+  /** `<idempotency key id>:<item index>` when made under an Idempotency-Key, else null. */
+  idempotency_ref: string | null;
 }
 
 export interface RefundTables {
