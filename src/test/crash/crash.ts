@@ -406,7 +406,11 @@ async function runEngine(engine: Engine): Promise<void> {
     check(
       `every committed event delivered (${committed.size} in the events table, ${hook.received.size} distinct webhook-ids received, ${deliveries - hook.received.size} repeats deduplicated, ${Math.round((DELIVERY_TIMEOUT_MS - Math.max(0, deadline - Date.now())) / 1000)} s waited)`,
       table.length > 0 && undelivered.length === 0,
-      table.length === 0 ? 'the events table is empty' : `${undelivered.length} not delivered, e.g. ${undelivered.slice(0, 3).join(', ')}`,
+      table.length === 0
+        ? 'the events table is empty'
+        : undelivered.length
+          ? `${undelivered.length} not delivered, e.g. ${undelivered.slice(0, 3).join(', ')}`
+          : '',
     );
     check('nothing delivered that is not in the events table', unknown.length === 0, unknown.slice(0, 3).join(', '));
     check('each delivery signed (Standard Webhooks) and its body event_id = webhook-id', hook.bad.length === 0, hook.bad.slice(0, 3).join('; '));

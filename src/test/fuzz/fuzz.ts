@@ -483,7 +483,8 @@ async function inProcess(): Promise<void> {
     // Guard: the checksum must see a committed write (else "writes nothing" proves nothing).
     await gw.post('/v1/authorise', seedPayment('SEED-GUARD'));
     const seen = changedTables(state, await sums.take());
-    if (!seen.some((t) => t.startsWith('payments '))) throw new Error(`the table checksum did not see a new payment (changed: ${seen.join('; ') || 'nothing'})`);
+    if (!seen.some((t) => t.startsWith('payments ')))
+      throw new Error(`the table checksum did not see a new payment (changed: ${seen.join('; ') || 'nothing'})`);
     log(`  checksum sees a committed payment (changed: ${seen.map((t) => t.split(' ')[0]).join(', ')})`);
     state = await sums.take();
     const statuses = new Map<number, number>();
