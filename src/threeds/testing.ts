@@ -1,5 +1,5 @@
 // Test helpers for 3-D Secure and risk tests: reading answers and driving the challenge page.
-import type { LightMyRequestResponse } from 'fastify';
+import { sign } from '../crypto/signature.js';
 import type { CreatedMerchant } from '../merchants/service.js';
 import { readXml, type TestGateway } from '../test/harness.js';
 
@@ -37,8 +37,43 @@ export function pathOf(url: string): string {
   return u.pathname + u.search;
 }
 
-export async function openPage(gw: TestGateway, threeds_url: string): Promise<LightMyRequestResponse> {
-  return gw.app.inject({ method: 'GET', url: pathOf(threeds_url) });
+/** An answer read off a real socket (fetch), shaped like an injected one. */
+export interface HttpAnswer {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+async function answerOf(r: Response): Promise<HttpAnswer> {
+  return { statusCode: r.status, headers: Object.fromEntries(r.headers), body: await r.text() };
+}
+
+/**
+ * Puts the test gateway on a real listening socket (127.0.0.1, a free port) and points
+ * settings.public_url at it, so threeds_url in answers is a link a shopper could follow.
+ * Returns the origin.
+ */
+export async function listenGateway(gw: TestGateway): Promise<string> {
+  const origin = await gw.app.listen({ host: '127.0.0.1', port: 0 });
+  gw.settings.public_url = origin;
+  return origin;
+}
+
+/** A signed acquiring request over the socket (JSON body), as a merchant's server sends it. */
+export async function httpPost(origin: string, path: string, body: Record<string, unknown>, merchant: CreatedMerchant): Promise<HttpAnswer> {
+  const r = await fetch(`${origin}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...body, encryption_data: sign(body, merchant.secret_key) }),
+    redirect: 'manual',
+    signal: AbortSignal.timeout(10_000),
+  });
+  return answerOf(r);
+}
+
+/** Opens the challenge page the way the shopper's browser does: GET threeds_url, no redirects followed. */
+export async function openPage(threeds_url: string): Promise<HttpAnswer> {
+  return answerOf(await fetch(threeds_url, { redirect: 'manual', signal: AbortSignal.timeout(10_000) }));
 }
 
 export function formTokenOf(html: string): string {
@@ -47,13 +82,16 @@ export function formTokenOf(html: string): string {
   return m[1];
 }
 
-export async function submit(gw: TestGateway, threeds_url: string, form_token: string, outcome: 'complete' | 'fail'): Promise<LightMyRequestResponse> {
-  return gw.app.inject({
+/** The page's form posted back to threeds_url (urlencoded, like a browser), no redirects followed. */
+export async function submit(threeds_url: string, form_token: string, outcome: 'complete' | 'fail'): Promise<HttpAnswer> {
+  const r = await fetch(threeds_url, {
     method: 'POST',
-    url: pathOf(threeds_url),
-    payload: `form_token=${encodeURIComponent(form_token)}&outcome=${outcome}`,
+    body: new URLSearchParams({ form_token, outcome }).toString(),
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    redirect: 'manual',
+    signal: AbortSignal.timeout(10_000),
   });
+  return answerOf(r);
 }
 
 export async function eventsOf(gw: TestGateway, transaction_id: string): Promise<string[]> {

@@ -1,6 +1,9 @@
-// Fuzz targets: every acquiring path of the spec and decisions §8, with a valid-ish body to
-// mutate. Endpoints that are not registered on this build answer 404 and are fuzzed all
-// the same: a 404 must also name its problem, never 5xx, and write nothing.
+// Fuzz targets: every registered acquiring endpoint (spec and decisions §8), with a
+// valid-ish body to mutate. The 3-D Secure page routes (GET and POST /threeds/:id) are
+// fuzzed by fuzz.ts with their own generators (hostile ids and form fields). Paths of the
+// spec that this build does not register are in UNREGISTERED: they only reach the 404
+// handler, so they are fuzzed as a separate group that is reported but never counted
+// toward the 20,000 cases of issue 6.
 import type { CreatedMerchant } from '../../merchants/service.js';
 
 export interface KnownPayment {
@@ -65,6 +68,10 @@ export const TARGETS: FuzzTarget[] = [
       review_orders: [{ transaction_id: pick(k, n).transaction_id, order_no: pick(k, n).order_no, decision: 'ACCEPT', note: 'ok' }],
     }),
   },
+];
+
+/** Spec paths with no route on this build: fuzzed for 404 answers only, not counted. */
+export const UNREGISTERED: FuzzTarget[] = [
   {
     path: '/v1/checkout',
     base: (m, _k, n) => ({ ...ids(m), order_no: `FZC-${n}`, currency: 'USD', amount: '10.00', return_url: 'https://merchant.example/r' }),
