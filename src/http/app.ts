@@ -56,9 +56,11 @@ function describeValidation(error: FastifyError): ErrorAnswer {
 function sendError(request: FastifyRequest, reply: FastifyReply, answer: ErrorAnswer): FastifyReply {
   const http = RESULT_CODES[answer.code].http;
   const body = request.body as Record<string, unknown> | undefined;
+  // Echo the ids only when they are ids: an error never repeats arbitrary input.
+  const id = (v: unknown) => (typeof v === 'string' && /^\d{1,20}$/.test(v) ? v : '');
   const record: Record<string, unknown> = {
-    merchant_id: typeof body?.merchant_id === 'string' ? body.merchant_id : '',
-    account_id: typeof body?.account_id === 'string' ? body.account_id : '',
+    merchant_id: id(body?.merchant_id),
+    account_id: id(body?.account_id),
     return_status: '0',
     return_message: resultText(answer.code),
     error_message: answer.detail ?? '',
@@ -90,6 +92,13 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       customOptions: { coerceTypes: true, removeAdditional: false, allErrors: false, verbose: true, useDefaults: false },
     },
     return503OnClosing: true,
+    // The router's own refusals (malformed URL, over-long path parameter) answer in our shape.
+    frameworkErrors: (error, request, reply) => {
+      void sendError(request, reply, {
+        code: '0400',
+        detail: error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path parameter is too long' : 'the URL is malformed',
+      });
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // One parser for every media type: the body's shape decides (decisions §1).

@@ -25,7 +25,29 @@ function depthOf(value: unknown, depth: number): number {
   return max;
 }
 
+/** The path of the first string holding a NUL character, or null (PostgreSQL text cannot hold one). */
+function findNul(value: unknown, path: string, depth = 0): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path || 'body' : null;
+  if (value === null || typeof value !== 'object' || depth > MAX_JSON_DEPTH) return null;
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    if (k.includes('\u0000')) return path ? `${path}.<key>` : '<key>';
+    const found = findNul(v, Array.isArray(value) ? `${path}[${k}]` : path ? `${path}.${k}` : k, depth + 1);
+    if (found) return found;
+  }
+  return null;
+}
+
 export function parseBody(text: string): ParsedBody {
+  const parsed = parseShape(text);
+  // Cheap test first: a NUL arrives raw, JSON-escaped, percent-encoded or as an XML reference.
+  if (/\u0000|\\u0000|%00|&#0+;|&#x0+;/i.test(text)) {
+    const at = findNul(parsed.value, '');
+    if (at) throw new BodyParseError(`${at} holds a NUL character, which no field accepts`);
+  }
+  return parsed;
+}
+
+function parseShape(text: string): ParsedBody {
   const trimmed = text.trim();
   if (trimmed === '') return { format: 'empty', value: {} };
   const first = trimmed[0];

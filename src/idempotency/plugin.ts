@@ -31,11 +31,10 @@ declare module 'fastify' {
 
 type Claim = { kind: 'owner'; id: string } | { kind: 'replay'; row: IdempotencyKeyRow } | { kind: 'conflict'; detail: string };
 
-function scopeOf(request: FastifyRequest): string {
+/** Keys belong to the authenticated account; unauthenticated requests do no work to repeat. */
+function scopeOf(request: FastifyRequest): string | null {
   const acct = request.account?.account;
-  if (acct) return `${acct.merchant_id}:${acct.account_id}`;
-  const b = (request.body ?? {}) as Record<string, unknown>;
-  return `${typeof b.merchant_id === 'string' ? b.merchant_id : ''}:${typeof b.account_id === 'string' ? b.account_id : ''}`;
+  return acct ? `${acct.merchant_id}:${acct.account_id}` : null;
 }
 
 async function claim(deps: Deps, scope: string, key: string, hash: string): Promise<Claim> {
@@ -114,8 +113,9 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps): void {
   // After the signature and the schema: refused requests never reach here and store nothing.
   app.addHook('preHandler', async (request, reply) => {
     const idem = request.idempotency;
-    if (!idem) return;
-    const outcome = await claim(deps, scopeOf(request), idem.key, idem.hash);
+    const scope = scopeOf(request);
+    if (!idem || !scope) return;
+    const outcome = await claim(deps, scope, idem.key, idem.hash);
     if (outcome.kind === 'owner') {
       idem.id = outcome.id;
       return;

@@ -68,6 +68,26 @@ describe('unparseable and hostile bodies', () => {
     assert.ok(!message.includes('738') && !message.includes('4242'), message);
   });
 
+  test('a NUL character in any field → 400 naming the field, in every body shape', async () => {
+    for (const payload of ['{"merchant_id":"1","order_no":"A\\u0000B"}', 'merchant_id=1&order_no=A%00B', '{"x":[{"y":"\\u0000"}]}']) {
+      const res = await raw(payload);
+      assert.equal(res.statusCode, 400, payload);
+      assert.match(readXml(res).error_message, /(order_no|x\[0\]\.y) holds a NUL character/);
+    }
+  });
+
+  test('a malformed URL and an over-long path parameter answer in the gateway’s error shape', async () => {
+    const bad = await gw.app.inject({ method: 'GET', url: '/threeds/%E0%A4%A' });
+    assert.equal(bad.statusCode, 400);
+    assert.equal(bad.json().return_message, '0400:Invalid input');
+  });
+
+  test('an error never echoes a malformed merchant_id', async () => {
+    const res = await raw(JSON.stringify({ merchant_id: '1'.repeat(5000), account_id: '2' }));
+    assert.equal(res.statusCode, 400);
+    assert.equal(readXml(res).merchant_id, '');
+  });
+
   test('a 2 MiB body → 413 and 0413', async () => {
     const body = JSON.stringify({ ...directPayment(gw.merchant), note: 'x'.repeat(2 * 1024 * 1024) });
     const res = await raw(body);
