@@ -13,8 +13,8 @@ function leafText(value: unknown): string | null {
 }
 
 /**
- * Keys the ordered walk cannot place: `.`, `[` and `]` make paths ambiguous, and from
- * U+D800 up UTF-16 code-unit order is not UTF-8 byte order.
+ * Keys the ordered walk cannot place: `.`, `[` and `]` make paths ambiguous (so does an
+ * empty key), and from U+D800 up UTF-16 code-unit order is not UTF-8 byte order.
  */
 const AWKWARD_KEY = /[.[\]\uD800-\uFFFF]/;
 
@@ -40,7 +40,7 @@ function joint(value: unknown): string {
  * Emits `path=value` pairs already in canonical order, without sorting the pairs: all
  * paths below one key (or one array element) start with the same text (the key and its
  * joint), so they form one block, and blocks order like those texts. This holds while
- * no key contains `.`, `[` or `]` or a code unit from U+D800 up; otherwise it throws
+ * no key is empty or contains `.`, `[`, `]` or a code unit from U+D800 up; otherwise it throws
  * AwkwardKey and the caller sorts the pairs instead.
  */
 function walkOrdered(value: unknown, path: string, out: string[]): void {
@@ -56,7 +56,7 @@ function walkOrdered(value: unknown, path: string, out: string[]): void {
   }
   const obj = value as Record<string, unknown>;
   const keys = Object.keys(obj).map((k) => {
-    if (AWKWARD_KEY.test(k)) throw new AwkwardKey();
+    if (k === '' || AWKWARD_KEY.test(k)) throw new AwkwardKey();
     return [k, `${k}${joint(obj[k])}`] as const;
   });
   keys.sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
