@@ -55,12 +55,20 @@ function walkOrdered(value: unknown, path: string, out: string[]): void {
     return;
   }
   const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj).map((k) => {
+  // Each key with its joint; the engine's own string sort (no comparator) orders them.
+  const blocks = Object.keys(obj);
+  for (let i = 0; i < blocks.length; i++) {
+    const k = blocks[i] as string;
     if (k === '' || AWKWARD_KEY.test(k)) throw new AwkwardKey();
-    return [k, `${k}${joint(obj[k])}`] as const;
-  });
-  keys.sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
-  for (const [k] of keys) walkOrdered(obj[k], path === '' ? k : `${path}.${k}`, out);
+    blocks[i] = `${k}${joint(obj[k])}`;
+  }
+  blocks.sort();
+  for (const block of blocks) {
+    // Keys hold no `.` or `[`, so a trailing one is the joint.
+    const last = block.charCodeAt(block.length - 1);
+    const k = last === 0x2e || last === 0x5b ? block.slice(0, -1) : block;
+    walkOrdered(obj[k], path === '' ? k : `${path}.${k}`, out);
+  }
 }
 
 function collect(value: unknown, path: string, out: Pair[]): void {
