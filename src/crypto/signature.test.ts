@@ -84,7 +84,7 @@ describe('encryption_data (decisions §2)', () => {
         } else if (typeof v === 'number') {
           if (Number.isFinite(v)) pairs.push([path, String(v)]);
         } else if (typeof v === 'boolean') pairs.push([path, String(v)]);
-        else if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${path}[${i}]`));
+        else if (Array.isArray(v)) for (let i = 0; i < v.length; i++) walk(v[i], `${path}[${i}]`);
         else if (typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, path ? `${path}.${k}` : k);
       };
       for (const [k, v] of Object.entries(body)) if (k !== 'encryption_data') walk(v, k);
