@@ -217,7 +217,8 @@ async function runScenario(gw: GatewayProcess, ctx: BenchContext, s: Scenario, l
     };
   }
   const { next, max_requests } = await s.prepare(ctx);
-  const conns = s.connections ?? CONNECTIONS;
+  // A capped scenario (batches from a pool) cannot keep more connections busy than it has requests.
+  const conns = Math.max(1, Math.min(s.connections ?? CONNECTIONS, max_requests ?? Number.POSITIVE_INFINITY));
   if (max_requests === undefined) await load(gw.url, s.path, m.secret_key, next, WARMUP_S, undefined, conns);
   resetPeakRss(gw.pid);
   const r = await load(gw.url, s.path, m.secret_key, next, DURATION_S, max_requests, conns);

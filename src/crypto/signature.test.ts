@@ -73,6 +73,46 @@ describe('encryption_data (decisions §2)', () => {
     );
   });
 
+  test('the ordered walk agrees with sorting every pair by UTF-8 bytes, for any nesting', () => {
+    // The definition (decisions §2), written out plainly: flatten, sort by path bytes, join.
+    const reference = (body: Record<string, unknown>): string => {
+      const pairs: Array<[string, string]> = [];
+      const walk = (v: unknown, path: string): void => {
+        if (v === null || v === undefined) return;
+        if (typeof v === 'string') {
+          if (v !== '') pairs.push([path, v]);
+        } else if (typeof v === 'number') {
+          if (Number.isFinite(v)) pairs.push([path, String(v)]);
+        } else if (typeof v === 'boolean') pairs.push([path, String(v)]);
+        else if (Array.isArray(v)) for (let i = 0; i < v.length; i++) walk(v[i], `${path}[${i}]`);
+        else if (typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, path ? `${path}.${k}` : k);
+      };
+      for (const [k, v] of Object.entries(body)) if (k !== 'encryption_data') walk(v, k);
+      pairs.sort((x, y) => Buffer.compare(Buffer.from(x[0], 'utf8'), Buffer.from(y[0], 'utf8')));
+      return pairs.map(([p, v]) => `${p}=${v}`).join('&');
+    };
+    const plain = ['a', 'b', 'a-', 'a_', 'ab', 'A', '0', '1', '10', 'é', 'z', ''];
+    // Plain keys take the ordered walk; awkward ones (`.`, `[`, `]`, U+E000) the sort.
+    for (const keys of [plain, [...plain, '\uE000', 'a.b', 'a[', ']']]) {
+      const key = fc.constantFrom(...keys);
+      const leaf = fc.oneof(fc.constantFrom('', 'v', 'x=y&z'), fc.integer(), fc.boolean(), fc.constant(null));
+      const { tree } = fc.letrec((tie) => ({
+        tree: fc.oneof(
+          { depthSize: 'small', withCrossShrink: true },
+          leaf,
+          fc.array(tie('tree'), { maxLength: 12 }),
+          fc.dictionary(key, tie('tree'), { maxKeys: 6 }),
+        ),
+      }));
+      fc.assert(
+        fc.property(fc.dictionary(key, tree, { maxKeys: 8 }), (body) => {
+          assert.equal(canonicalString(body as Record<string, unknown>), reference(body as Record<string, unknown>));
+        }),
+        { numRuns: 1000 },
+      );
+    }
+  });
+
   test('XML answers sign one-element lists as members', () => {
     const read = asXmlReadBack({ risk_reasons: [{ name: 'r1', status: 'ACCEPT' }], x: 1 }) as Record<string, unknown>;
     assert.equal(canonicalString(read), 'risk_reasons.name=r1&risk_reasons.status=ACCEPT&x=1');

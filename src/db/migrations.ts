@@ -1,7 +1,7 @@
 // Every capability's migrations, in order. Both engines run the same list (decisions §13).
 import { type Kysely, type Migration, Migrator } from 'kysely';
 import { idempotencyMigration } from '../idempotency/migration.js';
-import { ledgerMigration } from '../ledger/migration.js';
+import { ledgerBalanceSlotsMigration, ledgerMigration } from '../ledger/migration.js';
 import { coreMigration } from '../merchants/migration.js';
 import { eventAttemptsMigration, notificationsMigration } from '../notifications/migration.js';
 import { paymentsMigration } from '../payments/migration.js';
@@ -19,6 +19,7 @@ export const migrations: Record<string, Migration> = {
   '0011_ledger': ledgerMigration,
   '0012_idempotency': idempotencyMigration,
   '0013_refund_idempotency': refundIdempotencyMigration,
+  '0014_ledger_balance_slots': ledgerBalanceSlotsMigration,
   '0020_event_attempts': eventAttemptsMigration,
   '0030_risk': riskMigration,
   '0031_threeds': threedsMigration,

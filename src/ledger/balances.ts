@@ -1,6 +1,6 @@
 // Per-account balances per currency, read from the materialised sums of the postings
 // (`ledger verify` proves they equal the entries).
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { formatAmount } from '../money/currency.js';
 import type { LedgerAccount } from './tables.js';
@@ -18,7 +18,14 @@ export interface AccountBalance {
 }
 
 export async function accountBalances(db: Kysely<DB>, account_id: string): Promise<AccountBalance[]> {
-  const rows = await db.selectFrom('ledger_balances').selectAll().where('account_id', '=', account_id).orderBy('currency').execute();
+  // A balance is the sum of its slots (postings.ts).
+  const rows = await db
+    .selectFrom('ledger_balances')
+    .select(['currency', 'ledger_account', sql<number>`sum(balance_minor)`.as('balance_minor')])
+    .where('account_id', '=', account_id)
+    .groupBy(['currency', 'ledger_account'])
+    .orderBy('currency')
+    .execute();
   const byCurrency = new Map<string, AccountBalance>();
   for (const r of rows) {
     let b = byCurrency.get(r.currency);

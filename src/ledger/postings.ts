@@ -29,6 +29,24 @@ export class UnbalancedPosting extends Error {}
 const MAX_ENTRIES = 16;
 
 /**
+ * Rows per (account, currency, ledger account) balance. On PostgreSQL a balance row stays
+ * locked from its update until the commit's fsync; with one row per balance every payment
+ * of a merchant queued behind the previous one (issue 6). A transaction picks one slot
+ * for all its balance updates, so the fixed lock order below still holds.
+ */
+export const BALANCE_SLOTS = 32;
+const slotOfTx = new WeakMap<Tx, number>();
+
+function slotOf(tx: Tx): number {
+  let slot = slotOfTx.get(tx);
+  if (slot === undefined) {
+    slot = Math.floor(Math.random() * BALANCE_SLOTS);
+    slotOfTx.set(tx, slot);
+  }
+  return slot;
+}
+
+/**
  * Writes one posting, its entries and the materialised balances. Zero entries are dropped
  * and entries to the same ledger account merged; a posting that nets to nothing writes
  * nothing and returns null. Refuses an unbalanced posting.
@@ -68,6 +86,7 @@ export async function post(tx: Tx, p: Posting, now_ms: number): Promise<string |
       })),
     )
     .execute();
+  const slot = slotOf(tx);
   await tx
     .insertInto('ledger_balances')
     .values(
@@ -75,12 +94,13 @@ export async function post(tx: Tx, p: Posting, now_ms: number): Promise<string |
         account_id: p.account_id,
         currency: p.currency,
         ledger_account,
+        slot,
         balance_minor: amount_minor,
         updated_at: now_ms,
       })),
     )
     .onConflict((oc) =>
-      oc.columns(['account_id', 'currency', 'ledger_account']).doUpdateSet({
+      oc.columns(['account_id', 'currency', 'ledger_account', 'slot']).doUpdateSet({
         balance_minor: sql<number>`ledger_balances.balance_minor + excluded.balance_minor`,
         updated_at: now_ms,
       }),

@@ -37,11 +37,16 @@ export interface LedgerEntryRow {
   created_at: number;
 }
 
-/** Materialised sums of the entries, updated in the same transaction; `ledger verify` re-derives them. */
+/**
+ * Materialised sums of the entries, updated in the same transaction; `ledger verify`
+ * re-derives them. A balance is the sum of its slots (postings.ts, BALANCE_SLOTS).
+ */
 export interface LedgerBalanceRow {
   account_id: string;
   currency: string;
   ledger_account: LedgerAccount;
+  /** 0 … BALANCE_SLOTS-1: concurrent transactions update different rows. */
+  slot: number;
   balance_minor: number;
   updated_at: number;
 }

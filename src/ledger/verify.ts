@@ -72,7 +72,11 @@ export async function verifyLedger(db: Kysely<DB>): Promise<VerifyReport> {
     .select(['account_id', 'currency', 'ledger_account', sum.as('total')])
     .groupBy(['account_id', 'currency', 'ledger_account'])
     .execute();
-  const stored = await db.selectFrom('ledger_balances').selectAll().execute();
+  const stored = await db
+    .selectFrom('ledger_balances')
+    .select(['account_id', 'currency', 'ledger_account', sql<number>`sum(balance_minor)`.as('balance_minor')])
+    .groupBy(['account_id', 'currency', 'ledger_account'])
+    .execute();
   const key = (r: { account_id: string; currency: string; ledger_account: string }) => `${r.account_id}/${r.currency}/${r.ledger_account}`;
   const storedBy = new Map(stored.map((r) => [key(r), Number(r.balance_minor)]));
   const derivedBy = new Map(derived.map((r) => [key(r), Number(r.total)]));

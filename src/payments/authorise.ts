@@ -4,7 +4,7 @@
 // answered from storage → card checks → risk → processor → one transaction that writes the
 // card, the payment and its event together → the signed answer.
 
-import { cardFacts, fourDigitYear, isExpired, maskPan } from '../cards/card.js';
+import { type CardFacts, cardFacts, fourDigitYear, isExpired, maskPan } from '../cards/card.js';
 import { randomToken, timeOrderedId } from '../crypto/ids.js';
 import { canonicalString } from '../crypto/signature.js';
 import type { Tx } from '../db/store.js';
@@ -65,6 +65,8 @@ export interface AuthoriseResult {
 
 interface ResolvedCard {
   card: ProcessorCard;
+  /** Brand and Luhn, worked out once per request (card-type detection is not cheap). */
+  facts: CardFacts;
   /** Existing vault row (token payments), or null when this payment brings the card. */
   card_id: string | null;
   fingerprint: string;
@@ -173,8 +175,10 @@ export class AuthoriseService {
         .where('account_id', '=', creds.account.account_id)
         .executeTakeFirst();
       if (!row) throw new ApiError('0400', 'token_id is not a token of this account', 'token_id');
+      const pan = keyring.decrypt(row.pan_enc);
       return {
-        card: { pan: keyring.decrypt(row.pan_enc), brand: row.brand, exp_month: row.exp_month, exp_year: row.exp_year },
+        card: { pan, brand: row.brand, exp_month: row.exp_month, exp_year: row.exp_year },
+        facts: cardFacts(pan),
         card_id: row.card_id,
         fingerprint: row.fingerprint,
       };
@@ -183,10 +187,12 @@ export class AuthoriseService {
       if (!body[f]) throw invalid(f, 'is required (or send a token_id from an earlier payment)');
     }
     const pan = body.card as string;
+    const facts = cardFacts(pan);
     return {
+      facts,
       card: {
         pan,
-        brand: cardFacts(pan).brand,
+        brand: facts.brand,
         exp_month: Number(body.expiration_month),
         exp_year: fourDigitYear(body.expiration_year as string),
         security_code: body.security_code,
@@ -211,8 +217,7 @@ export class AuthoriseService {
     if (!processor) throw new ApiError('1016', 'this account is in live mode and no processor is configured for it');
 
     const resolved = await this.resolveCard(creds, body);
-    const { card } = resolved;
-    const facts = cardFacts(card.pan);
+    const { card, facts } = resolved;
     if (card.security_code !== undefined && card.security_code.length !== facts.security_code_length) {
       throw invalid('security_code', `must be ${facts.security_code_length} digits for this card brand`);
     }

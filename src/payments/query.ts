@@ -6,7 +6,7 @@ import { ApiError, invalid } from '../http/errors.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import { ipAllowed } from '../merchants/service.js';
 import { parseCompactTime } from './format.js';
-import { notFoundRecord, toOrderRecord } from './order-record.js';
+import { notFoundRecord, ORDER_RECORD_COLUMNS, toOrderRecord } from './order-record.js';
 
 export const MAX_QUERY_IDS = 100;
 export const QUERY_PAGE = 100;
@@ -93,7 +93,12 @@ export async function queryOrders(
     if (input.start_date || input.end_date || input.cursor) throw invalid('start_date', 'cannot be combined with order_nos or transaction_ids');
     const orders: Record<string, unknown>[] = [];
     if (txIds.length) {
-      const rows = await store.db.selectFrom('payments').selectAll().where('account_id', '=', account_id).where('transaction_id', 'in', txIds).execute();
+      const rows = await store.db
+        .selectFrom('payments')
+        .select(ORDER_RECORD_COLUMNS)
+        .where('account_id', '=', account_id)
+        .where('transaction_id', 'in', txIds)
+        .execute();
       const byId = new Map(rows.map((r) => [r.transaction_id, r]));
       for (const id of txIds) {
         const r = byId.get(id);
@@ -101,7 +106,12 @@ export async function queryOrders(
       }
     }
     if (orderNos.length) {
-      const rows = await store.db.selectFrom('payments').selectAll().where('account_id', '=', account_id).where('order_no', 'in', orderNos).execute();
+      const rows = await store.db
+        .selectFrom('payments')
+        .select(ORDER_RECORD_COLUMNS)
+        .where('account_id', '=', account_id)
+        .where('order_no', 'in', orderNos)
+        .execute();
       const byNo = new Map(rows.map((r) => [r.order_no, r]));
       for (const no of orderNos) {
         const r = byNo.get(no);
@@ -112,7 +122,12 @@ export async function queryOrders(
   }
   if (!input.start_date && !input.end_date) throw invalid('order_nos', 'or transaction_ids, or start_date and end_date, must select the orders');
   const [from, to] = dateRange(input.start_date, input.end_date);
-  let q = store.db.selectFrom('payments').selectAll().where('account_id', '=', account_id).where('created_at', '>=', from).where('created_at', '<=', to);
+  let q = store.db
+    .selectFrom('payments')
+    .select(ORDER_RECORD_COLUMNS)
+    .where('account_id', '=', account_id)
+    .where('created_at', '>=', from)
+    .where('created_at', '<=', to);
   if (input.cursor) {
     const [at, id] = decodeCursor(input.cursor);
     q = q.where((eb) => eb.or([eb('created_at', '>', at), eb.and([eb('created_at', '=', at), eb('transaction_id', '>', id)])]));
