@@ -3,6 +3,7 @@
 // through `post` as well. What each movement posts is documented in README.md here.
 import { sql } from 'kysely';
 import { timeOrderedId } from '../crypto/ids.js';
+import { insertRows, param, runPrepared } from '../db/prepared.js';
 import type { Tx } from '../db/store.js';
 import type { LedgerAccount } from './tables.js';
 
@@ -66,46 +67,55 @@ export async function post(tx: Tx, p: Posting, now_ms: number): Promise<string |
   if (lines.length === 0) return null;
   const posting_id = `pst_${timeOrderedId(now_ms)}`;
   const transaction_id = p.transaction_id ?? '';
-  await tx
-    .insertInto('ledger_postings')
-    .values({ posting_id, account_id: p.account_id, currency: p.currency, reason: p.reason, transaction_id, ref: p.ref ?? '', created_at: now_ms })
-    .execute();
-  await tx
-    .insertInto('ledger_entries')
-    .values(
-      lines.map(([ledger_account, amount_minor], i) => ({
-        entry_id: `${posting_id}.${i}`,
-        posting_id,
-        account_id: p.account_id,
-        currency: p.currency,
-        ledger_account,
-        amount_minor,
-        transaction_id,
-        settled: p.settled ? 1 : 0,
-        created_at: now_ms,
-      })),
-    )
-    .execute();
+  await insertRows(tx, 'ledger_postings', [
+    { posting_id, account_id: p.account_id, currency: p.currency, reason: p.reason, transaction_id, ref: p.ref ?? '', created_at: now_ms },
+  ]);
+  await insertRows(
+    tx,
+    'ledger_entries',
+    lines.map(([ledger_account, amount_minor], i) => ({
+      entry_id: `${posting_id}.${i}`,
+      posting_id,
+      account_id: p.account_id,
+      currency: p.currency,
+      ledger_account,
+      amount_minor,
+      transaction_id,
+      settled: p.settled ? 1 : 0,
+      created_at: now_ms,
+    })),
+  );
   const slot = slotOf(tx);
-  await tx
-    .insertInto('ledger_balances')
-    .values(
-      lines.map(([ledger_account, amount_minor]) => ({
-        account_id: p.account_id,
-        currency: p.currency,
-        ledger_account,
-        slot,
-        balance_minor: amount_minor,
-        updated_at: now_ms,
-      })),
-    )
-    .onConflict((oc) =>
-      oc.columns(['account_id', 'currency', 'ledger_account', 'slot']).doUpdateSet({
-        balance_minor: sql<number>`ledger_balances.balance_minor + excluded.balance_minor`,
-        updated_at: now_ms,
-      }),
-    )
-    .execute();
+  // An upsert per balance line, compiled once per line count (src/db/prepared.ts).
+  const values: Record<string, unknown> = { account_id: p.account_id, currency: p.currency, slot, now: now_ms };
+  lines.forEach(([ledger_account, amount_minor], i) => {
+    values[`ledger_account#${i}`] = ledger_account;
+    values[`amount#${i}`] = amount_minor;
+  });
+  await runPrepared(
+    tx,
+    `ledger:balances|${lines.length}`,
+    () =>
+      tx
+        .insertInto('ledger_balances')
+        .values(
+          lines.map((_, i) => ({
+            account_id: param('account_id'),
+            currency: param('currency'),
+            ledger_account: param(`ledger_account#${i}`),
+            slot: param('slot'),
+            balance_minor: param(`amount#${i}`),
+            updated_at: param('now'),
+          })),
+        )
+        .onConflict((oc) =>
+          oc.columns(['account_id', 'currency', 'ledger_account', 'slot']).doUpdateSet({
+            balance_minor: sql<number>`ledger_balances.balance_minor + excluded.balance_minor`,
+            updated_at: sql<number>`excluded.updated_at`,
+          }),
+        ),
+    values,
+  );
   return posting_id;
 }
 
@@ -205,12 +215,15 @@ export function computeFee(captured_minor: number, percent_bp: number, fixed_min
 }
 
 export async function feeFor(tx: Tx, account_id: string, currency: string, captured_minor: number): Promise<number> {
-  const price = await tx
-    .selectFrom('pricing')
-    .select(['percent_bp', 'fixed_minor'])
-    .where('account_id', '=', account_id)
-    .where('currency', '=', currency)
-    .executeTakeFirst();
+  const price = (
+    await runPrepared<{ percent_bp: number; fixed_minor: number }>(
+      tx,
+      'ledger:pricing',
+      () =>
+        tx.selectFrom('pricing').select(['percent_bp', 'fixed_minor']).where('account_id', '=', param('account_id')).where('currency', '=', param('currency')),
+      { account_id, currency },
+    )
+  ).rows[0];
   if (!price) return 0;
   return computeFee(captured_minor, Number(price.percent_bp), Number(price.fixed_minor));
 }

@@ -1,6 +1,7 @@
 // Writing an event: always inside the transaction of the change it reports (decisions §11),
 // so a committed change always has its event and a rolled-back one never does.
 import { timeOrderedId } from '../crypto/ids.js';
+import { insertRows } from '../db/prepared.js';
 import type { Tx } from '../db/store.js';
 
 /** Every event type the gateway emits; a capability adds its own here. */
@@ -36,9 +37,8 @@ export async function recordEvent(tx: Tx, event: NewEvent, now_ms: number): Prom
     created_at: new Date(now_ms).toISOString(),
     data: event.data,
   });
-  await tx
-    .insertInto('events')
-    .values({
+  await insertRows(tx, 'events', [
+    {
       event_id,
       merchant_id: event.merchant_id,
       account_id: event.account_id,
@@ -55,7 +55,7 @@ export async function recordEvent(tx: Tx, event: NewEvent, now_ms: number): Prom
       last_error: '',
       created_at: now_ms,
       updated_at: now_ms,
-    })
-    .execute();
+    },
+  ]);
   return event_id;
 }

@@ -7,6 +7,7 @@
 import { type CardFacts, cardFacts, fourDigitYear, isExpired, maskPan } from '../cards/card.js';
 import { randomToken, timeOrderedId } from '../crypto/ids.js';
 import { canonicalString } from '../crypto/signature.js';
+import { insertRows, param, runPrepared } from '../db/prepared.js';
 import type { Tx } from '../db/store.js';
 import type { Deps } from '../http/context.js';
 import { ApiError, invalid, type ResultCode, resultText } from '../http/errors.js';
@@ -155,7 +156,14 @@ export class AuthoriseService {
   ) {}
 
   private async existing(account_id: string, order_no: string): Promise<PaymentRow | undefined> {
-    return this.deps.store.db.selectFrom('payments').selectAll().where('account_id', '=', account_id).where('order_no', '=', order_no).executeTakeFirst();
+    const db = this.deps.store.db;
+    const r = await runPrepared<PaymentRow>(
+      db,
+      'authorise:existing',
+      () => db.selectFrom('payments').selectAll().where('account_id', '=', param('account_id')).where('order_no', '=', param('order_no')),
+      { account_id, order_no },
+    );
+    return r.rows[0];
   }
 
   private replay(row: PaymentRow, request_hash: string, body: AuthoriseDirect): AuthoriseResult {
@@ -324,9 +332,8 @@ export class AuthoriseService {
     const inserted = await deps.store
       .transaction(async (tx) => {
         if (storeCard && card_id) {
-          await tx
-            .insertInto('cards')
-            .values({
+          await insertRows(tx, 'cards', [
+            {
               card_id,
               account_id: account.account_id,
               token_id: wantsToken ? token_id : null,
@@ -339,15 +346,11 @@ export class AuthoriseService {
               exp_month: card.exp_month,
               exp_year: card.exp_year,
               created_at: now,
-            })
-            .execute();
+            },
+          ]);
         }
-        const r = await tx
-          .insertInto('payments')
-          .values(row)
-          .onConflict((oc) => oc.columns(['account_id', 'order_no']).doNothing())
-          .executeTakeFirst();
-        if (Number(r.numInsertedOrUpdatedRows ?? 0) !== 1) {
+        const r = await insertRows(tx, 'payments', [row], { ignoreConflictOn: ['account_id', 'order_no'] });
+        if (Number(r.numAffectedRows ?? 0) !== 1) {
           // Lost a race with the same order_no: undo the card row with the savepoint.
           throw new OrderRace();
         }

@@ -5,6 +5,7 @@
 // account's amount history (one bounded read, cached per process for a minute). Then one
 // multi-row insert of the signals in the payment's transaction.
 import { type Kysely, sql } from 'kysely';
+import { insertRows, param, runPrepared } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
 import type { Tx } from '../db/store.js';
 import { currencyExponent } from '../money/currency.js';
@@ -65,22 +66,6 @@ export function createRiskEngine(db: Kysely<DB>, opts: { ipCountry?: IpCountryLo
    */
   async function lookups(ctx: RiskContext, s: Signals): Promise<{ velocity: Record<SignalKind, Velocity | null>; blocked: string[]; seen: boolean }> {
     const kinds = SIGNAL_KINDS.filter((k) => s[k] !== null);
-    // One bounded read per signal: the latest VELOCITY_SCAN_MAX attempts in 24 h, index only.
-    const velocityOf = (kind: SignalKind) =>
-      db
-        .selectFrom((q) =>
-          q
-            .selectFrom('risk_signals')
-            .select(['created_at', 'currency', 'amount_minor'])
-            .where('account_id', '=', ctx.account_id)
-            .where('kind', '=', kind)
-            .where('value', '=', s[kind] as string)
-            .where('created_at', '>=', ctx.now_ms - DAY_MS)
-            .orderBy('created_at', 'desc')
-            .limit(VELOCITY_SCAN_MAX)
-            .as('v'),
-        )
-        .select([sql.lit(kind).as('src'), 'created_at', 'currency', 'amount_minor']);
     const candidates: Array<[string, string]> = [
       ['card', s.card],
       ['bin', ctx.pan.slice(0, 6)],
@@ -88,20 +73,54 @@ export function createRiskEngine(db: Kysely<DB>, opts: { ipCountry?: IpCountryLo
     ];
     if (s.email) candidates.push(['email', s.email]);
     if (s.ip) candidates.push(['ip', s.ip]);
-    // Blocklist matches on the primary key: `currency` carries the entry's type.
-    const blockedQ = db
-      .selectFrom('risk_blocklist')
-      .select([sql.lit('block').as('src'), sql.lit(0).as('created_at'), 'type as currency', sql.lit(0).as('amount_minor')])
-      .where('account_id', '=', ctx.account_id)
-      .where((eb) => eb.or(candidates.map(([t, v]) => eb.and([eb('type', '=', t as 'card'), eb('value', '=', v)]))));
-    const seenQ = db
-      .selectFrom((q) =>
-        q.selectFrom('cards').select('card_id').where('account_id', '=', ctx.account_id).where('fingerprint', '=', ctx.card_fingerprint).limit(1).as('c'),
-      )
-      .select([sql.lit('seen').as('src'), sql.lit(0).as('created_at'), sql.lit('').as('currency'), sql.lit(0).as('amount_minor')]);
-    let query = blockedQ.unionAll(seenQ as unknown as typeof blockedQ);
-    for (const kind of kinds) query = query.unionAll(velocityOf(kind) as unknown as typeof blockedQ);
-    const rows = (await query.execute()) as Array<{ src: string; created_at: number | string; currency: string; amount_minor: number | string }>;
+    // Built once per shape (which signals, which blocklist types) and engine; only the
+    // values change per payment (src/db/prepared.ts).
+    const values: Record<string, unknown> = { account_id: ctx.account_id, since: ctx.now_ms - DAY_MS, fingerprint: ctx.card_fingerprint };
+    for (const kind of kinds) values[`v_${kind}`] = s[kind];
+    candidates.forEach(([, v], i) => {
+      values[`c${i}`] = v;
+    });
+    const build = () => {
+      // One bounded read per signal: the latest VELOCITY_SCAN_MAX attempts in 24 h, index only.
+      const velocityOf = (kind: SignalKind) =>
+        db
+          .selectFrom((q) =>
+            q
+              .selectFrom('risk_signals')
+              .select(['created_at', 'currency', 'amount_minor'])
+              .where('account_id', '=', param('account_id'))
+              .where('kind', '=', kind)
+              .where('value', '=', param(`v_${kind}`))
+              .where('created_at', '>=', param('since'))
+              .orderBy('created_at', 'desc')
+              .limit(VELOCITY_SCAN_MAX)
+              .as('v'),
+          )
+          .select([sql.lit(kind).as('src'), 'created_at', 'currency', 'amount_minor']);
+      // Blocklist matches on the primary key: `currency` carries the entry's type.
+      const blockedQ = db
+        .selectFrom('risk_blocklist')
+        .select([sql.lit('block').as('src'), sql.lit(0).as('created_at'), 'type as currency', sql.lit(0).as('amount_minor')])
+        .where('account_id', '=', param('account_id'))
+        .where((eb) => eb.or(candidates.map(([t], i) => eb.and([eb('type', '=', t as 'card'), eb('value', '=', param(`c${i}`))]))));
+      const seenQ = db
+        .selectFrom((q) =>
+          q
+            .selectFrom('cards')
+            .select('card_id')
+            .where('account_id', '=', param('account_id'))
+            .where('fingerprint', '=', param('fingerprint'))
+            .limit(1)
+            .as('c'),
+        )
+        .select([sql.lit('seen').as('src'), sql.lit(0).as('created_at'), sql.lit('').as('currency'), sql.lit(0).as('amount_minor')]);
+      let query = blockedQ.unionAll(seenQ as unknown as typeof blockedQ);
+      for (const kind of kinds) query = query.unionAll(velocityOf(kind) as unknown as typeof blockedQ);
+      return query;
+    };
+    const shape = `risk:lookups|${kinds.join(',')}|${candidates.map(([t]) => t).join(',')}`;
+    const rows = (await runPrepared<{ src: string; created_at: number | string; currency: string; amount_minor: number | string }>(db, shape, build, values))
+      .rows;
 
     const velocity: Record<SignalKind, Velocity | null> = { card: null, email: null, ip: null, device: null };
     for (const kind of kinds) velocity[kind] = { count_1h: 0, amount_24h_minor: 0 };
@@ -178,7 +197,7 @@ export function createRiskEngine(db: Kysely<DB>, opts: { ipCountry?: IpCountryLo
           currency: ctx.currency,
           created_at: ctx.now_ms,
         }));
-      await tx.insertInto('risk_signals').values(rows).execute();
+      if (rows.length > 0) await insertRows(tx, 'risk_signals', rows);
     },
   };
 }
