@@ -14,14 +14,14 @@ import { ApiError, invalid, type ResultCode, resultText } from '../http/errors.j
 import { postPaymentChange } from '../ledger/postings.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import { formatAmount } from '../money/currency.js';
-import { type EventType, recordEvent } from '../notifications/outbox.js';
+import type { EventType } from '../notifications/outbox.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import type { AuthoriseOutcome, ProcessorCard } from '../processors/types.js';
 import { REVIEW_WINDOW_MS, statusAfterApproval } from '../review/hold.js';
 import type { RiskAssessment, RiskContext, RiskEngine } from '../risk/index.js';
 import { challengeFirst, onIssuerChallenge, parseMpiInfo, type ThreedsResult } from '../threeds/mpi.js';
 import { insertChallenge, type NewChallenge, newChallenge } from '../threeds/service.js';
-import { toOrderRecord } from './order-record.js';
+import { recordPaymentEvent } from './events.js';
 import type { AuthoriseDirect } from './schema.js';
 import { orderStatusOf, type PaymentStatus } from './states.js';
 import type { PaymentRow } from './tables.js';
@@ -383,18 +383,7 @@ export class AuthoriseService {
           : row.status === 'declined'
             ? 'payment.failed'
             : 'payment.succeeded';
-    await recordEvent(
-      tx,
-      {
-        merchant_id: row.merchant_id,
-        account_id: row.account_id,
-        event_type: type,
-        object_id: row.transaction_id,
-        notify_url: row.notify_url,
-        data: toOrderRecord(row),
-      },
-      now,
-    );
+    await recordPaymentEvent(tx, row, type, now);
   }
 }
 

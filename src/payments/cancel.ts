@@ -1,11 +1,11 @@
 // Cancel (interface.md "Cancel a transaction"; decisions §4, §5): an authorised or pending
 // payment is cancelled and its hold released. A captured one must be refunded instead.
+
 import type { FastifyBaseLogger } from 'fastify';
 import type { Deps } from '../http/context.js';
 import { postPaymentChange } from '../ledger/postings.js';
-import { recordEvent } from '../notifications/outbox.js';
+import { recordPaymentEvent } from './events.js';
 import { checkItem, describeStatus, failure, type ItemFailure, type OrderItem, runItem } from './lifecycle.js';
-import { toOrderRecord } from './order-record.js';
 import { applyTransition, canApply } from './states.js';
 import type { PaymentRow } from './tables.js';
 
@@ -54,18 +54,7 @@ export async function cancelItem(deps: Deps, log: FastifyBaseLogger, account_id:
       }
       const after: PaymentRow = { ...row, ...patch, status: 'cancelled', updated_at: now };
       await postPaymentChange(tx, row, after, now);
-      await recordEvent(
-        tx,
-        {
-          merchant_id: row.merchant_id,
-          account_id: row.account_id,
-          event_type: 'payment.cancelled',
-          object_id: row.transaction_id,
-          notify_url: row.notify_url,
-          data: toOrderRecord(after),
-        },
-        now,
-      );
+      await recordPaymentEvent(tx, after, 'payment.cancelled', now);
       return answer(item, { ok: true });
     },
     (f) => answer(item, f),

@@ -1,13 +1,12 @@
 // Capture (interface.md "Capture a transaction"; decisions §5, §7): at most the
 // authorised amount, once; a partial capture releases the rest of the hold.
+
 import type { FastifyBaseLogger } from 'fastify';
 import type { Deps } from '../http/context.js';
-
 import { postPaymentChange } from '../ledger/postings.js';
 import { formatAmount } from '../money/currency.js';
-import { recordEvent } from '../notifications/outbox.js';
+import { recordPaymentEvent } from './events.js';
 import { checkItem, describeStatus, failure, type ItemFailure, type OrderItem, runItem } from './lifecycle.js';
-import { toOrderRecord } from './order-record.js';
 import { applyTransition } from './states.js';
 import type { PaymentRow } from './tables.js';
 
@@ -64,18 +63,7 @@ export async function captureItem(deps: Deps, log: FastifyBaseLogger, account_id
       }
       const after: PaymentRow = { ...row, ...patch, status: 'captured', updated_at: now };
       await postPaymentChange(tx, row, after, now);
-      await recordEvent(
-        tx,
-        {
-          merchant_id: row.merchant_id,
-          account_id: row.account_id,
-          event_type: 'payment.captured',
-          object_id: row.transaction_id,
-          notify_url: row.notify_url,
-          data: toOrderRecord(after),
-        },
-        now,
-      );
+      await recordPaymentEvent(tx, after, 'payment.captured', now);
       return answer(item, { ok: true });
     },
     (f) => answer(item, f),

@@ -1,10 +1,10 @@
 // decisions §7: a manual authorisation not captured within 7 days expires (7000) and its
 // hold is released. Called by a scheduled task inside `serve`, and by tests with a moved
 // clock. Each run is bounded.
+
 import type { Deps } from '../http/context.js';
 import { postPaymentChange } from '../ledger/postings.js';
-import { recordEvent } from '../notifications/outbox.js';
-import { toOrderRecord } from './order-record.js';
+import { recordPaymentEvent } from './events.js';
 import { applyTransition } from './states.js';
 import type { PaymentRow } from './tables.js';
 
@@ -32,18 +32,7 @@ export async function expireDue(deps: Pick<Deps, 'store'>, now_ms: number, limit
         if (!(await applyTransition(tx, transaction_id, 'expire', 'authorised', 'expired', patch, now_ms))) return false;
         const after: PaymentRow = { ...row, ...patch, status: 'expired', updated_at: now_ms };
         await postPaymentChange(tx, row, after, now_ms);
-        await recordEvent(
-          tx,
-          {
-            merchant_id: row.merchant_id,
-            account_id: row.account_id,
-            event_type: 'payment.expired',
-            object_id: transaction_id,
-            notify_url: row.notify_url,
-            data: toOrderRecord(after),
-          },
-          now_ms,
-        );
+        await recordPaymentEvent(tx, after, 'payment.expired', now_ms);
         return true;
       }),
     ),

@@ -2,14 +2,14 @@
 // authorised; ACCEPT continues it (captured under automatic capture, otherwise authorised
 // with the 7-day capture window), REJECT cancels it and releases the funds, and a hold
 // nobody decides within 7 days expires the same way.
-import type { Tx } from '../db/store.js';
+
 import type { Deps } from '../http/context.js';
 import { type ResultCode, resultText } from '../http/errors.js';
 import { postPaymentChange } from '../ledger/postings.js';
 import type { AccountCredentials } from '../merchants/service.js';
-import { type EventType, recordEvent } from '../notifications/outbox.js';
+import type { EventType } from '../notifications/outbox.js';
 import { MANUAL_CAPTURE_WINDOW_MS } from '../payments/authorise.js';
-import { toOrderRecord } from '../payments/order-record.js';
+import { recordPaymentEvent } from '../payments/events.js';
 import { applyTransition, PAYMENT_STATUS_CODE, type PaymentEvent, type PaymentStatus } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
 
@@ -113,7 +113,7 @@ export class ReviewService {
         .insertInto('risk_reviews')
         .values({ transaction_id: row.transaction_id, account_id: row.account_id, decision, note: note.slice(0, 1024), source, decided_at: now })
         .execute();
-      await paymentEvent(tx, after, type, now);
+      await recordPaymentEvent(tx, after, type, now);
       return after;
     });
   }
@@ -132,19 +132,4 @@ export class ReviewService {
     for (const row of due) if (await this.decide(row, 'EXPIRE', '', 'expiry')) n++;
     return n;
   }
-}
-
-async function paymentEvent(tx: Tx, row: PaymentRow, type: EventType, now: number): Promise<void> {
-  await recordEvent(
-    tx,
-    {
-      merchant_id: row.merchant_id,
-      account_id: row.account_id,
-      event_type: type,
-      object_id: row.transaction_id,
-      notify_url: row.notify_url,
-      data: toOrderRecord(row),
-    },
-    now,
-  );
 }

@@ -3,6 +3,7 @@
 // minutes. Completing it runs the processor authorisation with the 3-D Secure data and
 // moves the payment on through the transition table; the shopper then returns to the
 // merchant's return_url with a signed result, and the notification goes out either way.
+
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { randomToken } from '../crypto/ids.js';
 import { sign } from '../crypto/signature.js';
@@ -10,9 +11,9 @@ import type { Tx } from '../db/store.js';
 import type { Deps } from '../http/context.js';
 import { type ResultCode, resultText } from '../http/errors.js';
 import { postPaymentChange } from '../ledger/postings.js';
-import { type EventType, recordEvent } from '../notifications/outbox.js';
+import type { EventType } from '../notifications/outbox.js';
 import { MANUAL_CAPTURE_WINDOW_MS } from '../payments/authorise.js';
-import { toOrderRecord } from '../payments/order-record.js';
+import { recordPaymentEvent } from '../payments/events.js';
 import { applyTransition, orderStatusOf } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
 import type { AuthoriseOutcome } from '../processors/types.js';
@@ -257,20 +258,10 @@ export function returnFields(row: PaymentRow): Record<string, string> {
   };
 }
 
+/** The event a challenge's end sends: the payment as it now stands. */
 async function paymentEvent(tx: Tx, row: PaymentRow, now: number): Promise<void> {
   const type: EventType = row.status === 'declined' ? 'payment.failed' : row.status === 'review' ? 'payment.held' : 'payment.succeeded';
-  await recordEvent(
-    tx,
-    {
-      merchant_id: row.merchant_id,
-      account_id: row.account_id,
-      event_type: type,
-      object_id: row.transaction_id,
-      notify_url: row.notify_url,
-      data: toOrderRecord(row),
-    },
-    now,
-  );
+  await recordPaymentEvent(tx, row, type, now);
 }
 
 /** What the sandbox issuer's access control server hands back after a passed challenge. */

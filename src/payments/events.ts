@@ -1,0 +1,22 @@
+// A payment's notification (decisions §11): written in the transaction of the change, with
+// the order record the query answer carries as its data.
+import type { Tx } from '../db/store.js';
+import { type EventType, recordEvent } from '../notifications/outbox.js';
+import { toOrderRecord } from './order-record.js';
+import type { PaymentRow } from './tables.js';
+
+/** `row` is the payment as it stands after the change. */
+export function recordPaymentEvent(tx: Tx, row: PaymentRow, event_type: EventType, now_ms: number): Promise<string> {
+  return recordEvent(
+    tx,
+    {
+      merchant_id: row.merchant_id,
+      account_id: row.account_id,
+      event_type,
+      object_id: row.transaction_id,
+      notify_url: row.notify_url,
+      data: toOrderRecord(row),
+    },
+    now_ms,
+  );
+}
