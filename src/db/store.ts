@@ -229,9 +229,3 @@ export function openStore(url: string, opts: OpenOptions = {}): Store {
 export function migrationDb(store: Store): Kysely<DB> {
   return store instanceof SqliteStore ? store.writerDb : store.db;
 }
-
-/** Unique-constraint violation on either engine. */
-export function isUniqueViolation(error: unknown): boolean {
-  const e = error as { code?: string; message?: string };
-  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
-}

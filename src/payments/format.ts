@@ -13,11 +13,6 @@ export function spacedTime(ms: number): string {
   return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
 }
 
-/** YYYY-MM-DD */
-export function isoDate(ms: number): string {
-  return spacedTime(ms).slice(0, 10);
-}
-
 /** Parses YYYYMMDDhhmmss (UTC) into ms, or null when it is not a real time. */
 export function parseCompactTime(text: string): number | null {
   const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})$/.exec(text);

@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import pg from 'pg';
 import { sign } from '../../crypto/signature.js';
-import { ENGINE, encodeBody, type TestGateway, testGateway } from '../harness.js';
+import { directPayment, ENGINE, encodeBody, type TestGateway, testGateway } from '../harness.js';
 import { buildDist, createMerchant, freePort, freshDatabase, gatewayEnv, startGateway } from '../process.js';
 import { type FuzzTarget, type KnownPayment, TARGETS, UNREGISTERED } from './targets.js';
 
@@ -445,24 +445,12 @@ async function inProcess(): Promise<void> {
   try {
     const m = gw.merchant;
     const known: KnownPayment[] = [];
-    const year = String(new Date().getUTCFullYear() + 2);
-    const seedPayment = (order_no: string, extra: Record<string, unknown> = {}) => ({
-      merchant_id: m.merchant_id,
-      account_id: m.account_id,
-      order_no,
-      currency: 'USD',
-      amount: '10.00',
-      card: '4242424242424242',
-      expiration_month: '12',
-      expiration_year: year,
-      security_code: '123',
-      ...extra,
-    });
+    const seedPayment = (order_no: string, extra: Record<string, unknown> = {}) => directPayment(m, { order_no, ...extra });
     for (let i = 0; i < 20; i++) {
       const body = seedPayment(`SEED-${i}`);
       const res = await gw.post('/v1/authorise', body);
       const tx = /<transaction_id>([^<]+)</.exec(res.body)?.[1];
-      if (tx) known.push({ transaction_id: tx, order_no: body.order_no, amount: body.amount });
+      if (tx) known.push({ transaction_id: tx, order_no: body.order_no as string, amount: body.amount as string });
     }
     // Open 3-D Secure challenges for the page routes; valid posts use them up as the run goes.
     const challenges: Challenge[] = [];
