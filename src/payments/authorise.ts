@@ -258,7 +258,7 @@ export class AuthoriseService {
       risk = await this.risk.assess(riskCtx);
       if (risk.action === 'REJECT') {
         result = '1008'; // decisions §10: rejected before the processor sees it
-      } else if (challengeFirst(body.open3d, mpi, risk.action)) {
+      } else if (challengeFirst(body.open3d, mpi, risk)) {
         result = '0002';
       } else {
         const threeds = mpi ? { eci: mpi.eci, cavv: mpi.cavv, xid: mpi.xid, ds_trans_id: mpi.ds_trans_id } : undefined;

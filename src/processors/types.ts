@@ -18,6 +18,8 @@ export interface AuthoriseInput {
   card: ProcessorCard;
   /** 3-D Secure data when the payment was authenticated (mpi_info or our challenge). */
   threeds?: { eci: string; cavv: string; xid: string; ds_trans_id: string };
+  /** A charge the merchant starts without the shopper (a subscription deduction of the stored card). */
+  merchant_initiated?: boolean;
 }
 
 export type AuthoriseOutcome =

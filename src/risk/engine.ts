@@ -9,6 +9,7 @@ import { insertRows, param, runPrepared } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
 import type { Tx } from '../db/store.js';
 import { currencyExponent } from '../money/currency.js';
+import { isSharedSuccessCard } from '../processors/sandbox/cards.js';
 import { issuingCountry } from './bins.js';
 import { isDisposableEmail } from './disposable.js';
 import type { RiskContext, RiskEngine } from './index.js';
@@ -168,6 +169,7 @@ export function createRiskEngine(db: Kysely<DB>, opts: { ipCountry?: IpCountryLo
       const facts: RiskFacts = {
         mode: ctx.mode,
         pan: ctx.pan,
+        shared_success_card: isSharedSuccessCard(ctx.mode, ctx.pan),
         amount_minor: ctx.amount_minor,
         major_minor: 10 ** (currencyExponent(ctx.currency) ?? 2),
         email: s.email ?? '',
@@ -185,6 +187,9 @@ export function createRiskEngine(db: Kysely<DB>, opts: { ipCountry?: IpCountryLo
     },
 
     async record(tx: Tx, ctx, transaction_id) {
+      // decisions §9: the shared success cards leave no velocity trace on a test account, so a
+      // suite's hundreds of 4242… payments never count against the next card its shopper uses.
+      if (isSharedSuccessCard(ctx.mode, ctx.pan)) return;
       const s = signalsOf(ctx);
       const rows = (Object.entries(s) as Array<[SignalKind, string | null]>)
         .filter((p): p is [SignalKind, string] => p[1] !== null)

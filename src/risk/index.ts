@@ -2,7 +2,7 @@
 // The rules are data in rules.ts; engine.ts gathers their facts; this file is the
 // interface the payment flow sees.
 import type { Tx } from '../db/store.js';
-import { SANDBOX_RISK_REJECT_CARD } from '../processors/sandbox/index.js';
+import { sandboxRiskVerdict } from '../processors/sandbox/cards.js';
 
 export interface RiskContext {
   account_id: string;
@@ -23,6 +23,8 @@ export type RiskAction = 'ACCEPT' | 'REVIEW' | 'REJECT';
 export interface RiskAssessment {
   score: number;
   action: RiskAction;
+  /** A decisive rule (blocklist, sandbox test card) set the action; a 3-D Secure challenge cannot change it. */
+  fixed: boolean;
   reasons: Array<{ name: string; status: RiskAction }>;
 }
 
@@ -32,14 +34,18 @@ export interface RiskEngine {
   record(tx: Tx, ctx: RiskContext, transaction_id: string): Promise<void>;
 }
 
-/** Sandbox provider rule only, no storage: the engine "off" (used to measure the engine's cost). */
+/** Sandbox provider rules only, no storage: the engine "off" (used to measure the engine's cost). */
 export const basicRiskEngine: RiskEngine = {
   async assess(ctx) {
-    const rejected = ctx.mode === 'test' && ctx.pan === SANDBOX_RISK_REJECT_CARD;
+    const verdict = sandboxRiskVerdict(ctx.mode, ctx.pan);
     return {
-      score: rejected ? 100 : 0,
-      action: rejected ? 'REJECT' : 'ACCEPT',
-      reasons: [{ name: 'sandbox_test_card', status: rejected ? 'REJECT' : 'ACCEPT' }],
+      score: verdict === 'REJECT' ? 100 : verdict === 'REVIEW' ? 50 : 0,
+      action: verdict ?? 'ACCEPT',
+      fixed: verdict !== undefined,
+      reasons: [
+        { name: 'sandbox_test_card', status: verdict === 'REJECT' ? 'REJECT' : 'ACCEPT' },
+        { name: 'sandbox_review_card', status: verdict === 'REVIEW' ? 'REVIEW' : 'ACCEPT' },
+      ],
     };
   },
   async record() {},

@@ -7,7 +7,7 @@ import { directPayment, type TestGateway, testGateway } from '../test/harness.js
 import { authorise, mpiInfo, queryOrder, reasonsOf, statusOfRule } from '../threeds/testing.js';
 import { HISTORY_CACHE_MS } from './engine.js';
 import { DEFAULT_THRESHOLDS, type RiskFacts, RULES, score } from './rules.js';
-import { addToBlocklist } from './settings.js';
+import { addToBlocklist, setThresholds } from './settings.js';
 
 let gw: TestGateway;
 before(async () => {
@@ -17,8 +17,16 @@ after(async () => {
   await gw.close();
 });
 
+/**
+ * Luhn-valid cards the sandbox approves that are not its shared success cards, so every
+ * rule applies to them in full (decisions §9).
+ */
+const OTHER_CARD = '4000056655665556';
+const OTHER_CARD_2 = '5200828282828210';
+
 /** open3d 0 so a REVIEW-band score is held rather than challenged: these tests read the reasons. */
-const pay = (m: CreatedMerchant, overrides: Record<string, unknown> = {}) => authorise(gw, directPayment(m, { open3d: '0', ...overrides }), m);
+const pay = (m: CreatedMerchant, overrides: Record<string, unknown> = {}) =>
+  authorise(gw, directPayment(m, { open3d: '0', card: OTHER_CARD, ...overrides }), m);
 
 async function times(n: number, fn: (i: number) => Promise<unknown>): Promise<void> {
   for (let i = 0; i < n; i++) await fn(i);
@@ -34,6 +42,7 @@ interface RuleCase {
 
 const CASES: RuleCase[] = [
   { rule: 'sandbox_test_card', goal: 'card 4100000000000019 is always rejected', fires_as: 'REJECT', setup: async () => ({ card: '4100000000000019' }) },
+  { rule: 'sandbox_review_card', goal: 'card 4000000000009235 is always held', fires_as: 'REVIEW', setup: async () => ({ card: '4000000000009235' }) },
   {
     rule: 'blocklist',
     goal: 'a blocked e-mail address is rejected',
@@ -58,7 +67,7 @@ const CASES: RuleCase[] = [
     fires_as: 'REVIEW',
     setup: async (m) => {
       await pay(m, { amount: '4000.00', shopper_email: 'big@shop.test' });
-      return { amount: '1500.00', shopper_email: 'BIG@shop.test', card: '5555555555554444' };
+      return { amount: '1500.00', shopper_email: 'BIG@shop.test', card: OTHER_CARD_2 };
     },
   },
   {
@@ -67,7 +76,7 @@ const CASES: RuleCase[] = [
     fires_as: 'REVIEW',
     setup: async (m) => {
       await pay(m, { amount: '9000.00', shopper_ip: '8.8.8.8' });
-      return { amount: '2000.00', shopper_ip: '8.8.8.8', card: '5555555555554444' };
+      return { amount: '2000.00', shopper_ip: '8.8.8.8', card: OTHER_CARD_2 };
     },
   },
   {
@@ -76,7 +85,7 @@ const CASES: RuleCase[] = [
     fires_as: 'REVIEW',
     setup: async (m) => {
       await pay(m, { amount: '9000.00', device_fingerprint: 'dev-42' });
-      return { amount: '2000.00', device_fingerprint: 'dev-42', card: '5555555555554444' };
+      return { amount: '2000.00', device_fingerprint: 'dev-42', card: OTHER_CARD_2 };
     },
   },
   {
@@ -91,7 +100,7 @@ const CASES: RuleCase[] = [
     goal: '10 times the median of ten earlier payments',
     fires_as: 'REVIEW',
     setup: async (m) => {
-      await times(10, (i) => pay(m, { card: i % 2 ? '5555555555554444' : '4242424242424242', shopper_email: `h${i}@shop.test` }));
+      await times(10, (i) => pay(m, { card: i % 2 ? OTHER_CARD_2 : OTHER_CARD, shopper_email: `h${i}@shop.test` }));
       gw.clock.advance(HISTORY_CACHE_MS + 1); // past this process's cached copy of the history
       return { amount: '100.00' };
     },
@@ -141,7 +150,7 @@ describe('each rule fires (decisions §10)', () => {
     const plain = await pay(m, { shopper_email: 'y@mailinator.com' });
     const authenticated = await pay(m, {
       shopper_email: 'z@mailinator.com',
-      card: '5555555555554444',
+      card: OTHER_CARD_2,
       additional_information: [{ mpi_info: mpiInfo({ eci: '02' }) }],
     });
     assert.equal(plain.risk_score, '30');
@@ -203,10 +212,66 @@ describe('risk data in answers', () => {
   });
 });
 
+describe('the sandbox test cards on a test account (decisions §9)', () => {
+  test('one shopper pays 4242424242424242 two hundred times: two hundred successes', async () => {
+    const m = await gw.newMerchant();
+    const shopper = { shopper_email: 'suite@shop.test', shopper_ip: '8.8.8.8', device_fingerprint: 'ci-runner', billing_country: 'US' };
+    const results: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      const x = await authorise(gw, directPayment(m, { card: '4242424242424242', ...shopper }), m);
+      results.push(`${x.order_status} ${x.result_info} ${x.risk_action}`);
+    }
+    assert.deepEqual(new Set(results), new Set(['1 0000:Success ACCEPT']));
+    // …and the success card left no trace that counts against the shopper's next card.
+    const next = await pay(m, shopper);
+    assert.deepEqual([next.result_info, next.risk_score], ['0000:Success', '0']);
+  });
+
+  test('every shared success card pays again and again, at any amount', async () => {
+    const m = await gw.newMerchant();
+    for (const card of ['4242424242424242', '5555555555554444', '378282246310005', '6011111111111117', '3566002020360505']) {
+      const security_code = card.startsWith('37') ? '1234' : '123';
+      for (let i = 0; i < 8; i++) {
+        const x = await authorise(gw, directPayment(m, { card, security_code, amount: '2500.00', shopper_email: 'same@shop.test' }), m);
+        assert.equal(x.result_info, '0000:Success', `${card.slice(0, 6)} payment ${i + 1}: ${JSON.stringify(reasonsOf(x))}`);
+      }
+    }
+  });
+
+  test('4000000000009235 is held for review at once, without a 3-D Secure challenge', async () => {
+    const m = await gw.newMerchant();
+    for (let i = 0; i < 3; i++) {
+      const x = await authorise(gw, directPayment(m, { card: '4000000000009235' }), m);
+      assert.deepEqual([x.order_status, x.result_info, x.risk_action, x.threeds_url], ['3', '0004:Held for risk review', 'REVIEW', undefined]);
+      const order = await queryOrder(gw, m, x.transaction_id);
+      assert.equal(order.payment_status, '2100');
+    }
+  });
+
+  test('another card from one shopper still trips the velocity rule', async () => {
+    const m = await gw.newMerchant();
+    const shopper = { shopper_email: 'busy@shop.test', open3d: '0' };
+    const actions: string[] = [];
+    for (let i = 0; i < 5; i++) actions.push((await pay(m, shopper)).risk_action);
+    assert.deepEqual(actions.slice(0, 5), ['ACCEPT', 'ACCEPT', 'ACCEPT', 'ACCEPT', 'ACCEPT']);
+    const sixth = await pay(m, shopper);
+    assert.equal(statusOfRule(sixth, 'velocity_card'), 'REVIEW');
+    assert.notEqual(sixth.risk_action, 'ACCEPT');
+  });
+
+  test('thresholds still apply to the success cards', async () => {
+    const m = await gw.newMerchant();
+    await setThresholds(gw.runtime.store, m.account_id, { review: 20, reject: 90 }, gw.clock.now);
+    const x = await authorise(gw, directPayment(m, { card: '4242424242424242', shopper_email: 'x@mailinator.com', open3d: '0' }), m);
+    assert.deepEqual([x.risk_score, x.risk_action, x.order_status], ['30', 'REVIEW', '3']);
+  });
+});
+
 describe('scoring (pure)', () => {
   const quiet: RiskFacts = {
     mode: 'test',
     pan: '4242424242424242',
+    shared_success_card: false,
     amount_minor: 1000,
     major_minor: 100,
     email: '',
@@ -228,6 +293,24 @@ describe('scoring (pure)', () => {
     ['a REJECT rule decides whatever the score', { blocked: ['ip'] }, 100, 'REJECT'],
     ['authentication never takes the score below 0', { threeds_result: 'Y' }, 0, 'ACCEPT'],
     ['authentication lowers a review score', { disposable_email: true, billing_country: 'GB', threeds_result: 'A' }, 30, 'ACCEPT'],
+    ['the sandbox review card is held at the review threshold', { pan: '4000000000009235' }, 50, 'REVIEW'],
+    ['the sandbox review card is held even when authenticated', { pan: '4000000000009235', threeds_result: 'Y' }, 50, 'REVIEW'],
+    ['the sandbox review card still rejects when the score reaches REJECT', { pan: '4000000000009235', blocked: ['email'] }, 100, 'REJECT'],
+    [
+      'a shared success card skips velocity, history and new-card rules',
+      {
+        shared_success_card: true,
+        card_seen: false,
+        amount_minor: 500_000,
+        history: { count: 20, median_minor: 100 },
+        velocity: { card: { count_1h: 50, amount_24h_minor: 9_000_000 }, email: { count_1h: 50, amount_24h_minor: 0 }, ip: null, device: null },
+      },
+      0,
+      'ACCEPT',
+    ],
+    ['a shared success card still meets the blocklist', { shared_success_card: true, blocked: ['card'] }, 100, 'REJECT'],
+    ['a shared success card still meets the other rules', { shared_success_card: true, disposable_email: true, billing_country: 'GB' }, 60, 'REVIEW'],
+    ['on a live account the sandbox cards are ordinary cards', { mode: 'live', pan: '4000000000009235' }, 0, 'ACCEPT'],
   ];
   for (const [goal, facts, s, action] of table) {
     test(goal, () => {

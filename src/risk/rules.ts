@@ -3,6 +3,7 @@
 // fires, a sentence for humans, and a pure `evaluate` over facts the engine gathered
 // beforehand (no I/O here, so every rule is a table test). To add a rule: add a fact in
 // engine.ts if it needs a new one, add a row here, add a row to rules.test.ts.
+import { sandboxRiskVerdict } from '../processors/sandbox/cards.js';
 import type { SignalKind } from './tables.js';
 
 export type RiskStatus = 'ACCEPT' | 'REVIEW' | 'REJECT';
@@ -18,6 +19,11 @@ export interface Velocity {
 export interface RiskFacts {
   mode: 'test' | 'live';
   pan: string;
+  /**
+   * A shared sandbox success card on a test account (decisions §9): the rules marked
+   * `sandbox_exempt` do not look at it, so a suite may pay it without limit.
+   */
+  shared_success_card: boolean;
   amount_minor: number;
   /** 10^exponent of the currency: one major unit in minor units. */
   major_minor: number;
@@ -44,10 +50,15 @@ export interface RiskRule {
   description: string;
   /** `status` is what the rule says when it fires (REJECT rules reject whatever the score). */
   evaluate(f: RiskFacts): { fired: boolean; status: RiskStatus };
+  /**
+   * When it fires, its status is the action at least, whatever the score (REJECT rules
+   * always are; the sandbox REVIEW card is too, so 3-D Secure cannot lower it).
+   */
+  decisive?: boolean;
+  /** Never fires for a shared sandbox success card on a test account (decisions §9). */
+  sandbox_exempt?: boolean;
 }
 
-/** decisions §9: the sandbox anti-fraud provider always rejects this test card. */
-export const SANDBOX_REJECT_CARD = '4100000000000019';
 /** History needed before "above the account's history" means anything. */
 export const MIN_HISTORY = 10;
 
@@ -58,6 +69,7 @@ function velocityRule(kind: SignalKind, weight: number, max_per_hour: number, ma
     name: `velocity_${kind}`,
     weight,
     description: `more than ${max_per_hour} attempts with the same ${kind} in an hour, or over ${max_major_per_day} (major units) with it in 24 hours`,
+    sandbox_exempt: true,
     evaluate: (f) => {
       const v = f.velocity[kind];
       return when(v !== null && (v.count_1h >= max_per_hour || v.amount_24h_minor + f.amount_minor > max_major_per_day * f.major_minor));
@@ -70,12 +82,21 @@ export const RULES: readonly RiskRule[] = [
     name: 'sandbox_test_card',
     weight: 100,
     description: 'test mode: card 4100000000000019 is always rejected (decisions §9)',
-    evaluate: (f) => when(f.mode === 'test' && f.pan === SANDBOX_REJECT_CARD, 'REJECT'),
+    decisive: true,
+    evaluate: (f) => when(sandboxRiskVerdict(f.mode, f.pan) === 'REJECT', 'REJECT'),
+  },
+  {
+    name: 'sandbox_review_card',
+    weight: 0,
+    description: 'test mode: card 4000000000009235 is always held for review (decisions §9)',
+    decisive: true,
+    evaluate: (f) => when(sandboxRiskVerdict(f.mode, f.pan) === 'REVIEW', 'REVIEW'),
   },
   {
     name: 'blocklist',
     weight: 100,
     description: "the card, e-mail, IP address or BIN is on the account's blocklist (tollgate blocklist add)",
+    decisive: true,
     evaluate: (f) => when(f.blocked.length > 0, 'REJECT'),
   },
   velocityRule('card', 40, 5, 3000),
@@ -101,12 +122,14 @@ export const RULES: readonly RiskRule[] = [
     name: 'amount_above_history',
     weight: 35,
     description: `amount is 10 times the median of the account's recent successful payments (needs ${MIN_HISTORY} of them)`,
+    sandbox_exempt: true,
     evaluate: (f) => when(f.history.count >= MIN_HISTORY && f.amount_minor >= 10 * f.history.median_minor),
   },
   {
     name: 'new_card_high_amount',
     weight: 25,
     description: "a card new to the account at 3 times the account's median (or 1000 major units without history)",
+    sandbox_exempt: true,
     evaluate: (f) => {
       const high = f.history.count >= MIN_HISTORY ? 3 * f.history.median_minor : 1000 * f.major_minor;
       return when(!f.card_seen && f.amount_minor >= high);
@@ -131,6 +154,8 @@ export const DEFAULT_THRESHOLDS: Thresholds = { review: 50, reject: 80 };
 export interface Scored {
   score: number;
   action: RiskStatus;
+  /** A decisive rule set the action: 3-D Secure cannot lower it, so it asks for no challenge. */
+  fixed: boolean;
   reasons: Array<{ name: string; status: RiskStatus }>;
 }
 
@@ -140,20 +165,33 @@ export function actionFor(score: number, t: Thresholds): RiskStatus {
   return 'ACCEPT';
 }
 
-/** Runs every rule: one reason per rule, the score clamped to 0–100, REJECT rules decisive. */
+const NOT_FIRED = { fired: false, status: 'ACCEPT' } as const;
+const RANK: Record<RiskStatus, number> = { ACCEPT: 0, REVIEW: 1, REJECT: 2 };
+
+/**
+ * Runs every rule: one reason per rule, the score clamped to 0–100. A decisive rule that
+ * fires sets the least action (REJECT scores 100; REVIEW lifts the score to the review band).
+ */
 export function score(facts: RiskFacts, t: Thresholds, rules: readonly RiskRule[] = RULES): Scored {
   let total = 0;
-  let decisive = false;
+  let floor: RiskStatus = 'ACCEPT';
   const reasons = rules.map((rule) => {
-    const r = rule.evaluate(facts);
+    const r = facts.shared_success_card && rule.sandbox_exempt ? NOT_FIRED : rule.evaluate(facts);
     if (r.fired) {
       total += rule.weight;
-      if (r.status === 'REJECT') decisive = true;
+      if (rule.decisive && RANK[r.status] > RANK[floor]) floor = r.status;
     }
     return { name: rule.name, status: r.status };
   });
-  const s = decisive ? 100 : Math.max(0, Math.min(100, total));
-  return { score: s, action: decisive ? 'REJECT' : actionFor(s, t), reasons };
+  return settle(total, floor, t, reasons);
+}
+
+function settle(total: number, floor: RiskStatus, t: Thresholds, reasons: Scored['reasons']): Scored {
+  if (floor === 'REJECT') return { score: 100, action: 'REJECT', fixed: true, reasons };
+  let s = Math.max(0, Math.min(100, total));
+  if (floor === 'REVIEW') s = Math.max(s, Math.min(100, t.review));
+  const banded = actionFor(s, t);
+  return { score: s, action: RANK[banded] > RANK[floor] ? banded : floor, fixed: floor !== 'ACCEPT', reasons };
 }
 
 /**
@@ -163,6 +201,11 @@ export function score(facts: RiskFacts, t: Thresholds, rules: readonly RiskRule[
  */
 export function withAuthentication(score_before: number, reasons: Array<{ name: string; status: string }>, t: Thresholds): Scored {
   const rule = RULES.find((r) => r.name === 'threeds_authenticated') as RiskRule;
-  const s = Math.max(0, Math.min(100, score_before + rule.weight));
-  return { score: s, action: actionFor(s, t), reasons: reasons.map((r) => ({ name: r.name, status: r.status as RiskStatus })) };
+  const typed = reasons.map((r) => ({ name: r.name, status: r.status as RiskStatus }));
+  // A decisive rule that fired when the payment was scored still holds after authentication.
+  let floor: RiskStatus = 'ACCEPT';
+  for (const r of typed) {
+    if (r.status !== 'ACCEPT' && RULES.find((x) => x.name === r.name)?.decisive && RANK[r.status] > RANK[floor]) floor = r.status;
+  }
+  return settle(score_before + rule.weight, floor, t, typed);
 }

@@ -53,11 +53,12 @@ export function parseMpiInfo(additional: ReadonlyArray<{ mpi_info?: MpiInput }> 
  * authenticates, 0 never starts a challenge, anything else challenges when the risk score
  * reaches the review band. Authentication done elsewhere (mpi_info) is never repeated.
  */
-export function challengeFirst(open3d: string | undefined, mpi: MpiInfo | null, risk_action: string): boolean {
+export function challengeFirst(open3d: string | undefined, mpi: MpiInfo | null, risk: { action: string; fixed: boolean }): boolean {
   if (mpi) return false;
   if (open3d === '1') return true;
   if (open3d === '0') return false;
-  return risk_action === 'REVIEW';
+  // A REVIEW band a challenge could lower; a decisive REVIEW (the sandbox review card) is held as it is.
+  return risk.action === 'REVIEW' && !risk.fixed;
 }
 
 /**
