@@ -8,6 +8,7 @@ import type { AccountCredentials } from '../merchants/service.js';
 import type { BodyFormat } from './body.js';
 import type { Deps } from './context.js';
 import { ApiError } from './errors.js';
+import { signatureRefusal } from './signature-refusal.js';
 import { toXml } from './xml.js';
 
 declare module 'fastify' {
@@ -63,7 +64,7 @@ export async function authenticate(deps: Deps, request: FastifyRequest): Promise
   // A key rotated a moment ago in another process: look once more, uncached.
   creds = await deps.merchants.credentials(merchant_id, account_id, true);
   if (creds && verify(b, b.encryption_data, creds.secrets)) return creds;
-  throw new ApiError('0401');
+  throw await signatureRefusal(deps, b, merchant_id, account_id, creds);
 }
 
 /** Registers the signature check for a route; its body schema is then validated. */

@@ -69,7 +69,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof ApiError) return sendError(request, reply, { code: error.code, detail: error.detail, field: error.field });
+    if (error instanceof ApiError) return sendError(request, reply, { code: error.code, detail: error.detail, field: error.field, extra: error.extra });
     if (error.validation) return sendError(request, reply, describeValidation(error));
     if (error instanceof BodyParseError) return sendError(request, reply, { code: '0400', detail: error.message });
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {

@@ -8,6 +8,7 @@ export interface ErrorAnswer {
   code: ResultCode;
   detail?: string;
   field?: string;
+  extra?: Readonly<Record<string, string>>;
 }
 
 /** Turns an Ajv error into "field: problem" with the field in the spec's own notation. */
@@ -49,6 +50,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, answer: 
     error_message: answer.detail ?? '',
     error_field: answer.field ?? '',
     request_id: request.id,
+    ...answer.extra,
   };
   if (request.routeOptions.config?.answer === 'xml') {
     return reply.code(http).type('application/xml; charset=utf-8').send(toXml('respon', record));

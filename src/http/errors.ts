@@ -48,13 +48,16 @@ export class ApiError extends Error {
   readonly http: number;
   readonly field: string | undefined;
   readonly detail: string | undefined;
+  /** Extra fields of the error record (e.g. `canonical_string` for a test account's 0401). */
+  readonly extra: Readonly<Record<string, string>> | undefined;
 
-  constructor(code: ResultCode, detail?: string, field?: string) {
+  constructor(code: ResultCode, detail?: string, field?: string, extra?: Record<string, string>) {
     super(detail ? `${resultText(code)}: ${detail}` : resultText(code));
     this.code = code;
     this.http = RESULT_CODES[code].http;
     this.detail = detail;
     this.field = field;
+    this.extra = extra;
   }
 }
 

@@ -171,6 +171,20 @@ export class MerchantService {
     this.cache.clear();
   }
 
+  /** Who owns an account and in which mode, or null: for explaining a refused signature. */
+  async accountOwner(account_id: string): Promise<{ merchant_id: string; mode: 'test' | 'live' } | null> {
+    const row = await this.store.db.selectFrom('accounts').select(['merchant_id', 'mode']).where('account_id', '=', account_id).executeTakeFirst();
+    return row ? { merchant_id: row.merchant_id, mode: row.mode as 'test' | 'live' } : null;
+  }
+
+  /** The modes of a merchant's accounts, or null when there is no such merchant. */
+  async merchantModes(merchant_id: string): Promise<Array<'test' | 'live'> | null> {
+    const merchant = await this.store.db.selectFrom('merchants').select('merchant_id').where('merchant_id', '=', merchant_id).executeTakeFirst();
+    if (!merchant) return null;
+    const rows = await this.store.db.selectFrom('accounts').select('mode').where('merchant_id', '=', merchant_id).execute();
+    return rows.map((r) => r.mode as 'test' | 'live');
+  }
+
   private async requireAccount(account_id: string): Promise<AccountRow> {
     const account = await this.store.db.selectFrom('accounts').selectAll().where('account_id', '=', account_id).executeTakeFirst();
     if (!account) throw new Error(`account ${account_id} does not exist`);
