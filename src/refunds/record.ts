@@ -28,6 +28,7 @@ export function toRefundSearchItem(r: RefundRow, payment_status: PaymentStatus):
     payment_status: PAYMENT_STATUS_CODE[payment_status],
     refund_date: compactTime(Number(r.created_at)),
     refund_processing_date: r.processed_at === null ? '' : compactTime(Number(r.processed_at)),
+    query_result: '1',
   };
 }
 

@@ -176,6 +176,7 @@ describe('refund search (decisions §8)', () => {
         'currency',
         'order_no',
         'payment_status',
+        'query_result',
         'refund_amount',
         'refund_date',
         'refund_processing_date',
@@ -185,9 +186,34 @@ describe('refund search (decisions §8)', () => {
         'refund_status',
         'transaction_id',
       ]);
-      assert.equal(f.payment_status, '4100');
+      assert.deepEqual([f.payment_status, f.query_result], ['4100', '1']);
       assert.match(f.refund_date, /^\d{14}$/);
     }
+  });
+
+  test('every unknown id is answered with query_result 0 and its id, as the order query does', async () => {
+    const p = await pay(gw);
+    const [r1] = (await refundBatch(gw, [refund(p, '1.00')])).refund_orders;
+    const unpaid = await pay(gw); // a transaction with no refund is "not found" here too
+    const res = await search({
+      refund_reference_ids: [r1.refund_reference_id, 'NOPE-01'],
+      transaction_ids: [unpaid.transaction_id],
+      order_nos: 'missing-order',
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.refund_orders.length, 4);
+    assert.deepEqual(
+      res.refund_orders.map((x: any) => [x.query_result, x.refund_reference_id, x.transaction_id, x.order_no]),
+      [
+        ['1', r1.refund_reference_id, p.transaction_id, p.order_no],
+        ['0', 'NOPE-01', '', ''],
+        ['0', '', unpaid.transaction_id, ''],
+        ['0', '', '', 'missing-order'],
+      ],
+    );
+    const missing = res.refund_orders[1];
+    assert.deepEqual(Object.keys(missing).sort(), Object.keys(res.refund_orders[0]).sort(), 'a not-found item has the same fields');
+    assert.equal(missing.refund_status, '');
   });
 
   test('another merchant never sees these refunds', async () => {
@@ -199,7 +225,11 @@ describe('refund search (decisions §8)', () => {
       { merchant_id: other.merchant_id, account_id: other.account_id, transaction_ids: [p.transaction_id] },
       { merchant: other },
     );
-    assert.deepEqual(JSON.parse(res.body).refund_orders, []);
+    const items = JSON.parse(res.body).refund_orders;
+    assert.deepEqual(
+      items.map((x: any) => [x.query_result, x.transaction_id, x.refund_reference_id]),
+      [['0', p.transaction_id, '']],
+    );
   });
 
   test('a date range pages with a cursor, 100 per answer', async () => {

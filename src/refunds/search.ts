@@ -80,8 +80,51 @@ export async function searchRefunds(
     .execute();
   const page = rows.slice(0, REFUND_PAGE);
   const last = page[page.length - 1];
+  const refunds: Record<string, string>[] = page.map((r) => toRefundSearchItem(r, r.payment_status));
+  // Like the order query (decisions §6), every requested id that matches no refund of the
+  // account is answered with query_result 0 and its id, once, on the first page.
+  if (ids > 0 && !input.cursor) {
+    const asked: Array<[RefundIdField, string[]]> = [
+      ['refund_reference_id', refIds],
+      ['transaction_id', txIds],
+      ['order_no', orderNos],
+    ];
+    for (const [field, list] of asked) {
+      if (list.length === 0) continue;
+      const known = await matchedIds(store, account_id, field, list);
+      for (const id of list) if (!known.has(id)) refunds.push(notFoundRefundItem(field, id));
+    }
+  }
   return {
-    refunds: page.map((r) => toRefundSearchItem(r, r.payment_status)),
+    refunds,
     ...(rows.length > REFUND_PAGE && last ? { next_cursor: encodeCursor(Number(last.created_at), last.refund_reference_id) } : {}),
+  };
+}
+
+type RefundIdField = 'refund_reference_id' | 'transaction_id' | 'order_no';
+
+/** Which of the ids (at most 100) name at least one refund of the account. */
+async function matchedIds(store: Store, account_id: string, field: RefundIdField, ids: string[]): Promise<Set<string>> {
+  const rows = await store.db.selectFrom('refunds').select(field).distinct().where('account_id', '=', account_id).where(field, 'in', ids).execute();
+  return new Set(rows.map((r) => (r as Record<RefundIdField, string>)[field]));
+}
+
+/** The item for an id that matches no refund: every field empty but the id, query_result 0. */
+function notFoundRefundItem(field: RefundIdField, id: string): Record<string, string> {
+  return {
+    transaction_id: '',
+    order_no: '',
+    currency: '',
+    amount: '',
+    refund_amount: '',
+    refund_reason: '',
+    refund_reference: '',
+    refund_reference_id: '',
+    refund_status: '',
+    payment_status: '',
+    refund_date: '',
+    refund_processing_date: '',
+    [field]: id,
+    query_result: '0',
   };
 }
