@@ -11,30 +11,111 @@ export interface ErrorAnswer {
   extra?: Readonly<Record<string, string>>;
 }
 
-/** Turns an Ajv error into "field: problem" with the field in the spec's own notation. */
+/** What Ajv tells about one failed keyword (the parts the messages below read). */
+export interface AjvError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string;
+  parentSchema?: { description?: string; pattern?: string };
+  data?: unknown;
+}
+
+const TYPE_TEXT: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  integer: 'a whole number',
+  boolean: 'true or false',
+  object: 'an object of fields',
+  array: 'a list (a JSON array, or repeated form or XML fields)',
+  null: 'empty',
+};
+
+/** Patterns declared without a description, said in words. */
+const PATTERN_TEXT: Record<string, string> = {
+  '^\\d{1,20}$': 'a string of 1 to 20 digits',
+  '^[0-9a-fA-F]{64}$': '64 hexadecimal characters (HMAC-SHA256)',
+};
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+const list = (values: unknown[]) => {
+  const words = values.map((v) => String(v));
+  return words.length <= 1 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}`;
+};
+
+/** The rule a value broke, in words a merchant reads: "must not be empty", "must be at most 64 characters long". */
+export function problemOf(e: AjvError): string {
+  const p = e.params;
+  const limit = Number(p.limit);
+  const described = e.parentSchema?.description;
+  switch (e.keyword) {
+    case 'required':
+      return 'is required';
+    case 'additionalProperties':
+      return 'is not a known field';
+    case 'type':
+      return `must be ${list(
+        String(p.type)
+          .split(',')
+          .map((t) => TYPE_TEXT[t] ?? t),
+      )}`;
+    case 'minItems':
+      return limit === 1 ? 'must not be empty: give at least 1 item' : `must have at least ${plural(limit, 'item', 'items')}`;
+    case 'maxItems': {
+      const got = Array.isArray(e.data) ? ` (got ${e.data.length})` : '';
+      return `must have at most ${plural(limit, 'item', 'items')}${got}`;
+    }
+    case 'minLength':
+      return limit === 1 ? 'must not be empty' : `must be at least ${plural(limit, 'character', 'characters')} long`;
+    case 'maxLength':
+      return `must be at most ${plural(limit, 'character', 'characters')} long`;
+    case 'minimum':
+      return `must be at least ${limit}`;
+    case 'maximum':
+      return `must be at most ${limit}`;
+    case 'exclusiveMinimum':
+      return `must be greater than ${limit}`;
+    case 'exclusiveMaximum':
+      return `must be less than ${limit}`;
+    case 'enum':
+      return `must be ${list(p.allowedValues as unknown[])}`;
+    case 'const':
+      return `must be ${String(p.allowedValue)}`;
+    case 'pattern':
+    case 'format': {
+      const words = described ?? PATTERN_TEXT[String(p.pattern ?? e.parentSchema?.pattern)];
+      return words ? `must be ${words}` : e.keyword === 'format' ? `must be a valid ${String(p.format)}` : 'is not in the expected form';
+    }
+    case 'anyOf':
+    case 'oneOf':
+      return described ? `must be ${described}` : 'does not have any of the accepted shapes';
+    case 'minProperties':
+      return limit === 1 ? 'must not be empty' : `must have at least ${limit} fields`;
+    case 'maxProperties':
+      return `must have at most ${limit} fields`;
+    case 'uniqueItems':
+      return 'must not hold the same item twice';
+    default:
+      return 'is not valid here';
+  }
+}
+
+/** Turns Ajv's errors into "field problem", with the field in the spec's own notation. */
 export function describeValidation(error: FastifyError): ErrorAnswer {
-  const first = error.validation?.[0];
-  if (!first) return { code: '0400', detail: error.message };
+  const errors = (error.validation ?? []) as unknown as AjvError[];
+  // A union reports each failed branch, then itself: its own description says it best.
+  const first = errors.find((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf') ?? errors[0];
+  if (!first) return { code: '0400', detail: 'the body is not valid' };
   const parts = first.instancePath
     .split('/')
     .filter(Boolean)
     .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   let field = parts.reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '');
-  const params = first.params as Record<string, unknown>;
-  let problem = first.message ?? 'is invalid';
-  if (first.keyword === 'required') {
-    const missing = String(params.missingProperty);
-    field = field ? `${field}.${missing}` : missing;
-    problem = 'is required';
-  } else if (first.keyword === 'additionalProperties') {
-    const extra = String(params.additionalProperty);
-    field = field ? `${field}.${extra}` : extra;
-    problem = 'is not a known field';
-  } else if (first.keyword === 'pattern' || first.keyword === 'format') {
-    const hint = ((first as { parentSchema?: unknown }).parentSchema as { description?: string } | undefined)?.description;
-    problem = hint ? `must be ${hint}` : problem;
+  if (first.keyword === 'required' || first.keyword === 'additionalProperties') {
+    const name = String(first.keyword === 'required' ? first.params.missingProperty : first.params.additionalProperty);
+    field = field ? `${field}.${name}` : name;
   }
-  return { code: '0400', detail: `${field || 'body'} ${problem}`, field: field || undefined };
+  return { code: '0400', detail: `${field || 'the body'} ${problemOf(first)}`, field: field || undefined };
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, answer: ErrorAnswer): FastifyReply {
