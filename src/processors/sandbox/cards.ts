@@ -63,6 +63,12 @@ export function publishedTestCards(): Array<{ card: string; outcome: string }> {
   ];
 }
 
+/** The published table as Markdown (docs/interface.md holds it verbatim; a test checks). */
+export function testCardsMarkdown(): string {
+  const rows = publishedTestCards().map(({ card, outcome }) => `| ${/^\d+$/.test(card) ? `\`${card}\`` : card} | ${outcome} |`);
+  return ['| card number | outcome |', '|---|---|', ...rows].join('\n');
+}
+
 export function testCard(pan: string): TestCard | undefined {
   return TEST_CARDS[pan];
 }
