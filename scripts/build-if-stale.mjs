@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+// `npm start`'s prestart: compiles src to dist only when a source is newer than the build,
+// so a start after `npm ci` (which builds) or after `npm test` costs nothing, and a start
+// never rewrites dist under another process that is running it.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+const built = 'dist/cli/run.js';
+
+function newest(dir) {
+  let max = 0;
+  for (const name of readdirSync(dir)) {
+    const p = path.join(dir, name);
+    const s = statSync(p);
+    if (s.isDirectory()) max = Math.max(max, newest(p));
+    else if (name.endsWith('.ts') && !name.endsWith('.test.ts')) max = Math.max(max, s.mtimeMs);
+  }
+  return max;
+}
+
+const sources = Math.max(newest('src'), ...['package.json', 'tsconfig.json', 'tsconfig.build.json'].map((f) => statSync(f).mtimeMs));
+if (existsSync(built) && statSync(built).mtimeMs >= sources) process.exit(0);
+console.log('building (sources changed since the last build)…');
+const r = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+process.exit(r.status ?? 1);
