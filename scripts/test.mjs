@@ -104,6 +104,8 @@ if (browser.length) {
   else skippedParts.push(`browser tests (no Chromium at ${CHROMIUM}; apt-get install -y chromium)`);
 }
 
+if (totals.skipped > 0) skippedParts.push(`${totals.skipped} test(s) skipped themselves (their "# SKIP" line above says why)`);
+
 console.log('\n=== summary ===');
 for (const s of skippedParts) console.log(`SKIPPED: ${s}`);
 for (const f of failedParts) console.log(`FAILED: ${f}`);
