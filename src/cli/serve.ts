@@ -74,6 +74,13 @@ export async function startServer(
   const runtime = await createRuntime(settings);
   if (settings.demo_merchant) await demoMerchant(runtime, out);
   const app = await buildApp(runtime.deps);
+  // Once stopping, each answer closes its connection: a kept-alive client would otherwise
+  // hold the stop until its keep-alive timeout (idle connections are closed by app.close()).
+  let stopping = false;
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (stopping) reply.header('connection', 'close');
+    return payload;
+  });
   const tasks = settings.worker_enabled ? backgroundTasks.map((make) => make(runtime)) : [];
   await app.listen({ host: settings.host, port: settings.port });
   for (const t of tasks) t.start();
@@ -81,6 +88,7 @@ export async function startServer(
   let closing: Promise<void> | null = null;
   const close = () => {
     closing ??= (async () => {
+      stopping = true;
       await app.close();
       for (const t of tasks) await t.stop();
       await runtime.store.close();

@@ -43,7 +43,7 @@ export function negativeAvailableNote(b: AccountBalance): string | null {
     b.pending_minor >= -b.available_minor
       ? 'the pending money covers it when it settles'
       : `pending ${formatAmount(b.pending_minor, b.currency)} will not cover all of it`;
-  return `available below zero: refunds were paid from settled money before the captures settled; the account owes ${owed} ${b.currency} (${cover})`;
+  return `below zero: refunds are taken from available while captured money is still pending settlement; the account owes ${owed} ${b.currency} (${cover})`;
 }
 
 function table(rows: string[][]): string[] {
