@@ -1,14 +1,18 @@
-// The operator's tool through a real process (decisions §13).
+// The operator's tool (decisions §13; issue 9): through a real process, and in-process for
+// the checks that try every registered command.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { ENGINE } from '../test/harness.js';
-import { cli, createMerchant, type FreshDatabase, freePort, freshDatabase, gatewayEnv } from '../test/process.js';
+import { cli, createMerchant, type FreshDatabase, freePort, freshDatabase, gatewayEnv, MASTER_KEY } from '../test/process.js';
+import { commands } from './main.js';
+import { runCli, useDatabase } from './testing.js';
 
 let db: FreshDatabase;
 let env: NodeJS.ProcessEnv;
 before(async () => {
   db = await freshDatabase(ENGINE, 'cli');
   env = gatewayEnv(db, await freePort());
+  useDatabase(db.url, MASTER_KEY);
 });
 after(async () => {
   await db.drop();
@@ -45,9 +49,112 @@ test('bad arguments exit non-zero with a usage line', () => {
   assert.match(bad.stderr, /--mode must be test or live/);
   const unknownAccount = cli(env, ['ip', 'add', '--account', '1', '10.0.0.1']);
   assert.equal(unknownAccount.status, 1);
-  assert.match(unknownAccount.stderr, /account 1 does not exist/);
+  assert.equal(unknownAccount.stderr, 'error: no account "1" (npx tollgate merchant list shows the accounts)\n');
   const badCidr = createMerchant(env, 'CIDR');
   const r = cli(env, ['ip', 'add', '--account', badCidr.account_id, 'not-an-ip']);
   assert.equal(r.status, 1);
   assert.match(r.stderr, /not an IP address or CIDR range/);
+});
+
+const groups = [...new Set([...commands.keys()].filter((n) => n.includes(' ')).map((n) => n.split(' ')[0] as string))];
+const words = (name: string) => name.split(' ');
+
+describe('help everywhere', () => {
+  test('the groups a newcomer tries exist', () => {
+    for (const g of ['merchant', 'key', 'ip', 'events', 'blocklist', 'risk', 'pricing', 'ledger', 'webhook-secret']) assert.ok(groups.includes(g), g);
+  });
+
+  test('every command answers --help, -h and "help <command>" with its usage, exit 0', async () => {
+    for (const name of commands.keys()) {
+      for (const args of [
+        [...words(name), '--help'],
+        [...words(name), '-h'],
+        ['help', ...words(name)],
+        [...words(name), '--bogus', '--help'],
+      ]) {
+        const r = await runCli(...args);
+        assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+        assert.equal(r.stderr, '', args.join(' '));
+        assert.ok(r.stdout.startsWith(`usage: npx tollgate ${name}`), `${args.join(' ')} printed: ${r.stdout}`);
+      }
+    }
+  });
+
+  test('every group alone, with --help and after "help" lists its commands, exit 0', async () => {
+    for (const g of groups) {
+      for (const args of [[g], [g, '--help'], [g, '-h'], ['help', g]]) {
+        const r = await runCli(...args);
+        assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+        for (const name of commands.keys()) if (name.startsWith(`${g} `)) assert.ok(r.stdout.includes(`\n  ${name}`), `${args.join(' ')} lists ${name}`);
+      }
+    }
+  });
+
+  test('top-level help lists the groups and every command; an unknown one exits 2 with the help', async () => {
+    for (const args of [[], ['help'], ['--help'], ['-h']]) {
+      const r = await runCli(...args);
+      assert.equal(r.code, 0);
+      for (const g of groups) assert.ok(r.stdout.includes(g));
+      for (const name of commands.keys()) assert.match(r.stdout, new RegExp(`^  ${name}  `, 'm'));
+    }
+    const unknown = await runCli('frobnicate');
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /unknown command "frobnicate"[\s\S]*Commands:/);
+    const unknownSub = await runCli('merchant', 'frobnicate');
+    assert.equal(unknownSub.code, 2);
+    assert.match(unknownSub.stderr, /no command "merchant frobnicate"[\s\S]*merchant create/);
+  });
+
+  test('through the real process: "merchant" and "merchant create --help" (found by a new user)', () => {
+    const group = cli(env, ['merchant']);
+    assert.equal(group.status, 0, group.stderr);
+    assert.match(group.stdout, /merchant create --name NAME/);
+    assert.match(group.stdout, /merchant list/);
+    const one = cli(env, ['merchant', 'create', '--help']);
+    assert.equal(one.status, 0, one.stderr);
+    assert.match(one.stdout, /^usage: npx tollgate merchant create --name NAME/);
+  });
+});
+
+describe('an unknown account', () => {
+  const taking = [...commands.values()].filter((c) => 'account' in c.options).map((c) => c.name);
+
+  test('is refused the same way by every command taking --account, malformed or unknown, and nothing runs', async () => {
+    // The commands the issue named must be among them.
+    for (const n of [
+      'balance',
+      'events list',
+      'events replay',
+      'blocklist list',
+      'pricing show',
+      'pricing set',
+      'risk thresholds',
+      'ip list',
+      'key rotate',
+      'key retire',
+      'webhook-secret rotate',
+    ])
+      assert.ok(taking.includes(n), n);
+    for (const name of taking) {
+      for (const id of ['abc', '99999999', '', '1 OR 1=1']) {
+        const r = await runCli(...words(name), '--account', id);
+        assert.equal(r.code, 1, `${name} --account ${id}: ${r.stdout}${r.stderr}`);
+        assert.equal(r.stderr, `error: no account ${JSON.stringify(id)} (npx tollgate merchant list shows the accounts)\n`, name);
+        assert.equal(r.stdout, '', name);
+      }
+    }
+    // Also with the command's other arguments given: the refusal comes first, nothing is written.
+    const pricing = await runCli('pricing', 'set', '--account', 'abc', '--currency', 'USD', '--percent', '1', '--fixed', '0.10');
+    assert.equal(pricing.code, 1);
+    const list = await runCli('pricing', 'show', '--account', '99999999');
+    assert.equal(list.code, 1);
+  });
+
+  test('a known account passes the check', async () => {
+    const m = createMerchant(env, 'known');
+    for (const name of ['balance', 'pricing show', 'blocklist list', 'risk thresholds', 'events list', 'ip list']) {
+      const r = await runCli(...words(name), '--account', m.account_id);
+      assert.equal(r.code, 0, `${name}: ${r.stderr}`);
+    }
+  });
 });

@@ -1,7 +1,10 @@
-// Each capability's CLI commands and background tasks are imported here so they register.
-import '../notifications/cli.js';
+// Each capability's CLI commands and background tasks are imported here so they register
+// (in this order in the help).
+import '../merchants/cli.js';
+import './sign.js';
+import '../ledger/cli.js';
 import '../risk/cli.js';
+import '../notifications/cli.js';
 import '../threeds/tasks.js';
 import '../review/tasks.js';
-import '../ledger/cli.js';
 import '../payments/tasks.js';

@@ -1,172 +1,179 @@
-// `npx tollgate <command>`: the operator's tool (decisions §13).
+// `npx tollgate <command>`: the operator's tool (decisions §13). Commands live in the
+// registry (registry.ts), each capability registering its own; this file parses a command
+// line, prints help, refuses an unknown account, and maps errors to exit statuses:
+// 0 done (or help asked for), 1 refused (unknown account, bad input), 2 usage mistake.
 import { parseArgs } from 'node:util';
-import { loadSettings } from '../config/index.js';
+import { loadSettings, type Settings } from '../config/index.js';
 import { createRuntime, type Runtime } from '../runtime.js';
 import { isClusterPrimary, runPrimary } from './cluster.js';
-import { commands, UsageError } from './registry.js';
-import { closeOnSignals, startServer } from './serve.js';
+import { type Command, command, commands, type OptionSpecs, out, requireAccount, UsageError, usageLine, type Values } from './registry.js';
+import { serveUntilStopped } from './serve.js';
 
-const out = (line = ''): void => {
-  process.stdout.write(`${line}\n`);
-};
-
-// The registry lives in its own module: a capability's command file that imported this
-// one would deadlock on the top-level await below (an import cycle through commands.js).
 export { commands, UsageError };
 
-function opts<T extends Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>>(args: string[], options: T) {
-  try {
-    return parseArgs({ args, options, allowPositionals: true, strict: true });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-}
+const err = (line = ''): void => {
+  process.stderr.write(`${line}\n`);
+};
 
-function need(value: string | undefined, name: string): string {
-  if (!value) throw new UsageError(`${name} is required`);
-  return value;
-}
-
-commands.set('merchant create', {
-  usage: 'merchant create --name NAME [--mode test|live] [--allow-ip CIDR]... [--capture-method automatic|manual] [--json]',
-  async run(args, rt) {
-    const { values } = opts(args, {
-      name: { type: 'string' },
-      mode: { type: 'string' },
-      'allow-ip': { type: 'string', multiple: true },
-      'capture-method': { type: 'string' },
-      json: { type: 'boolean' },
-    });
-    const mode = values.mode ?? 'test';
-    if (mode !== 'test' && mode !== 'live') throw new UsageError('--mode must be test or live');
-    const cm = values['capture-method'] ?? 'automatic';
-    if (cm !== 'automatic' && cm !== 'manual') throw new UsageError('--capture-method must be automatic or manual');
-    const m = await (await rt()).merchants.createMerchant({ name: need(values.name, '--name'), mode, allow_ips: values['allow-ip'] ?? [], capture_method: cm });
-    if (values.json) return out(JSON.stringify(m));
-    out(
-      `merchant_id     ${m.merchant_id}\naccount_id      ${m.account_id}\nmode            ${m.mode}\nsecret_key      ${m.secret_key}\nwebhook_secret  ${m.webhook_secret}\nallowed_ips     ${m.allowed_ips.join(', ') || '(none)'}`,
-    );
-    out('The secrets are shown once; store them now.');
+command({
+  name: 'serve',
+  args: '',
+  about: 'start the gateway; stops gracefully on SIGTERM or SIGINT (in-flight requests finish)',
+  details: [
+    'Settings come from the environment (DATABASE_URL, HOST, PORT, TOLLGATE_*; see the README).',
+    'On PostgreSQL it runs TOLLGATE_WORKERS processes (default: one per core).',
+  ],
+  options: {},
+  async run({ settings }) {
+    const s = settings();
+    if (isClusterPrimary(s)) await runPrimary(s);
+    else await serveUntilStopped(s);
   },
 });
 
-commands.set('merchant list', {
-  usage: 'merchant list [--json]',
-  async run(args, rt) {
-    const { values } = opts(args, { json: { type: 'boolean' } });
-    const rows = await (await rt()).merchants.listMerchants();
-    if (values.json) return out(JSON.stringify(rows));
-    for (const r of rows) out(`${r.merchant_id}\t${r.account_id}\t${r.mode}\t${r.name}`);
-  },
-});
-
-commands.set('key rotate', {
-  usage: 'key rotate --account ID [--json]   (new key signs; the old one verifies until "key retire")',
-  async run(args, rt) {
-    const { values } = opts(args, { account: { type: 'string' }, json: { type: 'boolean' } });
-    const secret = await (await rt()).merchants.rotateKey(need(values.account, '--account'));
-    if (values.json) return out(JSON.stringify({ account_id: values.account, secret_key: secret }));
-    out(`secret_key ${secret}\nThe previous key is still accepted until: npx tollgate key retire --account ${values.account}`);
-  },
-});
-
-commands.set('key retire', {
-  usage: 'key retire --account ID   (stop accepting keys replaced by "key rotate")',
-  async run(args, rt) {
-    const { values } = opts(args, { account: { type: 'string' } });
-    const n = await (await rt()).merchants.retireKeys(need(values.account, '--account'));
-    out(`retired ${n} key(s)`);
-  },
-});
-
-commands.set('webhook-secret rotate', {
-  usage: 'webhook-secret rotate --account ID',
-  async run(args, rt) {
-    const { values } = opts(args, { account: { type: 'string' } });
-    out(`webhook_secret ${await (await rt()).merchants.rotateWebhookSecret(need(values.account, '--account'))}`);
-  },
-});
-
-commands.set('ip add', {
-  usage: 'ip add --account ID CIDR...',
-  async run(args, rt) {
-    const { values, positionals } = opts(args, { account: { type: 'string' } });
-    if (positionals.length === 0) throw new UsageError('give at least one CIDR');
-    const r = await rt();
-    for (const p of positionals) out(`added ${await r.merchants.addIp(need(values.account, '--account'), p)}`);
-  },
-});
-
-commands.set('ip remove', {
-  usage: 'ip remove --account ID CIDR...',
-  async run(args, rt) {
-    const { values, positionals } = opts(args, { account: { type: 'string' } });
-    if (positionals.length === 0) throw new UsageError('give at least one CIDR');
-    const r = await rt();
-    for (const p of positionals) out(`${(await r.merchants.removeIp(need(values.account, '--account'), p)) ? 'removed' : 'not listed'} ${p}`);
-  },
-});
-
-commands.set('ip list', {
-  usage: 'ip list --account ID',
-  async run(args, rt) {
-    const { values } = opts(args, { account: { type: 'string' } });
-    for (const c of await (await rt()).merchants.listIps(need(values.account, '--account'))) out(c);
-  },
-});
-
-commands.set('migrate', {
-  usage: 'migrate   (apply database migrations; serve also does this at start)',
-  async run(_args, rt) {
-    await rt();
+command({
+  name: 'migrate',
+  args: '',
+  about: 'apply database migrations (serve also does this at start)',
+  options: {},
+  async run({ runtime }) {
+    await runtime();
     out('database is up to date');
   },
 });
 
-function help(): void {
-  out('Usage: npx tollgate <command>\n');
-  out('  serve            start the gateway (settings from the environment, see README)');
-  for (const c of commands.values()) out(`  ${c.usage}`);
+/** A group is the first word of two-word commands: "merchant", "ledger", … */
+function groups(): Map<string, Command[]> {
+  const map = new Map<string, Command[]>();
+  for (const c of commands.values()) {
+    const [group, sub] = c.name.split(' ');
+    if (!sub) continue;
+    const list = map.get(group as string) ?? [];
+    list.push(c);
+    map.set(group as string, list);
+  }
+  return map;
+}
+
+function commandHelp(c: Command, print: (line?: string) => void): void {
+  print(`usage: npx tollgate ${usageLine(c)}`);
+  print(`  ${c.about}`);
+  for (const line of c.details ?? []) print(`  ${line}`);
+  print('  -h, --help   this help');
+}
+
+function groupHelp(group: string, print: (line?: string) => void): void {
+  print(`npx tollgate ${group} <command>:`);
+  for (const c of groups().get(group) ?? []) {
+    print(`  ${usageLine(c)}`);
+    print(`      ${c.about}`);
+  }
+  print(`\nnpx tollgate ${group} <command> --help shows one command's usage.`);
+}
+
+function topHelp(print: (line?: string) => void): void {
+  print('Usage: npx tollgate <command> [options]');
+  print('       npx tollgate <command> --help    one command: its options and what they mean');
+  print(`       npx tollgate <group>             a group's commands (${[...groups().keys()].join(', ')})\n`);
+  print('Commands:');
+  const width = Math.max(...[...commands.keys()].map((name) => name.length));
+  for (const c of commands.values()) print(`  ${c.name.padEnd(width)}  ${c.about}`);
+}
+
+/** `--help` or `-h` anywhere before a `--` terminator. */
+function asksHelp(args: string[]): boolean {
+  for (const a of args) {
+    if (a === '--') return false;
+    if (a === '--help' || a === '-h') return true;
+  }
+  return false;
+}
+
+/** The command named by the first one or two words, and the arguments after its name. */
+function resolve(argv: string[]): { cmd: Command; args: string[] } | null {
+  const [first, second] = argv;
+  const two = commands.get(`${first} ${second}`);
+  if (two) return { cmd: two, args: argv.slice(2) };
+  const one = commands.get(first as string);
+  return one ? { cmd: one, args: argv.slice(1) } : null;
+}
+
+function help(topic: string[]): number {
+  if (topic.length === 0) {
+    topHelp(out);
+    return 0;
+  }
+  const found = resolve(topic);
+  if (found) {
+    commandHelp(found.cmd, out);
+    return 0;
+  }
+  if (groups().has(topic[0] as string)) {
+    groupHelp(topic[0] as string, out);
+    return 0;
+  }
+  err(`no command "${topic.join(' ')}"\n`);
+  topHelp(err);
+  return 2;
+}
+
+function parse(cmd: Command, args: string[]) {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args, options: cmd.options, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  if (!cmd.positionals && parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
+  return parsed;
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const [first, second, ...rest] = argv;
-  if (!first || first === 'help' || first === '--help' || first === '-h') {
-    help();
-    return 0;
-  }
-  const settings = loadSettings();
-  if (first === 'serve') {
-    if (isClusterPrimary(settings)) {
-      await runPrimary(settings);
-      return -1; // the workers serve
+  const [first, second] = argv;
+  if (first === undefined || first === '--help' || first === '-h') return help([]);
+  if (first === 'help') return help(argv.slice(1));
+  const found = resolve(argv);
+  if (!found) {
+    if (groups().has(first)) {
+      // `npx tollgate merchant` (or `merchant --help`): the group's commands.
+      if (second === undefined || asksHelp([second])) return help([first]);
+      err(`no command "${first} ${second}"\n`);
+      groupHelp(first, err);
+      return 2;
     }
-    const server = await startServer(settings);
-    closeOnSignals(server);
-    return -1; // keep running
-  }
-  const two = `${first} ${second ?? ''}`.trim();
-  const cmd = commands.get(two) ?? commands.get(first);
-  const args = commands.has(two) ? rest : [second, ...rest].filter((a): a is string => a !== undefined);
-  if (!cmd) {
-    process.stderr.write(`unknown command "${two}"\n\n`);
-    help();
+    err(`unknown command "${first}"\n`);
+    topHelp(err);
     return 2;
   }
+  const { cmd, args } = found;
+  if (asksHelp(args)) {
+    commandHelp(cmd, out);
+    return 0;
+  }
+  let settings: Settings | null = null;
   let runtime: Runtime | null = null;
-  const rt = async () => {
-    runtime ??= await createRuntime(settings, { metricsDefaults: false });
-    return runtime;
+  const input = {
+    settings: () => {
+      settings ??= loadSettings();
+      return settings;
+    },
+    runtime: async () => {
+      runtime ??= await createRuntime(input.settings(), { metricsDefaults: false });
+      return runtime;
+    },
   };
   try {
-    await cmd.run(args, rt);
+    const { values, positionals } = parse(cmd, args);
+    // Every command taking --account refuses an unknown one the same way, before it runs.
+    if ('account' in cmd.options && typeof values.account === 'string') await requireAccount(await input.runtime(), values.account);
+    await cmd.run({ values: values as Values<OptionSpecs>, positionals, ...input });
     return 0;
   } catch (e) {
     if (e instanceof UsageError) {
-      process.stderr.write(`${e.message}\nusage: npx tollgate ${cmd.usage}\n`);
+      err(`${e.message}\nusage: npx tollgate ${usageLine(cmd)}   (--help for more)`);
       return 2;
     }
-    process.stderr.write(`error: ${(e as Error).message}\n`);
+    err(`error: ${(e as Error).message}`);
     return 1;
   } finally {
     const r = runtime as Runtime | null;
@@ -174,5 +181,5 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-// Extra commands register themselves by being imported here.
+// Every other command registers itself by being imported here.
 await import('./commands.js');

@@ -1,4 +1,5 @@
 import { main } from './main.js';
 
-const code = await main(process.argv.slice(2));
-if (code >= 0) process.exit(code);
+// Exit at once: a finished command may leave timers or pools behind that would keep the
+// process alive (serve returns only after its graceful stop).
+process.exit(await main(process.argv.slice(2)));

@@ -1,10 +1,13 @@
 // `tollgate serve` / `npm start`: migrate, create the demo merchant on first start, listen,
-// and shut down gracefully on SIGTERM/SIGINT (in-flight requests finish).
+// and shut down gracefully on SIGTERM/SIGINT (in-flight requests finish, background tasks
+// stop, the database closes). On PostgreSQL with several workers, cluster.ts runs instead.
+import cluster from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
 import type { Settings } from '../config/index.js';
 import { sign } from '../crypto/signature.js';
 import { buildApp } from '../http/app.js';
 import { createRuntime, type Runtime } from '../runtime.js';
+import { exitIfStopHangs, stopRequested } from './signals.js';
 
 export interface Server {
   app: FastifyInstance;
@@ -51,19 +54,41 @@ async function demoMerchant(rt: Runtime, out: (line: string) => void): Promise<v
   out('');
 }
 
-export async function startServer(settings: Settings, out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<Server> {
+/** The start-up lines: where the gateway listens and where a newcomer reads on. */
+export function bannerLines(settings: Settings): string[] {
+  const url = settings.public_url;
+  const database = settings.database_url.startsWith('sqlite:') ? settings.database_url : 'PostgreSQL';
+  return [
+    `Tollgate listening on ${url} (database ${database})`,
+    `  docs        ${url}/docs`,
+    `  quickstart  ${url}/docs/quickstart`,
+    `  test cards  ${url}/docs#test-cards`,
+  ];
+}
+
+export async function startServer(
+  settings: Settings,
+  out: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
+  opts: { banner?: boolean } = {},
+): Promise<Server> {
   const runtime = await createRuntime(settings);
   if (settings.demo_merchant) await demoMerchant(runtime, out);
   const app = await buildApp(runtime.deps);
+  // Once stopping, each answer closes its connection: a kept-alive client would otherwise
+  // hold the stop until its keep-alive timeout (idle connections are closed by app.close()).
+  let stopping = false;
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (stopping) reply.header('connection', 'close');
+    return payload;
+  });
   const tasks = settings.worker_enabled ? backgroundTasks.map((make) => make(runtime)) : [];
   await app.listen({ host: settings.host, port: settings.port });
   for (const t of tasks) t.start();
-  out(
-    `Tollgate listening on ${settings.public_url} (database ${settings.database_url.startsWith('sqlite:') ? settings.database_url : 'postgres'}); docs at ${settings.public_url}/docs`,
-  );
+  if (opts.banner ?? true) for (const line of bannerLines(settings)) out(line);
   let closing: Promise<void> | null = null;
   const close = () => {
     closing ??= (async () => {
+      stopping = true;
       await app.close();
       for (const t of tasks) await t.stop();
       await runtime.store.close();
@@ -73,17 +98,18 @@ export async function startServer(settings: Settings, out: (line: string) => voi
   return { app, runtime, close };
 }
 
-export function closeOnSignals(server: Server): void {
-  const stop = (signal: string) => {
-    server.app.log.info({ signal }, 'shutting down');
-    server
-      .close()
-      .then(() => process.exit(0))
-      .catch((e) => {
-        server.app.log.error({ err: e }, 'shutdown failed');
-        process.exit(1);
-      });
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+/**
+ * `serve` in one process (or one cluster worker): listens until a stop request, then closes
+ * gracefully. The stop listener is installed first, so a signal during start-up still
+ * gets a clean stop once the server is up.
+ */
+export async function serveUntilStopped(settings: Settings): Promise<void> {
+  const worker = cluster.isWorker;
+  const stop = stopRequested({ watch_parent: !worker });
+  // A cluster worker leaves the banner to its primary (one banner, not one per worker).
+  const server = await startServer(settings, undefined, { banner: !worker });
+  const reason = await stop;
+  server.app.log.info({ reason }, 'shutting down');
+  exitIfStopHangs('the gateway');
+  await server.close();
 }

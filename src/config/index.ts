@@ -10,6 +10,8 @@ export interface Settings {
   master_key: string | undefined;
   allow_private_webhooks: boolean;
   log_level: string;
+  /** `pretty` (one readable line per entry) or `json` (one JSON object per line, for collectors). */
+  log_format: LogFormat;
   /** Proxies whose X-Forwarded-For is trusted (decisions §3), CIDR list. */
   trusted_proxies: string[];
   /** Public base URL used in links handed to shoppers (3-D Secure page, issuer page). */
@@ -28,6 +30,16 @@ export interface Settings {
   risk_rules: boolean;
 }
 
+export type LogFormat = 'json' | 'pretty';
+
+/** TOLLGATE_LOG_FORMAT, or readable lines on a terminal and JSON otherwise (issue 9). */
+function logFormat(env: NodeJS.ProcessEnv, stdout_is_tty: boolean): LogFormat {
+  const raw = env.TOLLGATE_LOG_FORMAT;
+  if (raw === undefined || raw === '') return stdout_is_tty ? 'pretty' : 'json';
+  if (raw === 'json' || raw === 'pretty') return raw;
+  throw new Error(`TOLLGATE_LOG_FORMAT must be json or pretty, got "${raw}"`);
+}
+
 function flag(value: string | undefined): boolean {
   return value === '1' || value === 'true' || value === 'yes';
 }
@@ -40,7 +52,7 @@ function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): num
   return n;
 }
 
-export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+export function loadSettings(env: NodeJS.ProcessEnv = process.env, stdout_is_tty = process.stdout.isTTY === true): Settings {
   const data_dir = path.resolve(env.TOLLGATE_DATA_DIR ?? 'data');
   const host = env.HOST ?? '127.0.0.1';
   const port = intSetting(env, 'PORT', 8080);
@@ -53,6 +65,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     master_key: env.TOLLGATE_MASTER_KEY || undefined,
     allow_private_webhooks: flag(env.TOLLGATE_ALLOW_PRIVATE_WEBHOOKS),
     log_level: env.TOLLGATE_LOG_LEVEL ?? 'info',
+    log_format: logFormat(env, stdout_is_tty),
     trusted_proxies: (env.TOLLGATE_TRUSTED_PROXIES ?? '')
       .split(',')
       .map((s) => s.trim())

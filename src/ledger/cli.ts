@@ -1,37 +1,22 @@
 // Operator commands of the ledger: verify the books, show balances, set pricing; and the
 // settlement task run inside `serve`.
-import { parseArgs } from 'node:util';
-import { commands, UsageError } from '../cli/registry.js';
+import { command, need, out, UsageError } from '../cli/registry.js';
 import { backgroundTasks } from '../cli/serve.js';
+import { formatAmount } from '../money/currency.js';
 import { intervalTask } from '../ops/interval-task.js';
-import { accountBalances, formatBalance } from './balances.js';
+import { type AccountBalance, accountBalances, formatBalance } from './balances.js';
 import { describePrice, listPricing, setPricing } from './pricing.js';
 import { settleDue, settlementDelayMs } from './settlement.js';
 import { verifyLedger } from './verify.js';
 
-const out = (line = ''): void => {
-  process.stdout.write(`${line}\n`);
-};
-
-function args<T extends Record<string, { type: 'string' | 'boolean' }>>(argv: string[], options: T) {
-  try {
-    return parseArgs({ args: argv, options, allowPositionals: false, strict: true }).values;
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-}
-
-function need(value: string | boolean | undefined, name: string): string {
-  if (typeof value !== 'string' || value === '') throw new UsageError(`${name} is required`);
-  return value;
-}
-
-commands.set('ledger verify', {
-  usage: 'ledger verify [--json]   (every posting and currency sums to zero; balances and payments agree with the postings)',
-  async run(argv, rt) {
-    const v = args(argv, { json: { type: 'boolean' } });
-    const report = await verifyLedger((await rt()).store.db);
-    if (v.json) out(JSON.stringify(report));
+command({
+  name: 'ledger verify',
+  args: '[--json]',
+  about: 'prove the books: postings sum to zero, balances and payments agree with them (exit 1 if not)',
+  options: { json: { type: 'boolean' } },
+  async run({ values, runtime }) {
+    const report = await verifyLedger((await runtime()).store.db);
+    if (values.json) out(JSON.stringify(report));
     else {
       out(`${report.postings} postings, ${report.entries} entries, ${report.payments} payments checked`);
       for (const p of report.problems) out(`PROBLEM ${p}`);
@@ -41,47 +26,89 @@ commands.set('ledger verify', {
   },
 });
 
-commands.set('balance', {
-  usage: 'balance --account ID [--json]   (pending, available, held, refunds in flight, fees per currency)',
-  async run(argv, rt) {
-    const v = args(argv, { account: { type: 'string' }, json: { type: 'boolean' } });
-    const rows = (await accountBalances((await rt()).store.db, need(v.account, '--account'))).map(formatBalance);
-    if (v.json) return out(JSON.stringify(rows));
-    if (rows.length === 0) return out('no money has moved on this account yet');
-    out('currency  pending  available  held  refunds_in_flight  fees');
-    for (const r of rows) out(`${r.currency}  ${r.pending}  ${r.available}  ${r.held}  ${r.refunds_in_flight}  ${r.fees}`);
+/** What each column of `balance` holds (src/ledger/README.md, chart of accounts). */
+export const BALANCE_LEGEND: ReadonlyArray<readonly [column: string, meaning: string]> = [
+  ['pending', 'captured, net of fees, waiting for settlement (TOLLGATE_SETTLEMENT_DELAY_MS, default one day)'],
+  ['available', "settled: the merchant's money; refunds are paid from it"],
+  ['held', "authorised on shoppers' cards and not captured yet; not the merchant's money yet"],
+  ['refunds_in_flight', 'refunds sent to a processor that has not answered yet'],
+  ['fees', 'fees charged on captures so far; refunds do not give them back'],
+];
+
+/** The note on a row whose available figure is below zero: why, and what covers it. */
+export function negativeAvailableNote(b: AccountBalance): string | null {
+  if (b.available_minor >= 0) return null;
+  const owed = formatAmount(-b.available_minor, b.currency);
+  const cover =
+    b.pending_minor >= -b.available_minor
+      ? 'the pending money covers it when it settles'
+      : `pending ${formatAmount(b.pending_minor, b.currency)} will not cover all of it`;
+  return `below zero: refunds are taken from available while captured money is still pending settlement; the account owes ${owed} ${b.currency} (${cover})`;
+}
+
+function table(rows: string[][]): string[] {
+  const widths = (rows[0] as string[]).map((_, i) => Math.max(...rows.map((r) => (r[i] as string).length)));
+  // Text columns to the left, amounts to the right.
+  return rows.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number))).join('  '));
+}
+
+command({
+  name: 'balance',
+  args: '--account ID [--json]',
+  about: 'balances of an account per currency: pending, available, held, refunds in flight, fees',
+  details: BALANCE_LEGEND.map(([column, meaning]) => `${column.padEnd(18)} ${meaning}`),
+  options: { account: { type: 'string' }, json: { type: 'boolean' } },
+  async run({ values, runtime }) {
+    const balances = await accountBalances((await runtime()).store.db, need(values.account, '--account'));
+    if (values.json) return out(JSON.stringify(balances.map(formatBalance)));
+    if (balances.length === 0) return out('no money has moved on this account yet');
+    const header = ['currency', ...BALANCE_LEGEND.map(([column]) => column)];
+    const rows = balances.map((b) => {
+      const f = formatBalance(b);
+      return [f.currency, f.pending, f.available, f.held, f.refunds_in_flight, f.fees] as string[];
+    });
+    const lines = table([header, ...rows]);
+    out(lines[0]);
+    balances.forEach((b, i) => {
+      const note = negativeAvailableNote(b);
+      out(note ? `${lines[i + 1]}   <- ${note}` : lines[i + 1]);
+    });
+    out();
+    for (const [column, meaning] of BALANCE_LEGEND) out(`${column.padEnd(18)} ${meaning}`);
   },
 });
 
-commands.set('pricing set', {
-  usage: 'pricing set --account ID --currency USD --percent 2.9 --fixed 0.30   (fee charged at capture)',
-  async run(argv, rt) {
-    const v = args(argv, { account: { type: 'string' }, currency: { type: 'string' }, percent: { type: 'string' }, fixed: { type: 'string' } });
-    const r = await rt();
+command({
+  name: 'pricing set',
+  args: '--account ID --currency USD --percent 2.9 --fixed 0.30',
+  about: 'the fee charged on each capture in that currency: a percentage plus a fixed amount',
+  options: { account: { type: 'string' }, currency: { type: 'string' }, percent: { type: 'string' }, fixed: { type: 'string' } },
+  async run({ values, runtime }) {
+    const input = {
+      account_id: need(values.account, '--account'),
+      currency: need(values.currency, '--currency'),
+      percent: need(values.percent, '--percent'),
+      fixed: need(values.fixed, '--fixed'),
+    };
+    const r = await runtime();
+    let p: Awaited<ReturnType<typeof setPricing>>;
     try {
-      const p = await setPricing(
-        r.store,
-        {
-          account_id: need(v.account, '--account'),
-          currency: need(v.currency, '--currency'),
-          percent: need(v.percent, '--percent'),
-          fixed: need(v.fixed, '--fixed'),
-        },
-        Date.now(),
-      );
-      out(`pricing for account ${p.account_id}: ${describePrice(p)}`);
+      p = await setPricing(r.store, input, Date.now());
     } catch (e) {
-      if (e instanceof UsageError) throw e;
+      // setPricing refuses values the operator typed (a bad percentage or currency).
       throw new UsageError((e as Error).message);
     }
+    out(`pricing for account ${p.account_id}: ${describePrice(p)}`);
   },
 });
 
-commands.set('pricing show', {
-  usage: 'pricing show --account ID',
-  async run(argv, rt) {
-    const v = args(argv, { account: { type: 'string' } });
-    const prices = await listPricing((await rt()).store, need(v.account, '--account'));
+command({
+  name: 'pricing show',
+  args: '--account ID',
+  about: "the account's fees per currency",
+  options: { account: { type: 'string' } },
+  async run({ values, runtime }) {
+    const prices = await listPricing((await runtime()).store, need(values.account, '--account'));
     if (prices.length === 0) out('no pricing: captures carry no fee');
     for (const p of prices) out(describePrice(p));
   },

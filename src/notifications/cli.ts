@@ -1,30 +1,17 @@
 // Operator commands for notifications, and the delivery worker as a `serve` background task.
-import { parseArgs } from 'node:util';
-import pino from 'pino';
-import { commands, UsageError } from '../cli/registry.js';
+import { CommandError, command, need, out, UsageError } from '../cli/registry.js';
 import { backgroundTasks } from '../cli/serve.js';
-import { redactPaths } from '../http/logging.js';
+import { exitIfStopHangs, stopRequested } from '../cli/signals.js';
+import { createLogger } from '../http/logging.js';
 import type { Runtime } from '../runtime.js';
 import { EventService } from './service.js';
 import { DeliveryWorker } from './worker.js';
-
-const out = (line = ''): void => {
-  process.stdout.write(`${line}\n`);
-};
-
-function opts<T extends Record<string, { type: 'string' | 'boolean' }>>(args: string[], options: T) {
-  try {
-    return parseArgs({ args, options, allowPositionals: false, strict: true });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-}
 
 const iso = (ms: number | null) => (ms ? new Date(ms).toISOString() : '-');
 
 /** The worker a process runs, configured from its settings. */
 export function deliveryWorker(rt: Runtime): DeliveryWorker {
-  const log = pino({ level: rt.settings.log_level, redact: redactPaths });
+  const log = createLogger(rt.settings);
   return new DeliveryWorker({
     store: rt.store,
     merchants: rt.merchants,
@@ -38,46 +25,53 @@ export function deliveryWorker(rt: Runtime): DeliveryWorker {
 
 backgroundTasks.push((rt) => deliveryWorker(rt));
 
-commands.set('worker', {
-  usage: 'worker   (the background work of serve without HTTP: notification delivery and every scheduled job; stops on SIGTERM/SIGINT)',
-  async run(_args, rt) {
+command({
+  name: 'worker',
+  args: '',
+  about: 'the background work of serve without HTTP: notification delivery and every scheduled job',
+  details: ['Run it beside gateways started with TOLLGATE_WORKER=0; stops on SIGTERM or SIGINT.'],
+  options: {},
+  async run({ runtime }) {
     // Every task serve runs (delivery, expiries, settlement, purges): with TOLLGATE_WORKER=0 on
     // the HTTP processes, this process does all of it. Each task is safe beside its twins in
     // other processes (leases and compare-and-set), so several workers may run.
-    const runtime = await rt();
-    const tasks = backgroundTasks.map((make) => make(runtime));
+    const stop = stopRequested();
+    const rt = await runtime();
+    const tasks = backgroundTasks.map((make) => make(rt));
     for (const t of tasks) t.start();
     out(`worker running ${tasks.length} background tasks`);
-    await new Promise<void>((resolve) => {
-      process.once('SIGTERM', resolve);
-      process.once('SIGINT', resolve);
-    });
+    await stop;
+    exitIfStopHangs('the worker');
     for (const t of tasks) await t.stop();
   },
 });
 
-commands.set('events list', {
-  usage: 'events list --account ID [--order ORDER_NO | --transaction ID] [--json]',
-  async run(args, rt) {
-    const { values } = opts(args, { account: { type: 'string' }, order: { type: 'string' }, transaction: { type: 'string' }, json: { type: 'boolean' } });
-    if (!values.account) throw new UsageError('--account is required');
+command({
+  name: 'events list',
+  args: '--account ID [--order ORDER_NO | --transaction ID] [--json]',
+  about: "the account's notification events and their delivery state",
+  options: { account: { type: 'string' }, order: { type: 'string' }, transaction: { type: 'string' }, json: { type: 'boolean' } },
+  async run({ values, runtime }) {
+    const account = need(values.account, '--account');
     if (values.order && values.transaction) throw new UsageError('give --order or --transaction, not both');
-    const rows = await new EventService((await rt()).store).listEvents(values.account, { order_no: values.order, transaction_id: values.transaction });
+    const rows = await new EventService((await runtime()).store).listEvents(account, { order_no: values.order, transaction_id: values.transaction });
     if (values.json) return out(JSON.stringify(rows));
     for (const r of rows) out(`${r.event_id}\t${r.event_type}\t${r.status}\tattempts=${r.attempts}\t${r.object_id}\t${iso(r.created_at)}\t${r.last_error}`);
     if (rows.length === 0) out('no events');
   },
 });
 
-commands.set('events deliveries', {
-  usage: 'events deliveries --event ID [--json]',
-  async run(args, rt) {
-    const { values } = opts(args, { event: { type: 'string' }, json: { type: 'boolean' } });
-    if (!values.event) throw new UsageError('--event is required');
-    const svc = new EventService((await rt()).store);
-    const event = await svc.getEvent(values.event);
-    if (!event) throw new Error(`event ${values.event} does not exist`);
-    const attempts = await svc.listAttempts(values.event);
+command({
+  name: 'events deliveries',
+  args: '--event ID [--json]',
+  about: "one event's delivery attempts: time, HTTP status, latency, outcome",
+  options: { event: { type: 'string' }, json: { type: 'boolean' } },
+  async run({ values, runtime }) {
+    const event_id = need(values.event, '--event');
+    const svc = new EventService((await runtime()).store);
+    const event = await svc.getEvent(event_id);
+    if (!event) throw new CommandError(`no event ${JSON.stringify(event_id)}`);
+    const attempts = await svc.listAttempts(event_id);
     if (values.json) return out(JSON.stringify({ event_id: event.event_id, status: event.status, notify_url: event.notify_url, attempts }));
     out(`${event.event_id} ${event.event_type} ${event.status} → ${event.notify_url || '(no notify_url)'}`);
     for (const a of attempts) out(`#${a.attempt_no}\t${iso(a.started_at)}\t${a.status_code ?? '-'}\t${a.latency_ms} ms\t${a.outcome}\t${a.error}`);
@@ -85,16 +79,18 @@ commands.set('events deliveries', {
   },
 });
 
-commands.set('events replay', {
-  usage: 'events replay (--event ID | --failed-since ISO_TIME [--account ID])',
-  async run(args, rt) {
-    const { values } = opts(args, { event: { type: 'string' }, 'failed-since': { type: 'string' }, account: { type: 'string' } });
+command({
+  name: 'events replay',
+  args: '(--event ID | --failed-since ISO_TIME [--account ID])',
+  about: 'deliver an event again, or every event that failed since a time',
+  options: { event: { type: 'string' }, 'failed-since': { type: 'string' }, account: { type: 'string' } },
+  async run({ values, runtime }) {
     if (!values.event === !values['failed-since']) throw new UsageError('give --event or --failed-since');
-    const r = await rt();
+    const r = await runtime();
     const svc = new EventService(r.store);
     const now = r.deps.now();
     if (values.event) {
-      if (!(await svc.replayEvent(values.event, now))) throw new Error(`event ${values.event} does not exist or has no notify_url`);
+      if (!(await svc.replayEvent(values.event, now))) throw new CommandError(`no event ${JSON.stringify(values.event)} with a notify_url`);
       return out(`event ${values.event} queued for delivery`);
     }
     const since = Date.parse(values['failed-since'] as string);

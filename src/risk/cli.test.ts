@@ -2,42 +2,23 @@
 // against the test gateway's database.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { main } from '../cli/main.js';
+import { runCli, useDatabase } from '../cli/testing.js';
 import { directPayment, TEST_MASTER_KEY, type TestGateway, testGateway } from '../test/harness.js';
 import { authorise, statusOfRule } from '../threeds/testing.js';
 
 let gw: TestGateway;
 before(async () => {
   gw = await testGateway();
-  process.env.DATABASE_URL = gw.database_url;
-  process.env.TOLLGATE_MASTER_KEY = TEST_MASTER_KEY;
-  process.env.TOLLGATE_LOG_LEVEL = 'silent';
+  useDatabase(gw.database_url, TEST_MASTER_KEY);
 });
 after(async () => {
   await gw.close();
 });
 
-async function cli(...args: string[]): Promise<{ code: number; out: string }> {
-  const chunks: string[] = [];
-  const write = process.stdout.write.bind(process.stdout);
-  // The CLI prints strings; the test runner's own reports (buffers) pass through.
-  process.stdout.write = ((c: string | Uint8Array, ...rest: unknown[]) => {
-    if (typeof c !== 'string') return (write as (...a: unknown[]) => boolean)(c, ...rest);
-    chunks.push(c);
-    return true;
-  }) as typeof process.stdout.write;
-  const err = process.stderr.write.bind(process.stderr);
-  process.stderr.write = ((c: string) => {
-    chunks.push(String(c));
-    return true;
-  }) as typeof process.stderr.write;
-  try {
-    return { code: await main(args), out: chunks.join('') };
-  } finally {
-    process.stdout.write = write;
-    process.stderr.write = err;
-  }
-}
+const cli = async (...args: string[]) => {
+  const r = await runCli(...args);
+  return { code: r.code, out: r.stdout + r.stderr };
+};
 
 test('blocklist add/list/remove: a card is listed only by fingerprint and blocks payments while listed', async () => {
   const account = gw.merchant.account_id;

@@ -1,81 +1,64 @@
 // Operator commands of the risk capability (decisions §10, §13).
-import { parseArgs } from 'node:util';
-import { commands, UsageError } from '../cli/registry.js';
+import { asUsage, command, need, out, UsageError } from '../cli/registry.js';
 import { addToBlocklist, listBlocklist, parseBlocklistType, removeFromBlocklist, setThresholds, thresholdsFor } from './settings.js';
 
-const out = (line: string): void => {
-  process.stdout.write(`${line}\n`);
-};
+const TYPE = { type: { type: 'string' } } as const;
 
-function opts(args: string[]) {
-  try {
-    return parseArgs({
-      args,
-      options: { account: { type: 'string' }, type: { type: 'string' }, review: { type: 'string' }, reject: { type: 'string' }, json: { type: 'boolean' } },
-      allowPositionals: true,
-      strict: true,
-    });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-}
-
-function need(v: string | undefined, name: string): string {
-  if (!v) throw new UsageError(`${name} is required`);
-  return v;
-}
-
-function usage<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-}
-
-commands.set('blocklist add', {
-  usage: 'blocklist add --account ID --type card|email|ip|bin VALUE   (card numbers are stored only as a keyed fingerprint)',
-  async run(args, rt) {
-    const { values, positionals } = opts(args);
+command({
+  name: 'blocklist add',
+  args: '--account ID --type card|email|ip|bin VALUE',
+  about: 'refuse payments matching VALUE; card numbers are stored only as a keyed fingerprint',
+  options: { account: { type: 'string' }, ...TYPE },
+  positionals: true,
+  async run({ values, positionals, runtime }) {
     const account = need(values.account, '--account');
-    const type = usage(() => parseBlocklistType(values.type));
+    const type = asUsage(() => parseBlocklistType(values.type));
     const value = need(positionals[0], 'VALUE');
-    const r = await rt();
+    const r = await runtime();
     const stored = await addToBlocklist(r.store, r.keyring, account, type, value, Date.now());
     out(`blocked ${type} ${type === 'card' ? `fingerprint ${stored}` : stored}`);
   },
 });
 
-commands.set('blocklist remove', {
-  usage: 'blocklist remove --account ID --type card|email|ip|bin VALUE',
-  async run(args, rt) {
-    const { values, positionals } = opts(args);
+command({
+  name: 'blocklist remove',
+  args: '--account ID --type card|email|ip|bin VALUE',
+  about: 'take VALUE off the blocklist',
+  options: { account: { type: 'string' }, ...TYPE },
+  positionals: true,
+  async run({ values, positionals, runtime }) {
     const account = need(values.account, '--account');
-    const type = usage(() => parseBlocklistType(values.type));
-    const r = await rt();
-    const removed = await removeFromBlocklist(r.store, r.keyring, account, type, need(positionals[0], 'VALUE'));
+    const type = asUsage(() => parseBlocklistType(values.type));
+    const value = need(positionals[0], 'VALUE');
+    const r = await runtime();
+    const removed = await removeFromBlocklist(r.store, r.keyring, account, type, value);
     out(removed ? `removed ${type}` : `${type} was not on the blocklist`);
   },
 });
 
-commands.set('blocklist list', {
-  usage: 'blocklist list --account ID [--type card|email|ip|bin] [--json]',
-  async run(args, rt) {
-    const { values } = opts(args);
+command({
+  name: 'blocklist list',
+  args: '--account ID [--type card|email|ip|bin] [--json]',
+  about: "the account's blocklist (cards by fingerprint)",
+  options: { account: { type: 'string' }, ...TYPE, json: { type: 'boolean' } },
+  async run({ values, runtime }) {
     const account = need(values.account, '--account');
-    const type = values.type ? usage(() => parseBlocklistType(values.type)) : undefined;
-    const rows = await listBlocklist((await rt()).store, account, type);
+    const type = values.type ? asUsage(() => parseBlocklistType(values.type)) : undefined;
+    const rows = await listBlocklist((await runtime()).store, account, type);
     if (values.json) return out(JSON.stringify(rows.map((r) => ({ type: r.type, value: r.value, created_at: new Date(Number(r.created_at)).toISOString() }))));
     for (const r of rows) out(`${r.type}\t${r.value}\t${new Date(Number(r.created_at)).toISOString()}`);
   },
 });
 
-commands.set('risk thresholds', {
-  usage: 'risk thresholds --account ID [--review N --reject N]   (scores 0–100; without values prints the current ones)',
-  async run(args, rt) {
-    const { values } = opts(args);
+command({
+  name: 'risk thresholds',
+  args: '--account ID [--review N --reject N]',
+  about: 'the risk scores (0-100) from which payments are held for review or rejected',
+  details: ['Without --review and --reject it prints the current ones.'],
+  options: { account: { type: 'string' }, review: { type: 'string' }, reject: { type: 'string' } },
+  async run({ values, runtime }) {
     const account = need(values.account, '--account');
-    const r = await rt();
+    const r = await runtime();
     if (values.review !== undefined || values.reject !== undefined) {
       const review = Number(need(values.review, '--review'));
       const reject = Number(need(values.reject, '--reject'));

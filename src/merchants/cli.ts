@@ -1,0 +1,115 @@
+// Operator commands for merchants and their accounts: create, list, keys, webhook secrets,
+// IP allow-lists (decisions §2, §3, §13).
+import { command, need, out, UsageError } from '../cli/registry.js';
+
+command({
+  name: 'merchant create',
+  args: '--name NAME [--mode test|live] [--allow-ip CIDR]... [--capture-method automatic|manual] [--json]',
+  about: 'create a merchant with one account; prints its ids, secret key and webhook secret once',
+  details: ['--json prints one JSON object (merchant_id, account_id, mode, secret_key, webhook_secret, allowed_ips).'],
+  options: {
+    name: { type: 'string' },
+    mode: { type: 'string' },
+    'allow-ip': { type: 'string', multiple: true },
+    'capture-method': { type: 'string' },
+    json: { type: 'boolean' },
+  },
+  async run({ values, runtime }) {
+    const mode = values.mode ?? 'test';
+    if (mode !== 'test' && mode !== 'live') throw new UsageError('--mode must be test or live');
+    const cm = values['capture-method'] ?? 'automatic';
+    if (cm !== 'automatic' && cm !== 'manual') throw new UsageError('--capture-method must be automatic or manual');
+    const name = need(values.name, '--name');
+    const m = await (await runtime()).merchants.createMerchant({ name, mode, allow_ips: values['allow-ip'] ?? [], capture_method: cm });
+    if (values.json) return out(JSON.stringify(m));
+    out(
+      `merchant_id     ${m.merchant_id}\naccount_id      ${m.account_id}\nmode            ${m.mode}\nsecret_key      ${m.secret_key}\nwebhook_secret  ${m.webhook_secret}\nallowed_ips     ${m.allowed_ips.join(', ') || '(none)'}`,
+    );
+    out('The secrets are shown once; store them now.');
+  },
+});
+
+command({
+  name: 'merchant list',
+  args: '[--json]',
+  about: 'every merchant and account: merchant_id, account_id, mode, name',
+  options: { json: { type: 'boolean' } },
+  async run({ values, runtime }) {
+    const rows = await (await runtime()).merchants.listMerchants();
+    if (values.json) return out(JSON.stringify(rows));
+    for (const r of rows) out(`${r.merchant_id}\t${r.account_id}\t${r.mode}\t${r.name}`);
+    if (rows.length === 0) out('no merchants yet: npx tollgate merchant create --name NAME');
+  },
+});
+
+command({
+  name: 'key rotate',
+  args: '--account ID [--json]',
+  about: 'new secret key for an account; the old one still verifies until "key retire"',
+  options: { account: { type: 'string' }, json: { type: 'boolean' } },
+  async run({ values, runtime }) {
+    const account = need(values.account, '--account');
+    const secret = await (await runtime()).merchants.rotateKey(account);
+    if (values.json) return out(JSON.stringify({ account_id: account, secret_key: secret }));
+    out(`secret_key ${secret}\nThe previous key is still accepted until: npx tollgate key retire --account ${account}`);
+  },
+});
+
+command({
+  name: 'key retire',
+  args: '--account ID',
+  about: 'stop accepting the keys replaced by "key rotate"',
+  options: { account: { type: 'string' } },
+  async run({ values, runtime }) {
+    const n = await (await runtime()).merchants.retireKeys(need(values.account, '--account'));
+    out(`retired ${n} key(s)`);
+  },
+});
+
+command({
+  name: 'webhook-secret rotate',
+  args: '--account ID',
+  about: 'new secret for signing notifications (Standard Webhooks); the old one stops at once',
+  options: { account: { type: 'string' } },
+  async run({ values, runtime }) {
+    out(`webhook_secret ${await (await runtime()).merchants.rotateWebhookSecret(need(values.account, '--account'))}`);
+  },
+});
+
+command({
+  name: 'ip add',
+  args: '--account ID CIDR...',
+  about: 'allow these addresses or ranges to call /v1/retrievalTrans for the account',
+  options: { account: { type: 'string' } },
+  positionals: true,
+  async run({ values, positionals, runtime }) {
+    const account = need(values.account, '--account');
+    if (positionals.length === 0) throw new UsageError('give at least one CIDR');
+    const r = await runtime();
+    for (const p of positionals) out(`added ${await r.merchants.addIp(account, p)}`);
+  },
+});
+
+command({
+  name: 'ip remove',
+  args: '--account ID CIDR...',
+  about: 'stop allowing these addresses or ranges',
+  options: { account: { type: 'string' } },
+  positionals: true,
+  async run({ values, positionals, runtime }) {
+    const account = need(values.account, '--account');
+    if (positionals.length === 0) throw new UsageError('give at least one CIDR');
+    const r = await runtime();
+    for (const p of positionals) out(`${(await r.merchants.removeIp(account, p)) ? 'removed' : 'not listed'} ${p}`);
+  },
+});
+
+command({
+  name: 'ip list',
+  args: '--account ID',
+  about: 'the addresses and ranges allowed to call /v1/retrievalTrans for the account',
+  options: { account: { type: 'string' } },
+  async run({ values, runtime }) {
+    for (const c of await (await runtime()).merchants.listIps(need(values.account, '--account'))) out(c);
+  },
+});
