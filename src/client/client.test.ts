@@ -18,9 +18,9 @@ import { setThresholds } from '../risk/settings.js';
 import { type TestGateway, testGateway } from '../test/harness.js';
 import { formTokenOf, listenGateway, openPage, submit } from '../threeds/testing.js';
 import {
+  AuthenticationError,
   type AuthoriseAnswer,
   type AuthoriseRequest,
-  AuthenticationError,
   type CancelRequest,
   type CaptureRequest,
   type FetchLike,
@@ -248,7 +248,9 @@ describe('payments through the client', () => {
     const x = await client.authorise(payment());
     assert.equal((await client.queryOrders({ transaction_ids: [x.transaction_id] })).orders_list[0]?.payment_status, '2000');
     const c = await client.capture({ capture_orders: [{ ...itemOf(x), amount: '6.00' }] });
-    assert.deepEqual(c.capture_orders, [{ amount: '6.00', capture_status: '1', currency: 'USD', error_message: '', order_no: x.order_no, transaction_id: x.transaction_id }]);
+    assert.deepEqual(c.capture_orders, [
+      { amount: '6.00', capture_status: '1', currency: 'USD', error_message: '', order_no: x.order_no, transaction_id: x.transaction_id },
+    ]);
     const order = (await client.queryOrders({ transaction_ids: [x.transaction_id] })).orders_list[0];
     assert.deepEqual([order?.payment_status, order?.captured_amount], ['3000', '6.00']);
     const again = await client.capture({ capture_orders: [{ ...itemOf(x), amount: '1.00' }] });
@@ -295,7 +297,9 @@ describe('payments through the client', () => {
     await setThresholds(gw.runtime.store, m.account_id, { review: 25, reject: 90 }, gw.clock.now);
     const x = await client.authorise(payment({ open3d: '0', shopper_email: 'held@mailinator.com' }));
     assert.deepEqual([x.order_status, resultCode(x), x.risk_action], ['3', '0004', 'REVIEW']);
-    const r = await client.review({ review_orders: [{ transaction_id: x.transaction_id, order_no: x.order_no, decision: 'ACCEPT', note: 'called the shopper' }] });
+    const r = await client.review({
+      review_orders: [{ transaction_id: x.transaction_id, order_no: x.order_no, decision: 'ACCEPT', note: 'called the shopper' }],
+    });
     assert.deepEqual(r.review_orders, [
       { transaction_id: x.transaction_id, order_no: x.order_no, decision: 'ACCEPT', review_status: '1', payment_status: '3000', error_message: '' },
     ]);
@@ -408,11 +412,7 @@ describe('retries', () => {
     const x = await client.authorise(payment());
     const lossy = losingFirstAnswer('/v1/refund');
     const key = 'refund-once-1';
-    const r = await clientFor(m, { fetch: lossy.fetch }).call(
-      'refund',
-      { refund_orders: [{ ...itemOf(x), refund_amount: '1.00' }] },
-      { idempotency_key: key },
-    );
+    const r = await clientFor(m, { fetch: lossy.fetch }).call('refund', { refund_orders: [{ ...itemOf(x), refund_amount: '1.00' }] }, { idempotency_key: key });
     assert.deepEqual(lossy.keys, [key, key], "the caller's key on both attempts");
     assert.equal(r.answer.refund_orders[0]?.refund_status, '1');
     const order = (await client.queryOrders({ transaction_ids: [x.transaction_id] })).orders_list[0];

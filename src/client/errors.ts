@@ -28,7 +28,9 @@ export class TollgateApiError extends TollgateError {
   constructor(http_status: number, answer: Partial<RefusalAnswer>, request_id: string) {
     const return_message = answer.return_message ?? '';
     const error_message = answer.error_message ?? '';
-    super(`HTTP ${http_status} ${return_message || '(no result code)'}${error_message ? `: ${error_message}` : ''}${request_id ? ` [request ${request_id}]` : ''}`);
+    super(
+      `HTTP ${http_status} ${return_message || '(no result code)'}${error_message ? `: ${error_message}` : ''}${request_id ? ` [request ${request_id}]` : ''}`,
+    );
     this.http_status = http_status;
     this.code = /^(\d{4}):/.exec(return_message)?.[1] ?? '';
     this.return_message = return_message;

@@ -86,7 +86,8 @@ export function injectFetch(app: FastifyInstance, opts: { remoteAddress?: string
     const url = new URL(input instanceof Request ? input.url : String(input));
     const headers = Object.fromEntries(new Headers(init.headers));
     const body = init.body;
-    if (body !== undefined && body !== null && typeof body !== 'string' && !(body instanceof Uint8Array)) throw new TypeError('injectFetch sends string or byte bodies only');
+    if (body !== undefined && body !== null && typeof body !== 'string' && !(body instanceof Uint8Array))
+      throw new TypeError('injectFetch sends string or byte bodies only');
     init.signal?.throwIfAborted();
     const res = await app.inject({
       method: (init.method ?? 'GET') as 'GET',
