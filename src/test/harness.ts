@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
-import { type BodyFormat, encodeBody, type FetchLike, parseXmlAnswer, signBody, TollgateClient, type TollgateClientOptions } from '../client/index.js';
+import { type AuthoriseRequest, type BodyFormat, encodeBody, type FetchLike, parseXmlAnswer, signBody, TollgateClient, type TollgateClientOptions } from '../client/index.js';
 import { loadSettings, type Settings } from '../config/index.js';
 import { Keyring } from '../crypto/keyring.js';
 import { buildApp } from '../http/app.js';
@@ -53,11 +53,9 @@ export interface PostOptions {
   remoteAddress?: string;
 }
 
-/** Fields for a direct payment with a sandbox card; override any. */
-export function directPayment(merchant: CreatedMerchant, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+/** A direct payment request with a sandbox card, as the client library takes it; override any. */
+export function paymentRequest(overrides: Partial<AuthoriseRequest> = {}): AuthoriseRequest {
   return {
-    merchant_id: merchant.merchant_id,
-    account_id: merchant.account_id,
     order_no: `ORD-${Math.random().toString(36).slice(2, 12)}`,
     currency: 'USD',
     amount: '10.00',
@@ -67,6 +65,11 @@ export function directPayment(merchant: CreatedMerchant, overrides: Record<strin
     security_code: '123',
     ...overrides,
   };
+}
+
+/** The same with the merchant's ids, for raw posts; override any (hostile values too). */
+export function directPayment(merchant: CreatedMerchant, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { merchant_id: merchant.merchant_id, account_id: merchant.account_id, ...paymentRequest(), ...overrides };
 }
 
 /** Reads an XML answer the way a merchant would (decisions §2), with the client's reader. */
