@@ -5,7 +5,16 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
-import { type AuthoriseRequest, type BodyFormat, encodeBody, type FetchLike, parseXmlAnswer, signBody, TollgateClient, type TollgateClientOptions } from '../client/index.js';
+import {
+  type AuthoriseRequest,
+  type BodyFormat,
+  encodeBody,
+  type FetchLike,
+  parseXmlAnswer,
+  signBody,
+  TollgateClient,
+  type TollgateClientOptions,
+} from '../client/index.js';
 import { loadSettings, type Settings } from '../config/index.js';
 import { Keyring } from '../crypto/keyring.js';
 import { buildApp } from '../http/app.js';
