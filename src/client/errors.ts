@@ -28,15 +28,14 @@ export class TollgateApiError extends TollgateError {
   constructor(http_status: number, answer: Partial<RefusalAnswer>, request_id: string) {
     const return_message = answer.return_message ?? '';
     const error_message = answer.error_message ?? '';
-    super(
-      `HTTP ${http_status} ${return_message || '(no result code)'}${error_message ? `: ${error_message}` : ''}${request_id ? ` [request ${request_id}]` : ''}`,
-    );
+    const rid = answer.request_id || request_id;
+    super(`HTTP ${http_status} ${return_message || '(no result code)'}${error_message ? `: ${error_message}` : ''}${rid ? ` [request ${rid}]` : ''}`);
     this.http_status = http_status;
     this.code = /^(\d{4}):/.exec(return_message)?.[1] ?? '';
     this.return_message = return_message;
     this.error_message = error_message;
     this.error_field = answer.error_field ?? '';
-    this.request_id = answer.request_id || request_id;
+    this.request_id = rid;
   }
 }
 
