@@ -5,8 +5,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startServer } from '../src/cli/serve.js';
+import { TollgateClient } from '../src/client/index.js';
 import { loadSettings } from '../src/config/index.js';
-import { sign } from '../src/crypto/signature.js';
 
 const BATCHES = Number(process.argv[2] ?? 40);
 const CONCURRENCY = Number(process.argv[3] ?? 4);
@@ -29,13 +29,8 @@ if (!address || typeof address === 'string') throw new Error('no address');
 const base = `http://127.0.0.1:${address.port}`;
 const m = await server.runtime.merchants.createMerchant({ name: 'Bench', allow_ips: ['127.0.0.1/32'] });
 
-async function postJson(p: string, body: Record<string, unknown>): Promise<any> {
-  const signed = { ...body, encryption_data: sign(body, m.secret_key) };
-  const res = await fetch(base + p, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(signed) });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`${p} ${res.status} ${text}`);
-  return p === '/v1/authorise' ? text : JSON.parse(text);
-}
+// Through the client library: signed, answers verified, no retries (a failure must show).
+const client = new TollgateClient({ base_url: base, merchant_id: m.merchant_id, account_id: m.account_id, secret: m.secret_key, retry: { max_retries: 0 } });
 
 /** Runs `jobs` with at most `limit` in flight; returns the wall time in ms. */
 async function pool<T>(jobs: Array<() => Promise<T>>, limit: number): Promise<number> {
@@ -56,9 +51,7 @@ async function makePayments(count: number, manual: boolean) {
   const made: Array<{ transaction_id: string; order_no: string }> = [];
   const jobs = Array.from({ length: count }, (_, i) => async () => {
     const order_no = `B-${manual ? 'M' : 'A'}-${i}`;
-    const xml: string = await postJson('/v1/authorise', {
-      merchant_id: m.merchant_id,
-      account_id: m.account_id,
+    const x = await client.authorise({
       order_no,
       currency: 'USD',
       amount: '10.00',
@@ -66,11 +59,10 @@ async function makePayments(count: number, manual: boolean) {
       expiration_month: '12',
       expiration_year: '2035',
       security_code: '123',
-      ...(manual ? { capture_method: 'manual' } : {}),
+      ...(manual ? { capture_method: 'manual' as const } : {}),
     });
-    const id = /<transaction_id>([^<]+)<\/transaction_id>/.exec(xml)?.[1];
-    if (!id) throw new Error(xml);
-    made.push({ transaction_id: id, order_no });
+    if (x.result_info !== '0000:Success') throw new Error(`authorise ${order_no}: ${x.result_info}`);
+    made.push({ transaction_id: x.transaction_id, order_no });
   });
   const ms = await pool(jobs, 8);
   return { made, ms };
@@ -91,12 +83,10 @@ const chunks = <T>(xs: T[]) => Array.from({ length: Math.ceil(xs.length / PER_BA
 let failed = 0;
 const captureMs = await pool(
   chunks(manual.made).map((batch) => async () => {
-    const r = await postJson('/v1/capture', {
-      merchant_id: m.merchant_id,
-      account_id: m.account_id,
+    const r = await client.capture({
       capture_orders: batch.map((p) => ({ ...p, currency: 'USD', amount: '10.00' })),
     });
-    failed += r.capture_orders.filter((x: any) => x.capture_status !== '1').length;
+    failed += r.capture_orders.filter((x) => x.capture_status !== '1').length;
   }),
   CONCURRENCY,
 );
@@ -104,12 +94,10 @@ report(`capture batches of ${PER_BATCH} (concurrency ${CONCURRENCY})`, BATCHES, 
 
 const refundMs = await pool(
   chunks(auto.made).map((batch) => async () => {
-    const r = await postJson('/v1/refund', {
-      merchant_id: m.merchant_id,
-      account_id: m.account_id,
+    const r = await client.refund({
       refund_orders: batch.map((p) => ({ ...p, currency: 'USD', amount: '10.00', refund_amount: '1.00', refund_reason: 'bench' })),
     });
-    failed += r.refund_orders.filter((x: any) => x.refund_status !== '1').length;
+    failed += r.refund_orders.filter((x) => x.refund_status !== '1').length;
   }),
   CONCURRENCY,
 );

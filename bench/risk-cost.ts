@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { sign } from '../src/crypto/signature.js';
+import { signBody } from '../src/client/index.js';
 
 const SECONDS = Number(process.argv[2] ?? 10);
 const CONNECTIONS = Number(process.argv[3] ?? 16);
@@ -56,15 +56,14 @@ async function runOnce(rules: '1' | '0', port: number) {
       device_fingerprint: `dev-${n % 300}`,
       billing_country: 'US',
     };
-    b.encryption_data = sign(b, m.secret_key);
-    return JSON.stringify(b);
+    return JSON.stringify(signBody(b, m.secret_key));
   };
   const opts = {
     url: `http://127.0.0.1:${port}/v1/authorise`,
     method: 'POST' as const,
     headers: { 'content-type': 'application/json' },
     connections: CONNECTIONS,
-    requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, body: body() }) }],
+    requests: [{ setupRequest: (req: any) => ({ ...req, body: body() }) }],
   };
   await autocannon({ ...opts, duration: 3 }); // warm-up: JIT, statement cache, some history
   const r = await autocannon({ ...opts, duration: SECONDS });

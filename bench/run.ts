@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { sign } from '../src/crypto/signature.js';
+import { NotFoundError, signBody } from '../src/client/index.js';
 import type { CreatedMerchant } from '../src/merchants/service.js';
 import {
   buildDist,
@@ -26,13 +26,14 @@ import {
   freePort,
   freshDatabase,
   type GatewayProcess,
+  gatewayClient,
   gatewayEnv,
   peakRssMiB,
   ROOT,
   resetPeakRss,
   startGateway,
 } from '../src/test/process.js';
-import { authorise, authoriseBody, type BenchContext, type PoolPayment, SCENARIOS, type Scenario } from './scenarios.js';
+import { authorise, authoriseBody, type BenchContext, type PoolPayment, paymentFields, SCENARIOS, type Scenario } from './scenarios.js';
 import { seedPayments } from './seed.js';
 
 const { values: args } = parseArgs({
@@ -73,7 +74,7 @@ interface Measured {
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
 
-/** Drives `path` with signed bodies from `next` for `duration_s` (or `max_requests`). */
+/** Drives `path` with bodies from `next`, each signed by the client library's signer just before it is sent, for `duration_s` (or `max_requests`). */
 async function load(
   url: string,
   scenarioPath: string,
@@ -93,11 +94,7 @@ async function load(
         method: 'POST',
         path: scenarioPath,
         headers: { 'content-type': 'application/json' },
-        setupRequest: (req: any) => {
-          const body = next();
-          body.encryption_data = sign(body, secret);
-          return { ...req, body: JSON.stringify(body) };
-        },
+        setupRequest: (req: any) => ({ ...req, body: JSON.stringify(signBody(next(), secret)) }),
       },
     ],
   };
@@ -122,23 +119,16 @@ function measured(name: string, describe: string, r: autocannon.Result, peak: nu
   };
 }
 
-async function postSigned(url: string, m: CreatedMerchant, body: Record<string, unknown>): Promise<{ status: number; text: string }> {
-  const signed = { ...body, encryption_data: sign(body, m.secret_key) };
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(signed) });
-  return { status: r.status, text: await r.text() };
-}
-
-/** Creates `count` successful payments for `m` over HTTP (32 at a time). */
+/** Creates `count` successful payments for `m` through the client library (32 at a time; answers verified). */
 async function makePool(url: string, m: CreatedMerchant, tag: string, count: number): Promise<PoolPayment[]> {
+  const client = gatewayClient(url, m);
   const out: PoolPayment[] = [];
   let i = 0;
   await Promise.all(
     Array.from({ length: 32 }, async () => {
       while (i < count) {
-        const order_no = `${tag}-${i++}`;
-        const r = await postSigned(`${url}/v1/authorise`, m, authoriseBody(m, order_no));
-        const id = /<transaction_id>([^<]+)<\/transaction_id>/.exec(r.text)?.[1];
-        if (r.status === 200 && id && r.text.includes('0000:Success')) out.push({ transaction_id: id, order_no });
+        const x = await client.authorise(paymentFields(`${tag}-${i++}`));
+        if (x.result_info === '0000:Success') out.push({ transaction_id: x.transaction_id, order_no: x.order_no });
       }
     }),
   );
@@ -196,14 +186,20 @@ async function baselineRoute(m: CreatedMerchant): Promise<Measured> {
 
 async function runScenario(gw: GatewayProcess, ctx: BenchContext, s: Scenario, label = s.name): Promise<Measured> {
   const m = s.merchant(ctx);
-  // Probe: a 404 means the capability has not landed on this build.
-  const probe = await postSigned(`${gw.url}${s.path}`, m, { merchant_id: m.merchant_id, account_id: m.account_id });
-  if (probe.status === 404) {
+  // Probe: a 404 means the capability has not landed on this build (an empty body is otherwise a 400).
+  const probe = await gatewayClient(gw.url, m)
+    .post(s.path, {})
+    .then(
+      () => null,
+      (e: unknown) => e,
+    );
+  if (probe instanceof NotFoundError) {
     const skipped = `endpoint not available (404 from ${s.path})`;
     log(`  ${label}: SKIPPED, ${skipped}`);
     return {
       name: label,
       describe: s.describe,
+      connections: 0,
       req_per_s: 0,
       p50_ms: 0,
       p99_ms: 0,

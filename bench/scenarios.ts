@@ -1,6 +1,7 @@
 // The bench scenarios, one table entry each. A scenario whose endpoint the gateway does not
 // register (HTTP 404 to a probe) is skipped and says so, so capture/refund switch themselves
 // on once those endpoints land.
+import type { AuthoriseRequest } from '../src/client/index.js';
 import type { CreatedMerchant } from '../src/merchants/service.js';
 
 export interface PoolPayment {
@@ -66,11 +67,9 @@ function shopper(): { card: string; shopper_email: string; shopper_ip: string } 
 }
 
 /** A realistic direct payment with an approved test card and a new shopper (decisions §9). */
-export function authoriseBody(m: CreatedMerchant, order_no: string): Record<string, unknown> {
+export function paymentFields(order_no: string): AuthoriseRequest {
   const s = shopper();
   return {
-    merchant_id: m.merchant_id,
-    account_id: m.account_id,
     order_no,
     currency: 'USD',
     amount: '10.00',
@@ -89,6 +88,11 @@ export function authoriseBody(m: CreatedMerchant, order_no: string): Record<stri
     billing_postal_code: '94105',
     note: 'bench',
   };
+}
+
+/** The same as a raw body with the merchant's ids (signed per request by the load loop). */
+export function authoriseBody(m: CreatedMerchant, order_no: string): Record<string, unknown> {
+  return { merchant_id: m.merchant_id, account_id: m.account_id, ...paymentFields(order_no) };
 }
 
 export const authorise: Scenario = {

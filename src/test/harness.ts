@@ -3,13 +3,21 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
+import {
+  type AuthoriseRequest,
+  type BodyFormat,
+  encodeBody,
+  type FetchLike,
+  parseXmlAnswer,
+  signBody,
+  TollgateClient,
+  type TollgateClientOptions,
+} from '../client/index.js';
 import { loadSettings, type Settings } from '../config/index.js';
 import { Keyring } from '../crypto/keyring.js';
-import { sign } from '../crypto/signature.js';
 import { buildApp } from '../http/app.js';
-import { parseXmlBody } from '../http/xml.js';
 import type { CreatedMerchant } from '../merchants/service.js';
 import { createRuntime, type Runtime } from '../runtime.js';
 
@@ -17,7 +25,15 @@ export const ENGINE: 'sqlite' | 'postgres' = process.env.TOLLGATE_TEST_ENGINE ==
 export const PG_URL = process.env.TOLLGATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const TEST_MASTER_KEY = `test1:${Buffer.alloc(32, 7).toString('base64')}`;
 
-export type BodyFormat = 'json' | 'form' | 'xml';
+export { type BodyFormat, encodeBody };
+
+/** An answer as the tests read it (the shape of Fastify's inject answer they were written against). */
+export interface TestResponse {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: string;
+  json(): any;
+}
 
 export interface TestGateway {
   app: FastifyInstance;
@@ -31,8 +47,10 @@ export interface TestGateway {
   /** Moves the gateway's clock. */
   clock: { now: number; advance(ms: number): void };
   newMerchant(opts?: { name?: string; allow_ips?: string[]; capture_method?: 'automatic' | 'manual'; mode?: 'test' | 'live' }): Promise<CreatedMerchant>;
-  /** Signs (unless sign: false) and posts a body in JSON, form or XML shape. */
-  post(url: string, body: Record<string, unknown>, opts?: PostOptions): Promise<LightMyRequestResponse>;
+  /** Signs (unless sign: false) and posts a body in JSON, form or XML shape, through the client's signer and encoder. */
+  post(url: string, body: Record<string, unknown>, opts?: PostOptions): Promise<TestResponse>;
+  /** A client library instance for `merchant` (default: the gateway's merchant) over `app.inject`. */
+  client(merchant?: CreatedMerchant, opts?: Partial<TollgateClientOptions> & { remoteAddress?: string }): TollgateClient;
   close(): Promise<void>;
 }
 
@@ -44,11 +62,9 @@ export interface PostOptions {
   remoteAddress?: string;
 }
 
-/** Fields for a direct payment with a sandbox card; override any. */
-export function directPayment(merchant: CreatedMerchant, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+/** A direct payment request with a sandbox card, as the client library takes it; override any. */
+export function paymentRequest(overrides: Partial<AuthoriseRequest> = {}): AuthoriseRequest {
   return {
-    merchant_id: merchant.merchant_id,
-    account_id: merchant.account_id,
     order_no: `ORD-${Math.random().toString(36).slice(2, 12)}`,
     currency: 'USD',
     amount: '10.00',
@@ -60,37 +76,52 @@ export function directPayment(merchant: CreatedMerchant, overrides: Record<strin
   };
 }
 
-function toForm(value: unknown, prefix: string, out: string[]): void {
-  if (value === null || value === undefined) return;
-  if (Array.isArray(value))
-    value.forEach((v, i) => {
-      toForm(v, `${prefix}[${i}]`, out);
+/** The same with the merchant's ids, for raw posts; override any (hostile values too). */
+export function directPayment(merchant: CreatedMerchant, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { merchant_id: merchant.merchant_id, account_id: merchant.account_id, ...paymentRequest(), ...overrides };
+}
+
+/** Reads an XML answer the way a merchant would (decisions §2), with the client's reader. */
+export function readXml(res: { body: string }): Record<string, string | any> {
+  return parseXmlAnswer(res.body);
+}
+
+/** Origin the in-process gateway is addressed by; `injectFetch` ignores it. */
+export const INJECT_ORIGIN = 'http://tollgate.test';
+
+/**
+ * A `fetch` that hands the request to `app.inject` (no socket), so the client library and
+ * raw posts run the same way in-process. `remoteAddress` is the caller's IP the gateway sees.
+ */
+export function injectFetch(app: FastifyInstance, opts: { remoteAddress?: string } = {}): FetchLike {
+  return async (input, init = {}) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    const headers = Object.fromEntries(new Headers(init.headers));
+    const body = init.body;
+    if (body !== undefined && body !== null && typeof body !== 'string' && !(body instanceof Uint8Array))
+      throw new TypeError('injectFetch sends string or byte bodies only');
+    init.signal?.throwIfAborted();
+    const res = await app.inject({
+      method: (init.method ?? 'GET') as 'GET',
+      url: url.pathname + url.search,
+      headers,
+      ...(body === undefined || body === null ? {} : { payload: typeof body === 'string' ? body : Buffer.from(body) }),
+      remoteAddress: opts.remoteAddress ?? '127.0.0.1',
     });
-  else if (typeof value === 'object') for (const [k, v] of Object.entries(value)) toForm(v, prefix ? `${prefix}[${k}]` : k, out);
-  else out.push(`${encodeURIComponent(prefix)}=${encodeURIComponent(String(value))}`);
+    init.signal?.throwIfAborted();
+    const out = new Headers();
+    for (const [k, v] of Object.entries(res.headers)) {
+      if (v === undefined) continue;
+      for (const one of Array.isArray(v) ? v : [v]) out.append(k, String(one));
+    }
+    const empty = res.statusCode === 204 || res.statusCode === 304;
+    return new Response(empty ? null : res.rawPayload, { status: res.statusCode, headers: out });
+  };
 }
 
-function toXmlBody(value: unknown, name: string): string {
-  const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-  if (Array.isArray(value)) return value.map((v) => toXmlBody(v, name)).join('');
-  if (value !== null && typeof value === 'object')
-    return `<${name}>${Object.entries(value)
-      .map(([k, v]) => toXmlBody(v, k))
-      .join('')}</${name}>`;
-  return `<${name}>${esc(String(value ?? ''))}</${name}>`;
-}
-
-export function encodeBody(body: Record<string, unknown>, format: BodyFormat): { payload: string; contentType: string } {
-  if (format === 'json') return { payload: JSON.stringify(body), contentType: 'application/json' };
-  if (format === 'xml') return { payload: `<?xml version="1.0"?>${toXmlBody(body, 'request')}`, contentType: 'application/xml' };
-  const parts: string[] = [];
-  toForm(body, '', parts);
-  return { payload: parts.join('&'), contentType: 'application/x-www-form-urlencoded' };
-}
-
-/** Reads an XML answer the way a merchant would (decisions §2). */
-export function readXml(res: LightMyRequestResponse): Record<string, string | any> {
-  return parseXmlBody(res.body);
+async function testResponse(res: Response): Promise<TestResponse> {
+  const body = await res.text();
+  return { statusCode: res.status, headers: Object.fromEntries(res.headers), body, json: () => JSON.parse(body) };
 }
 
 export async function createPgDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
@@ -160,14 +191,21 @@ export async function testGateway(opts: { settings?: Partial<Settings>; start_ms
     newMerchant,
     async post(url, body, o = {}) {
       const m = o.merchant ?? merchant;
-      const signed = o.sign === false ? body : { ...body, encryption_data: sign(body, m.secret_key) };
+      const signed = o.sign === false ? body : signBody(body, m.secret_key);
       const { payload, contentType } = encodeBody(signed, o.format ?? 'json');
-      return app.inject({
-        method: 'POST',
-        url,
-        payload,
-        headers: { 'content-type': contentType, ...o.headers },
-        remoteAddress: o.remoteAddress ?? '127.0.0.1',
+      const fetch = injectFetch(app, { remoteAddress: o.remoteAddress });
+      return testResponse(await fetch(`${INJECT_ORIGIN}${url}`, { method: 'POST', body: payload, headers: { 'content-type': contentType, ...o.headers } }));
+    },
+    client(m = merchant, o = {}) {
+      const { remoteAddress, ...options } = o;
+      return new TollgateClient({
+        base_url: INJECT_ORIGIN,
+        merchant_id: m.merchant_id,
+        account_id: m.account_id,
+        secret: m.secret_key,
+        webhook_secret: m.webhook_secret,
+        fetch: injectFetch(app, { remoteAddress }),
+        ...options,
       });
     },
     async close() {

@@ -1,6 +1,7 @@
 // A real gateway in its own process, for the bench, the crash test and the socket part of
 // the fuzz run: a fresh database (SQLite file or PostgreSQL database), the compiled build,
-// merchants provisioned through the operator CLI, and peak memory from /proc.
+// merchants provisioned through the operator CLI, the client library pointed at it, and
+// peak memory from /proc.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -8,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { TollgateClient, type TollgateClientOptions } from '../client/index.js';
 import type { CreatedMerchant } from '../merchants/service.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -117,6 +119,18 @@ export function createMerchant(env: NodeJS.ProcessEnv, name: string, extra: stri
   const r = cli(env, ['merchant', 'create', '--name', name, '--json', '--allow-ip', '127.0.0.1/32', ...extra]);
   if (r.status !== 0) throw new Error(`merchant create failed: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop() as string) as CreatedMerchant;
+}
+
+/** The client library for merchant `m` of the gateway at `url` (answers verified; retries as `o` says). */
+export function gatewayClient(url: string, m: CreatedMerchant, o: Partial<TollgateClientOptions> = {}): TollgateClient {
+  return new TollgateClient({
+    base_url: url,
+    merchant_id: m.merchant_id,
+    account_id: m.account_id,
+    secret: m.secret_key,
+    webhook_secret: m.webhook_secret,
+    ...o,
+  });
 }
 
 /** The commands `tollgate help` lists (first two words of each usage line). */

@@ -1,31 +1,35 @@
-// `npm run test:fuzz [-- --runs N] [-- --socket N]` (issue 6): fast-check throws hostile
+// `npm run test:fuzz [-- --runs N] [-- --socket N] [-- --quick]` (issue 6): fast-check throws hostile
 // input at every endpoint of TARGETS through the real app (`app.inject`): wrong types,
 // missing and extra fields, huge and deeply nested values, invalid UTF-8, malformed
 // JSON/XML/form, XML entity bombs, boundary amounts and dates, injection strings, signed
 // (so validation is reached) and not. Each case must answer below 500, a refusal must name
 // its problem and write nothing. A smaller part goes over a real socket to a spawned
 // gateway, which must stay up. TOLLGATE_TEST_ENGINE picks the engine (sqlite by default).
+// Bodies are signed and encoded with the client library (tollgate/client), and the seed
+// payments go through its client, so every fuzz run exercises it too. `--quick` runs a
+// few hundred cases to prove the harness works; only a full run counts toward 20,000.
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import pg from 'pg';
-import { sign } from '../../crypto/signature.js';
-import { directPayment, ENGINE, encodeBody, type TestGateway, testGateway } from '../harness.js';
+import { type AuthoriseRequest, encodeBody, sign } from '../../client/index.js';
+import { ENGINE, paymentRequest, type TestGateway, testGateway } from '../harness.js';
 import { buildDist, createMerchant, freePort, freshDatabase, gatewayEnv, startGateway } from '../process.js';
 import { type FuzzTarget, type KnownPayment, TARGETS, UNREGISTERED } from './targets.js';
 
 const { values: args } = parseArgs({
-  options: { runs: { type: 'string' }, socket: { type: 'string' }, seed: { type: 'string' }, 'no-build': { type: 'boolean' } },
+  options: { runs: { type: 'string' }, socket: { type: 'string' }, seed: { type: 'string' }, 'no-build': { type: 'boolean' }, quick: { type: 'boolean' } },
 });
+const QUICK = args.quick === true;
 // Defaults give 9 registered endpoints × 2,375 in-process cases + 400 over a socket
 // = 21,775 counted cases (issue 6 asks for at least 20,000).
-const RUNS_PER_TARGET = Number(args.runs ?? 1900);
+const RUNS_PER_TARGET = Number(args.runs ?? (QUICK ? 40 : 1900));
 const RAW_RUNS_PER_TARGET = Math.ceil(RUNS_PER_TARGET / 4);
 const PAGE_GET_RUNS = RUNS_PER_TARGET + RAW_RUNS_PER_TARGET;
 const UNREGISTERED_RUNS = Math.ceil(RUNS_PER_TARGET / 16);
 const CHALLENGE_SEEDS = 40;
-const SOCKET_CASES = Number(args.socket ?? 400);
+const SOCKET_CASES = Number(args.socket ?? (QUICK ? 40 : 400));
 const SEED = args.seed ? Number(args.seed) : Date.now() % 2 ** 31;
 
 const results = { passed: 0, failed: 0, cases: 0 };
@@ -444,21 +448,19 @@ async function inProcess(): Promise<void> {
   let check: Checksum | null = null;
   try {
     const m = gw.merchant;
+    const client = gw.client(m);
     const known: KnownPayment[] = [];
-    const seedPayment = (order_no: string, extra: Record<string, unknown> = {}) => directPayment(m, { order_no, ...extra });
+    const seedPayment = (order_no: string, extra: Partial<AuthoriseRequest> = {}) => paymentRequest({ order_no, ...extra });
     for (let i = 0; i < 20; i++) {
-      const body = seedPayment(`SEED-${i}`);
-      const res = await gw.post('/v1/authorise', body);
-      const tx = /<transaction_id>([^<]+)</.exec(res.body)?.[1];
-      if (tx) known.push({ transaction_id: tx, order_no: body.order_no as string, amount: body.amount as string });
+      const x = await client.authorise(seedPayment(`SEED-${i}`));
+      if (x.transaction_id) known.push({ transaction_id: x.transaction_id, order_no: x.order_no, amount: x.amount });
     }
     // Open 3-D Secure challenges for the page routes; valid posts use them up as the run goes.
     const challenges: Challenge[] = [];
     for (let i = 0; i < CHALLENGE_SEEDS; i++) {
-      const res = await gw.post('/v1/authorise', seedPayment(`SEED-3DS-${i}`, { card: CHALLENGE_CARD, return_url: 'https://shop.example/return' }));
-      const url = /<threeds_url>([^<]+)</.exec(res.body)?.[1];
-      if (!url) throw new Error(`seeding a challenge failed: ${res.body.slice(0, 300)}`);
-      const id = url.slice(url.lastIndexOf('/') + 1);
+      const x = await client.authorise(seedPayment(`SEED-3DS-${i}`, { card: CHALLENGE_CARD, return_url: 'https://shop.example/return' }));
+      if (!x.threeds_url) throw new Error(`seeding a challenge failed: ${x.result_info}`);
+      const id = x.threeds_url.slice(x.threeds_url.lastIndexOf('/') + 1);
       const page = await gw.app.inject({ method: 'GET', url: `/threeds/${id}` });
       const form_token = /name="form_token" value="([^"]+)"/.exec(page.body)?.[1];
       if (!form_token) throw new Error(`no form on the challenge page: ${page.statusCode}`);
@@ -469,7 +471,7 @@ async function inProcess(): Promise<void> {
     const sums = check;
     let state = await sums.take();
     // Guard: the checksum must see a committed write (else "writes nothing" proves nothing).
-    await gw.post('/v1/authorise', seedPayment('SEED-GUARD'));
+    await client.authorise(seedPayment('SEED-GUARD'));
     const seen = changedTables(state, await sums.take());
     if (!seen.some((t) => t.startsWith('payments ')))
       throw new Error(`the table checksum did not see a new payment (changed: ${seen.join('; ') || 'nothing'})`);
@@ -752,7 +754,9 @@ log(`unregistered paths (404 handler only, not counted): ${[...uncounted.entries
 if (frameworkAnswers.size)
   log(`answered by Fastify's router in its own error shape (not the gateway's): ${[...frameworkAnswers.entries()].map(([k, v]) => `${k}×${v}`).join(', ')}`);
 log(`\n${results.cases} cases in ${Math.round((Date.now() - t0) / 1000)} s; counted toward the 20,000 of issue 6: ${countedTotal}`);
-const enough = countedTotal >= 20_000;
-if (!enough) log(`not ok - fewer than 20,000 counted cases (${countedTotal}); raise --runs`);
+// A quick run proves the harness, not the 20,000 cases of issue 6.
+const enough = QUICK || countedTotal >= 20_000;
+if (QUICK) log(`quick run: ${countedTotal} counted cases; the 20,000-case requirement applies to full runs only`);
+else if (!enough) log(`not ok - fewer than 20,000 counted cases (${countedTotal}); raise --runs`);
 log(`${results.passed} passed, ${results.failed + (enough ? 0 : 1)} failed`);
 process.exit(results.failed > 0 || !enough ? 1 : 0);

@@ -1,0 +1,229 @@
+// The merchant client: one method per acquiring endpoint over one signed, retrying,
+// verifying `call`. A new endpoint is one line in ENDPOINTS, one in Endpoints and one method.
+import { randomUUID } from 'node:crypto';
+import { apiErrorFor, SignatureVerificationError, TollgateError, UnexpectedAnswerError } from './errors.js';
+import { type HeadersLike, type NotificationKeys, verifyNotification } from './notifications.js';
+import { DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type FetchLike, type RetryOptions, send } from './transport.js';
+import type {
+  AuthoriseAnswer,
+  AuthoriseRequest,
+  CancelAnswer,
+  CancelRequest,
+  CaptureAnswer,
+  CaptureRequest,
+  NotificationEvent,
+  QueryOrdersAnswer,
+  QueryOrdersRequest,
+  RefundAnswer,
+  RefundRequest,
+  ReviewAnswer,
+  ReviewRequest,
+  SearchRefundsAnswer,
+  SearchRefundsRequest,
+  ThreeDSReturn,
+} from './types.js';
+import { parseAnswer, signBody, verifySignature } from './wire.js';
+
+export interface TollgateClientOptions {
+  /** The gateway's origin, e.g. `http://127.0.0.1:8080`. */
+  base_url: string;
+  merchant_id: string;
+  account_id: string;
+  /** The account's secret key: signs requests and verifies answers and notifications. */
+  secret: string;
+  /** Keys also accepted on answers and notifications while a key rotation is under way. */
+  previous_secrets?: readonly string[];
+  /** The account's `whsec_…` secret, for `notifications.verify`. */
+  webhook_secret?: string;
+  /** A fetch implementation (tests route it through `app.inject`); the global fetch otherwise. */
+  fetch?: FetchLike;
+  /** Per attempt; default 30 s. */
+  timeout_ms?: number;
+  retry?: Partial<RetryOptions>;
+  /** Notification timestamp tolerance; default 300 s. */
+  webhook_tolerance_s?: number;
+}
+
+export interface CallOptions {
+  /** Reused on every retry of this call; generated when absent. */
+  idempotency_key?: string;
+  /** Sent as X-Request-Id (the gateway echoes it and logs it). */
+  request_id?: string;
+  signal?: AbortSignal;
+  timeout_ms?: number;
+  retry?: Partial<RetryOptions>;
+}
+
+export interface CallResult<A> {
+  answer: A;
+  http_status: number;
+  /** X-Request-Id of the answer. */
+  request_id: string;
+  idempotency_key: string;
+  /** The gateway answered from its idempotency store (`Idempotent-Replayed: true`). */
+  replayed: boolean;
+  attempts: number;
+}
+
+/** Path of each endpoint. */
+export const ENDPOINTS = {
+  authorise: '/v1/authorise',
+  queryOrders: '/v1/retrievalTrans',
+  capture: '/v1/capture',
+  cancel: '/v1/cancel',
+  refund: '/v1/refund',
+  searchRefunds: '/v1/retrievalRefund',
+  review: '/v1/review',
+} as const;
+
+/** Request and answer type of each endpoint. */
+export interface Endpoints {
+  authorise: { request: AuthoriseRequest; answer: AuthoriseAnswer };
+  queryOrders: { request: QueryOrdersRequest; answer: QueryOrdersAnswer };
+  capture: { request: CaptureRequest; answer: CaptureAnswer };
+  cancel: { request: CancelRequest; answer: CancelAnswer };
+  refund: { request: RefundRequest; answer: RefundAnswer };
+  searchRefunds: { request: SearchRefundsRequest; answer: SearchRefundsAnswer };
+  review: { request: ReviewRequest; answer: ReviewAnswer };
+}
+
+export type EndpointName = keyof typeof ENDPOINTS & keyof Endpoints;
+
+const RETURN_FIELDS = ['merchant_id', 'account_id', 'order_no', 'transaction_id', 'order_status', 'result_info', 'threeds_result'] as const;
+
+export class TollgateClient {
+  readonly merchant_id: string;
+  readonly account_id: string;
+  readonly notifications: { verify(rawBody: string | Uint8Array, headers: HeadersLike, opts?: { now_ms?: number }): NotificationEvent };
+  private readonly base_url: string;
+  private readonly secret: string;
+  private readonly secrets: readonly string[];
+  private readonly fetchFn: FetchLike;
+  private readonly timeout_ms: number;
+  private readonly retry: RetryOptions;
+
+  constructor(o: TollgateClientOptions) {
+    for (const f of ['base_url', 'merchant_id', 'account_id', 'secret'] as const) {
+      if (typeof o[f] !== 'string' || o[f] === '') throw new TypeError(`TollgateClient: ${f} is required`);
+    }
+    this.base_url = o.base_url.replace(/\/+$/, '');
+    this.merchant_id = o.merchant_id;
+    this.account_id = o.account_id;
+    this.secret = o.secret;
+    this.secrets = [o.secret, ...(o.previous_secrets ?? [])];
+    this.fetchFn = o.fetch ?? globalThis.fetch;
+    this.timeout_ms = o.timeout_ms ?? DEFAULT_TIMEOUT_MS;
+    this.retry = { ...DEFAULT_RETRY, ...o.retry };
+    const tolerance_s = o.webhook_tolerance_s;
+    const secrets = this.secrets;
+    this.notifications = {
+      verify(rawBody, headers, opts = {}) {
+        if (!o.webhook_secret) throw new TollgateError('TollgateClient: webhook_secret is required to verify notifications');
+        const keys: NotificationKeys = { webhook_secret: o.webhook_secret, secrets };
+        return verifyNotification(rawBody, headers, keys, { tolerance_s, ...opts });
+      },
+    };
+  }
+
+  /** Direct card payment. A decline is an answer (order_status 0, result_info), not an error. */
+  authorise(request: AuthoriseRequest, options?: CallOptions): Promise<AuthoriseAnswer> {
+    return this.answer('authorise', request, options);
+  }
+
+  /** Order query by ids, or by date range with a cursor (the caller's IP must be registered). */
+  queryOrders(request: QueryOrdersRequest, options?: CallOptions): Promise<QueryOrdersAnswer> {
+    return this.answer('queryOrders', request, options);
+  }
+
+  capture(request: CaptureRequest, options?: CallOptions): Promise<CaptureAnswer> {
+    return this.answer('capture', request, options);
+  }
+
+  cancel(request: CancelRequest, options?: CallOptions): Promise<CancelAnswer> {
+    return this.answer('cancel', request, options);
+  }
+
+  refund(request: RefundRequest, options?: CallOptions): Promise<RefundAnswer> {
+    return this.answer('refund', request, options);
+  }
+
+  searchRefunds(request: SearchRefundsRequest, options?: CallOptions): Promise<SearchRefundsAnswer> {
+    return this.answer('searchRefunds', request, options);
+  }
+
+  review(request: ReviewRequest, options?: CallOptions): Promise<ReviewAnswer> {
+    return this.answer('review', request, options);
+  }
+
+  /** An endpoint with the answer's metadata (request id, idempotency key, replayed, attempts). */
+  call<K extends EndpointName>(endpoint: K, request: Endpoints[K]['request'], options?: CallOptions): Promise<CallResult<Endpoints[K]['answer']>> {
+    return this.post<Endpoints[K]['answer']>(ENDPOINTS[endpoint], request as unknown as Record<string, unknown>, options);
+  }
+
+  /**
+   * Any signed POST: adds merchant_id and account_id (fields may override them), signs,
+   * sends with an Idempotency-Key and retries, reads the answer, verifies its signature,
+   * and raises refusals as TollgateApiError.
+   */
+  async post<A = Record<string, unknown>>(path: string, fields: Record<string, unknown>, options: CallOptions = {}): Promise<CallResult<A>> {
+    const body = signBody({ merchant_id: this.merchant_id, account_id: this.account_id, ...fields }, this.secret);
+    const idempotency_key = options.idempotency_key ?? randomUUID();
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json, application/xml',
+      'idempotency-key': idempotency_key,
+    };
+    if (options.request_id) headers['x-request-id'] = options.request_id;
+    const raw = await send(
+      this.fetchFn,
+      `${this.base_url}${path}`,
+      { headers, body: JSON.stringify(body) },
+      { timeout_ms: options.timeout_ms ?? this.timeout_ms, retry: { ...this.retry, ...options.retry }, signal: options.signal },
+    );
+    const request_id = raw.headers.get('x-request-id') ?? '';
+    const ok = raw.status >= 200 && raw.status < 300;
+    let answer: Record<string, unknown>;
+    try {
+      answer = parseAnswer(raw.text);
+    } catch (e) {
+      if (!ok) throw apiErrorFor(raw.status, {}, request_id); // e.g. a proxy's HTML error page
+      throw new UnexpectedAnswerError(`HTTP ${raw.status}: ${(e as Error).message}`, raw.status, request_id);
+    }
+    // A refusal is unsigned (see TollgateApiError): raised without a signature check.
+    if (!ok) throw apiErrorFor(raw.status, answer, request_id);
+    if (typeof answer.encryption_data !== 'string' || answer.encryption_data === '') throw new SignatureVerificationError('missing', raw.status, request_id);
+    if (!verifySignature(answer, this.secrets)) throw new SignatureVerificationError('mismatch', raw.status, request_id);
+    if (answer.return_status === '0') throw apiErrorFor(raw.status, answer, request_id);
+    return {
+      answer: answer as A,
+      http_status: raw.status,
+      request_id,
+      idempotency_key,
+      replayed: raw.headers.get('idempotent-replayed') === 'true',
+      attempts: raw.attempts,
+    };
+  }
+
+  /**
+   * The result the shopper brings back to `return_url` after a 3-D Secure challenge (the
+   * full URL, its query string, or its parameters), verified. Throws
+   * SignatureVerificationError when it is not signed with the account key.
+   */
+  verifyReturn(params: string | URLSearchParams | Record<string, string>): ThreeDSReturn {
+    let search: URLSearchParams;
+    if (params instanceof URLSearchParams) search = params;
+    else if (typeof params !== 'string') search = new URLSearchParams(params);
+    else search = /^[a-z][a-z0-9+.-]*:/i.test(params) ? new URL(params).searchParams : new URLSearchParams(params);
+    const fields: Record<string, string> = {};
+    for (const f of RETURN_FIELDS) fields[f] = search.get(f) ?? '';
+    const encryption_data = search.get('encryption_data') ?? '';
+    if (!encryption_data) throw new SignatureVerificationError('missing', 0, '');
+    const signed = { ...fields, encryption_data };
+    if (!verifySignature(signed, this.secrets)) throw new SignatureVerificationError('mismatch', 0, '');
+    return signed as unknown as ThreeDSReturn;
+  }
+
+  private async answer<K extends EndpointName>(endpoint: K, request: Endpoints[K]['request'], options?: CallOptions): Promise<Endpoints[K]['answer']> {
+    return (await this.call(endpoint, request, options)).answer;
+  }
+}

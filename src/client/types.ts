@@ -1,0 +1,454 @@
+// Wire types of the acquiring interface (docs/interface.md), as a merchant sends and reads
+// them. Kept apart from the server's schemas on purpose (a published client must not pull
+// in the server); client.test.ts checks at compile time that the request types have the
+// same fields as the route schemas, and at run time that answers carry exactly these fields.
+
+/** `1` yes / `0` no flags of the interface (strings on the wire). */
+export type Flag = '0' | '1';
+/** `order_status`: 1 success, 0 failure, 2 pending shopper action, 3 held for risk review. */
+export type OrderStatus = '0' | '1' | '2' | '3';
+/**
+ * `payment_status`: 1000 pending shopper action, 2000 authorised not captured, 2100 held for
+ * review, 3000 paid, 4000 refunded in full, 4100 partially refunded, 5000 cancelled,
+ * 6000 declined or failed, 7000 expired.
+ */
+export type PaymentStatus = '1000' | '2000' | '2100' | '3000' | '4000' | '4100' | '5000' | '6000' | '7000';
+/** `refund_status`: 1 refunded, 0 failed, 2 pending. */
+export type RefundStatus = '0' | '1' | '2';
+export type RiskAction = 'ACCEPT' | 'REVIEW' | 'REJECT';
+/** `threeds_result`: Y authenticated, N failed, A attempted, U unavailable, empty when none. */
+export type ThreeDSResult = 'Y' | 'N' | 'A' | 'U' | '';
+/** A list of ids: an array, or one comma-separated string (at most 100 ids together). */
+export type IdList = string | string[];
+
+/** Fields every signed request carries; the client fills them in. */
+export interface Identity {
+  merchant_id: string;
+  account_id: string;
+}
+
+// ---------- POST /v1/authorise (direct card payment, XML answer `respon`) ----------
+
+export interface CartItem {
+  basic_item_data: {
+    name?: string;
+    quantity?: string;
+    type?: string;
+    category?: string;
+    productId?: string;
+    price?: { amount_usd?: number; amount_local_currency?: number; currency?: string };
+  };
+}
+
+export interface AccountOwner {
+  first_name?: string;
+  last_name?: string;
+  email?: string;
+  account_id?: string;
+  created?: number;
+  past_orders_count?: number;
+  past_orders_sum?: number;
+  lastLogin_ip?: string;
+  registration_ip?: string;
+}
+
+/** 3-D Secure results from the merchant's own 3-D Secure server. */
+export interface MpiInfo {
+  eci?: string;
+  cavv?: string;
+  xid?: string;
+  dsTransID?: string;
+}
+
+export interface Subscription {
+  contract?: string;
+  contract_name?: string;
+  contract_amount?: string;
+  interval?: 'day' | 'week' | 'month' | 'year';
+  interval_count?: string;
+  billing_cycle?: number;
+  promotion_cycle?: number;
+  contract_start?: string;
+  contract_end?: string;
+  price_id?: string;
+}
+
+/** A direct card payment. Amounts are decimal strings with the currency's minor digits. */
+export interface AuthoriseRequest {
+  order_no: string;
+  currency: string;
+  amount: string;
+  /** Card number; or `token_id` of an earlier payment of this account instead. */
+  card?: string;
+  expiration_month?: string;
+  expiration_year?: string;
+  security_code?: string;
+  token_id?: string;
+  /** `1`: return a `token_id` for later payments. */
+  token_flag?: '' | '0' | '1';
+  capture_method?: 'automatic' | 'manual';
+  /** `0` never challenge, `1` always authenticate; absent: the gateway decides. */
+  open3d?: string;
+  /** Where the shopper returns after a 3-D Secure challenge. */
+  return_url?: string;
+  notify_url?: string;
+  item_total?: string;
+  shipping?: string;
+  handling?: string;
+  tax_total?: string;
+  insurance?: string;
+  shipping_discount?: string;
+  discount?: string;
+  website?: string;
+  items?: string;
+  note?: string;
+  shopper_id?: string;
+  shopper_email?: string;
+  shopper_ip?: string;
+  shopper_phone?: string;
+  shopper_level?: string;
+  first_name?: string;
+  last_name?: string;
+  document?: string;
+  /** `NN-NN-NNNN` */
+  birth_date?: string;
+  billing_country?: string;
+  billing_state?: string;
+  billing_city?: string;
+  billing_address?: string;
+  billing_postal_code?: string;
+  os?: string;
+  browser?: string;
+  browser_lang?: string;
+  resolution?: string;
+  color_depth?: string;
+  time_zone?: string;
+  cookie_new?: string;
+  cookie_old?: string;
+  delivery_firstname?: string;
+  delivery_lastname?: string;
+  delivery_country?: string;
+  delivery_state?: string;
+  delivery_city?: string;
+  delivery_address?: string;
+  delivery_postal_code?: string;
+  custom?: string;
+  device_fingerprint?: string;
+  platform_source?: string;
+  device_type?: string;
+  accept?: string;
+  challenge_window_size?: string;
+  session_id?: string;
+  installments?: string;
+  installments_id?: string;
+  order_type?: string;
+  checkout_time?: number;
+  user_agent?: string;
+  antifraud_token_cookie?: string;
+  price_id?: string;
+  quote_id?: string;
+  quote_price?: string;
+  storefront_domains?: string;
+  cart_items?: CartItem[];
+  account_owner?: AccountOwner[];
+  total_discount?: Array<{ coupon_code_used?: string; discount_type?: string }>;
+  additional_information?: Array<{ mpi_info?: MpiInfo }>;
+  subscription?: Subscription;
+}
+
+export interface RiskReason {
+  name: string;
+  status: string;
+}
+
+/**
+ * The XML answer as a merchant reads it back (decisions §2): an element that occurs once
+ * is a member, one that occurs several times is an array, an empty one is `''`. So
+ * `risk_reasons` is `''` (no rule ran), one object, or an array: `riskReasons()` lists it.
+ */
+export interface AuthoriseAnswer extends Identity {
+  order_no: string;
+  amount: string;
+  currency: string;
+  /** Empty when the order was refused before a transaction existed (`1011`). */
+  transaction_id: string;
+  /** BIN and last four only. */
+  card: string;
+  order_status: OrderStatus;
+  /** `<code>:<text>`, `0000:Success` on success; `resultCode()` takes the code. */
+  result_info: string;
+  contract_name: string;
+  recurring_id: string;
+  recurring_deduction_period: string;
+  recurring_deduction_time: string;
+  note: string;
+  token_id: string;
+  connector: string;
+  threeds_result: ThreeDSResult;
+  risk_action: RiskAction | '';
+  risk_score: string;
+  risk_reasons: RiskReason | RiskReason[] | '';
+  /** Present when `order_status` is `2`: send the shopper there for the challenge. */
+  threeds_url?: string;
+  encryption_data: string;
+}
+
+// ---------- answers of the JSON endpoints ----------
+
+/** Fields every processed JSON answer starts with (`return_status` `1`). */
+export interface Processed extends Identity {
+  return_status: '1';
+  return_message: string;
+  encryption_data: string;
+}
+
+// ---------- POST /v1/retrievalTrans (order query) ----------
+
+/** By ids (`order_nos` and/or `transaction_ids`), or by `start_date`/`end_date` (`YYYYMMDDhhmmss`, UTC) with `cursor`. */
+export interface QueryOrdersRequest {
+  order_nos?: IdList;
+  transaction_ids?: IdList;
+  start_date?: string;
+  end_date?: string;
+  cursor?: string;
+}
+
+/** The order record: the query answer item and the `data` of payment notifications. */
+export interface OrderRecord {
+  amount: string;
+  currency: string;
+  delivery_information: {
+    delivery_address: string;
+    delivery_city: string;
+    delivery_country: string;
+    delivery_firstname: string;
+    delivery_lastname: string;
+    delivery_postal_code: string;
+    delivery_state: string;
+  };
+  antifraud_provider: string;
+  fraud_check_result: Array<{ check_items: string; status: string }>;
+  is3ds: Flag | '';
+  order_no: string;
+  payment_status: PaymentStatus | '';
+  /** `1` found, `0` not found (the record still names the requested id). */
+  query_result: Flag;
+  reference_no: string;
+  shopper_email: string;
+  shopper_phone: string;
+  subscription_result: {
+    contract_name: string;
+    recurring_deduction_period: string;
+    recurring_deduction_time: string;
+    recurring_id: string;
+    recurring_status: Flag | '';
+  };
+  /** `YYYYMMDDhhmmss`, UTC */
+  transaction_date: string;
+  transaction_id: string;
+  website: string;
+  captured_amount: string;
+  refunded_amount: string;
+  card: string;
+  result_info: string;
+}
+
+export interface QueryOrdersAnswer extends Processed {
+  orders_list: OrderRecord[];
+  /** Present when a date range has more orders: send it as `cursor`. */
+  next_cursor?: string;
+}
+
+// ---------- POST /v1/capture, /v1/cancel ----------
+
+/** Names a transaction exactly: its id, order number, currency and original order amount. */
+export interface OrderItem {
+  transaction_id: string;
+  order_no: string;
+  currency: string;
+  /** Cancel: the original order amount. Capture: the amount to capture (at most the authorised amount). */
+  amount: string;
+}
+
+export interface CaptureRequest {
+  /** 1 to 50 orders, each answered on its own. */
+  capture_orders: OrderItem[];
+}
+
+export interface CaptureResult {
+  amount: string;
+  capture_status: Flag;
+  currency: string;
+  /** `<code>:<text>` when `capture_status` is `0`, else empty. */
+  error_message: string;
+  order_no: string;
+  transaction_id: string;
+}
+
+export interface CaptureAnswer extends Processed {
+  capture_orders: CaptureResult[];
+}
+
+export interface CancelRequest {
+  cancel_orders: OrderItem[];
+}
+
+export interface CancelResult {
+  amount: string;
+  cancel_status: Flag;
+  currency: string;
+  error_message: string;
+  order_no: string;
+  transaction_id: string;
+}
+
+export interface CancelAnswer extends Processed {
+  cancel_orders: CancelResult[];
+}
+
+// ---------- POST /v1/refund ----------
+
+export interface RefundOrder extends OrderItem {
+  /** The amount to refund (`amount` is the original order amount). */
+  refund_amount: string;
+  refund_reason?: string;
+}
+
+export interface RefundRequest {
+  refund_orders: RefundOrder[];
+}
+
+export interface RefundResult {
+  transaction_id: string;
+  order_no: string;
+  currency: string;
+  amount: string;
+  refund_amount: string;
+  refund_reason: string;
+  refund_reference: string;
+  /** `<transaction_id>-01`, `-02`, … */
+  refund_reference_id: string;
+  refund_status: RefundStatus;
+  /** `<code>:<text>` */
+  refund_message: string;
+}
+
+export interface RefundAnswer extends Processed {
+  refund_orders: RefundResult[];
+}
+
+// ---------- POST /v1/retrievalRefund (refund search) ----------
+
+export interface SearchRefundsRequest {
+  refund_reference_ids?: IdList;
+  transaction_ids?: IdList;
+  order_nos?: IdList;
+  /** Over `refund_date`, `YYYYMMDDhhmmss`, UTC. */
+  start_date?: string;
+  end_date?: string;
+  cursor?: string;
+}
+
+/** The refund record: the search answer item and the `data` of refund notifications. */
+export interface RefundRecord {
+  transaction_id: string;
+  order_no: string;
+  currency: string;
+  amount: string;
+  refund_amount: string;
+  refund_reason: string;
+  refund_reference: string;
+  refund_reference_id: string;
+  refund_status: RefundStatus;
+  payment_status: PaymentStatus;
+  /** `YYYYMMDDhhmmss`, UTC */
+  refund_date: string;
+  refund_processing_date: string;
+}
+
+export interface SearchRefundsAnswer extends Processed {
+  refund_orders: RefundRecord[];
+  next_cursor?: string;
+}
+
+// ---------- POST /v1/review ----------
+
+export interface ReviewOrder {
+  transaction_id: string;
+  order_no: string;
+  decision: 'ACCEPT' | 'REJECT';
+  note?: string;
+}
+
+export interface ReviewRequest {
+  /** At most 50. */
+  review_orders: ReviewOrder[];
+}
+
+export interface ReviewResult {
+  transaction_id: string;
+  order_no: string;
+  decision: string;
+  review_status: Flag;
+  payment_status: PaymentStatus | '';
+  error_message: string;
+}
+
+export interface ReviewAnswer extends Processed {
+  review_orders: ReviewResult[];
+}
+
+// ---------- refusals and notifications ----------
+
+/** A request refused as a whole (HTTP 4xx/5xx). Unsigned: see errors.ts. */
+export interface RefusalAnswer extends Identity {
+  return_status: '0';
+  /** `<code>:<text>`, e.g. `0400:Invalid input` */
+  return_message: string;
+  /** The field and the problem. */
+  error_message: string;
+  /** The field named, in the interface's notation (`capture_orders[0].amount`), or empty. */
+  error_field: string;
+  request_id: string;
+}
+
+export type PaymentEventType =
+  | 'payment.succeeded'
+  | 'payment.failed'
+  | 'payment.pending'
+  | 'payment.held'
+  | 'payment.expired'
+  | 'payment.captured'
+  | 'payment.cancelled';
+export type RefundEventType = 'refund.succeeded' | 'refund.failed';
+
+interface EventBase {
+  /** Also the `webhook-id` header; the same on every retry: deduplicate by it. */
+  event_id: string;
+  /** ISO 8601 */
+  created_at: string;
+  encryption_data: string;
+}
+
+export interface PaymentEvent extends EventBase {
+  event_type: PaymentEventType;
+  data: OrderRecord;
+}
+
+export interface RefundEvent extends EventBase {
+  event_type: RefundEventType;
+  data: RefundRecord;
+}
+
+/** A notification posted to `notify_url`; narrow on `event_type`. */
+export type NotificationEvent = PaymentEvent | RefundEvent;
+
+/** What the shopper carries back to `return_url` after a 3-D Secure challenge. */
+export interface ThreeDSReturn extends Identity {
+  order_no: string;
+  transaction_id: string;
+  order_status: OrderStatus;
+  result_info: string;
+  threeds_result: ThreeDSResult;
+  encryption_data: string;
+}
