@@ -130,6 +130,7 @@ const REFUND_RECORD_FIELDS: Declared<RefundRecord> = {
   payment_status: R,
   refund_date: R,
   refund_processing_date: R,
+  query_result: R,
 };
 
 function assertFields(declared: Record<string, 'required' | 'optional'>, actual: object, what: string): void {
@@ -304,6 +305,17 @@ describe('payments through the client', () => {
       { transaction_id: x.transaction_id, order_no: x.order_no, decision: 'ACCEPT', review_status: '1', payment_status: '3000', error_message: '' },
     ]);
   });
+
+  test('review: the sandbox review card 4000000000009235 is held, and REJECT cancels it', async () => {
+    const { client } = await merchant();
+    const x = await client.authorise(payment({ card: '4000000000009235' }));
+    assert.deepEqual([x.order_status, resultCode(x), x.risk_action], ['3', '0004', 'REVIEW']);
+    const r = await client.review({ review_orders: [{ transaction_id: x.transaction_id, order_no: x.order_no, decision: 'REJECT', note: 'no' }] });
+    assert.deepEqual(
+      r.review_orders.map((o) => [o.review_status, o.payment_status]),
+      [['1', '5000']],
+    );
+  });
 });
 
 describe('typed errors', () => {
@@ -322,6 +334,8 @@ describe('typed errors', () => {
     assert.ok(e instanceof AuthenticationError, String(e));
     assert.deepEqual([e.code, e.http_status, e.return_message], ['0401', 401, '0401:Invalid signature']);
     assert.match(e.request_id, /\S/);
+    assert.equal(e.error_field, 'encryption_data');
+    assert.match(e.canonical_string ?? '', /card=424242\*{6}4242/, 'a test account is told what the gateway signed, card masked');
     assert.equal(calls, 1, 'a 4xx is never retried');
   });
 

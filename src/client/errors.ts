@@ -24,6 +24,8 @@ export class TollgateApiError extends TollgateError {
   readonly error_field: string;
   /** The gateway's request id (X-Request-Id): quote it to support. */
   readonly request_id: string;
+  /** Test accounts, 0401 with a differing signature: the canonical string the gateway signed (card data masked). */
+  readonly canonical_string: string | undefined;
 
   constructor(http_status: number, answer: Partial<RefusalAnswer>, request_id: string) {
     const return_message = answer.return_message ?? '';
@@ -36,6 +38,7 @@ export class TollgateApiError extends TollgateError {
     this.error_message = error_message;
     this.error_field = answer.error_field ?? '';
     this.request_id = rid;
+    this.canonical_string = answer.canonical_string;
   }
 }
 

@@ -350,6 +350,11 @@ export interface SearchRefundsRequest {
 }
 
 /** The refund record: the search answer item and the `data` of refund notifications. */
+/**
+ * A refund search item (also the `data` of refund notifications). An id that matches no
+ * refund of the account is answered with `query_result` `0`, that id in its own field and
+ * every other field empty.
+ */
 export interface RefundRecord {
   transaction_id: string;
   order_no: string;
@@ -364,6 +369,8 @@ export interface RefundRecord {
   /** `YYYYMMDDhhmmss`, UTC */
   refund_date: string;
   refund_processing_date: string;
+  /** `1` found, `0` no refund matches the requested id. */
+  query_result: Flag;
 }
 
 export interface SearchRefundsAnswer extends Processed {
@@ -410,6 +417,11 @@ export interface RefusalAnswer extends Identity {
   /** The field named, in the interface's notation (`capture_orders[0].amount`), or empty. */
   error_field: string;
   request_id: string;
+  /**
+   * Test accounts only, on a 0401 whose signature differs: the canonical string the gateway
+   * computed from the body (card numbers masked), to compare with the one that was signed.
+   */
+  canonical_string?: string;
 }
 
 export type PaymentEventType =

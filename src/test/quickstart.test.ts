@@ -44,7 +44,7 @@ function scriptOf(blocks: Block[]): string {
       const port = b.attrs.port;
       lines.push(`{\n${b.text}\n} > server-${i}.log 2>&1 &`);
       lines.push(`for _ in $(seq 1 1200); do (exec 3<>/dev/tcp/127.0.0.1/\${${port}}) 2>/dev/null && break; sleep 0.1; done`);
-      lines.push(`(exec 3<>/dev/tcp/127.0.0.1/\${${port}}) 2>/dev/null || { echo "block ${i} never listened on \$${port}"; cat server-${i}.log; exit 1; }`);
+      lines.push(`(exec 3<>/dev/tcp/127.0.0.1/\${${port}}) 2>/dev/null || { echo "block ${i} never listened on $${port}"; cat server-${i}.log; exit 1; }`);
     } else if (b.lang === 'sh' && b.attrs.requires) {
       lines.push(`if command -v ${b.attrs.requires} >/dev/null; then\n${b.text}\nelse echo "QUICKSTART-SKIPPED ${b.attrs.requires}"; fi`);
     } else if (b.lang === 'sh') {
