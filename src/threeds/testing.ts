@@ -1,5 +1,5 @@
 // Test helpers for 3-D Secure and risk tests: reading answers and driving the challenge page.
-import { sign } from '../crypto/signature.js';
+import { encodeBody, signBody } from '../client/index.js';
 import type { CreatedMerchant } from '../merchants/service.js';
 import { readXml, type TestGateway } from '../test/harness.js';
 
@@ -64,7 +64,7 @@ export async function httpPost(origin: string, path: string, body: Record<string
   const r = await fetch(`${origin}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ ...body, encryption_data: sign(body, merchant.secret_key) }),
+    body: encodeBody(signBody(body, merchant.secret_key), 'json').payload,
     redirect: 'manual',
     signal: AbortSignal.timeout(10_000),
   });
