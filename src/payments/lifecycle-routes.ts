@@ -3,29 +3,62 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { acquiringHooks, sendSigned } from '../http/acquiring.js';
 import type { Deps } from '../http/context.js';
+import {
+  answers,
+  answersAreStrings,
+  batchItem,
+  ItemError,
+  oneOf,
+  REQUEST_MEDIA_TYPES,
+  ReturnMessage,
+  ReturnStatus,
+  SIGNED,
+  SIGNED_REFUSALS,
+  Signature,
+  SignedIdentity,
+  text,
+} from '../http/route-schema.js';
 import { cancelItem } from './cancel.js';
 import { captureItem } from './capture.js';
 import { MAX_CANCEL_ITEMS, MAX_CAPTURE_ITEMS, type OrderItem, OrderItemFields } from './lifecycle.js';
 
-const Identity = {
-  merchant_id: Type.String({ pattern: '^\\d{1,20}$' }),
-  account_id: Type.String({ pattern: '^\\d{1,20}$' }),
-  encryption_data: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }),
-};
+/** What `checkItem` requires of every item; an item without one of them fails alone (`0400`). */
+export const ORDER_ITEM_REQUIRED = ['transaction_id', 'order_no', 'currency', 'amount'] as const;
 
 const batch = (max: number, what: string) =>
-  Type.Array(Type.Object(OrderItemFields, { additionalProperties: false }), {
+  Type.Array(batchItem(OrderItemFields, ORDER_ITEM_REQUIRED, 'An item missing a required field fails alone with `0400`; the others still run.'), {
     minItems: 1,
     maxItems: max,
     description: `1 to ${max} orders; each is ${what} and answered on its own`,
   });
 
+/** An answer item: the item as sent, its status and why it failed. */
+const answerItem = (status: 'capture_status' | 'cancel_status') =>
+  Type.Object({
+    amount: text('as sent'),
+    [status]: oneOf(['0', '1'], '`1` success, `0` failure (`error_message` says why)'),
+    currency: text('as sent'),
+    error_message: ItemError,
+    order_no: text('as sent'),
+    transaction_id: text('as sent'),
+  });
+
+const batchAnswer = (field: 'capture_orders' | 'cancel_orders', status: 'capture_status' | 'cancel_status') =>
+  Type.Object({
+    merchant_id: text('your merchant_id'),
+    account_id: text('your account_id'),
+    return_status: ReturnStatus,
+    return_message: ReturnMessage,
+    [field]: Type.Array(answerItem(status), { description: 'one result per item, in request order' }),
+    encryption_data: Signature,
+  });
+
 export const CaptureBody = Type.Object(
-  { ...Identity, capture_orders: batch(MAX_CAPTURE_ITEMS, 'captured (amount = the amount to capture, at most the authorised amount)') },
+  { ...SignedIdentity, capture_orders: batch(MAX_CAPTURE_ITEMS, 'captured (amount = the amount to capture, at most the authorised amount)') },
   { additionalProperties: false },
 );
 export const CancelBody = Type.Object(
-  { ...Identity, cancel_orders: batch(MAX_CANCEL_ITEMS, 'cancelled (amount = the original order amount)') },
+  { ...SignedIdentity, cancel_orders: batch(MAX_CANCEL_ITEMS, 'cancelled (amount = the original order amount)') },
   { additionalProperties: false },
 );
 
@@ -34,13 +67,23 @@ export function registerLifecycleRoutes(app: FastifyInstance, deps: Deps): void 
     '/v1/capture',
     {
       schema: {
+        operationId: 'capture',
         summary: 'Capture authorised payments',
         description:
-          'At most 50 orders. A partial capture releases the rest of the authorisation. `capture_status` `1` success, `0` failure with `error_message`.',
+          'At most 50 orders. `amount` is the amount to capture, at most the authorised amount; a payment is captured once and a partial capture releases the rest of the authorisation. `capture_status` `1` success, `0` failure with `error_message`.',
         tags: ['payments'],
+        security: SIGNED,
+        consumes: REQUEST_MEDIA_TYPES,
         body: CaptureBody,
+        response: answers({
+          media: 'json',
+          ok: batchAnswer('capture_orders', 'capture_status'),
+          ok_description: 'One result per order, signed.',
+          refusals: SIGNED_REFUSALS,
+        }),
       },
       config: { answer: 'json' },
+      ...answersAreStrings,
       ...acquiringHooks(deps, CaptureBody),
     },
     async (request, reply) => {
@@ -61,12 +104,23 @@ export function registerLifecycleRoutes(app: FastifyInstance, deps: Deps): void 
     '/v1/cancel',
     {
       schema: {
+        operationId: 'cancel',
         summary: 'Cancel authorised or pending payments',
-        description: 'At most 50 orders. Releases the authorisation hold. A captured payment must be refunded instead.',
+        description:
+          'At most 50 orders; `amount` is the original order amount. Releases the authorisation hold. A captured payment must be refunded instead. `cancel_status` `1` success, `0` failure with `error_message`.',
         tags: ['payments'],
+        security: SIGNED,
+        consumes: REQUEST_MEDIA_TYPES,
         body: CancelBody,
+        response: answers({
+          media: 'json',
+          ok: batchAnswer('cancel_orders', 'cancel_status'),
+          ok_description: 'One result per order, signed.',
+          refusals: SIGNED_REFUSALS,
+        }),
       },
       config: { answer: 'json' },
+      ...answersAreStrings,
       ...acquiringHooks(deps, CancelBody),
     },
     async (request, reply) => {

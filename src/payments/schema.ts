@@ -2,6 +2,8 @@
 // One TypeBox schema validates, documents (OpenAPI) and types each endpoint (style §2).
 // Every optional field is still bounded in length and checked for shape when present.
 import { type Static, type TSchema, Type } from 'typebox';
+import { Signature as AnswerSignature, NextCursor, oneOf, ReturnMessage, ReturnStatus, text } from '../http/route-schema.js';
+import { PAYMENT_STATUS_CODE } from './states.js';
 
 const s = (maxLength: number, extra: Record<string, unknown> = {}) => Type.String({ maxLength, ...extra });
 const digits = (min: number, max: number, description: string) => Type.String({ pattern: `^\\d{${min},${max}}$`, description });
@@ -188,3 +190,106 @@ export const AuthoriseDirectBody = Type.Object(
 );
 
 export type AuthoriseDirect = Static<typeof AuthoriseDirectBody>;
+
+// ---- answers (interface.md "Direct payment response record", "Order record") ----------
+
+const RISK_ACTIONS = ['ACCEPT', 'REVIEW', 'REJECT'] as const;
+const ORDER_STATUS = oneOf(['0', '1', '2', '3'], '`1` success, `0` failure, `2` pending shopper action (3-D Secure challenge), `3` held for risk review');
+const PAYMENT_STATUS = oneOf(
+  ['', ...Object.values(PAYMENT_STATUS_CODE)],
+  '`1000` pending shopper action, `2000` authorised not captured, `2100` held for review, `3000` paid (captured), `4000` refunded in full, `4100` partially refunded, `5000` cancelled, `6000` declined or failed, `7000` expired; empty when not found',
+);
+const MaskedCard = text('the card as BIN and last four (`424242******4242`)');
+const ResultInfo = text('the outcome as `<code>:<text>`; `0000:Success` is success');
+
+/** One `<risk_reasons>` element per rule checked (repeated, not wrapped). */
+const RiskReasonXml = Type.Object({ name: text('the rule'), status: oneOf(RISK_ACTIONS, 'what the rule says') }, { xml: { name: 'risk_reasons' } });
+
+/** The direct payment answer: XML, root `respon`. */
+export const AuthoriseAnswer = Type.Object(
+  {
+    merchant_id: text('your merchant_id'),
+    account_id: text('your account_id'),
+    order_no: text('your order number'),
+    amount: text('the amount as sent, a decimal string'),
+    currency: text('ISO 4217 code'),
+    transaction_id: text('the gateway’s id of the payment; empty for a duplicate order_no'),
+    card: MaskedCard,
+    order_status: ORDER_STATUS,
+    result_info: ResultInfo,
+    contract_name: text('subscription contract name, or empty'),
+    recurring_id: text('subscription id, or empty'),
+    recurring_deduction_period: text('subscription period such as `1 month`, or empty'),
+    recurring_deduction_time: text('next subscription deduction `YYYY-MM-DD hh:mm:ss` (UTC), or empty'),
+    note: text('your note, echoed'),
+    token_id: text('a card token for later payments (with `token_flag` `1`), or empty'),
+    connector: text('the processor that handled the payment (`sandbox` on test accounts)'),
+    threeds_result: oneOf(['', 'Y', 'N', 'A', 'U'], '`Y` authenticated, `N` failed, `A` attempted, `U` unavailable, empty when none'),
+    risk_action: oneOf(['', ...RISK_ACTIONS], 'the anti-fraud decision; empty when the payment was not scored'),
+    risk_score: text('0 to 100, or empty'),
+    risk_reasons: Type.Array(RiskReasonXml, {
+      xml: { wrapped: false },
+      description: 'one element with `name` and `status` per rule checked; a single empty `<risk_reasons/>` when none was',
+    }),
+    threeds_url: Type.Optional(text('only while a 3-D Secure challenge is pending: send the shopper here')),
+    encryption_data: AnswerSignature,
+  },
+  {
+    xml: { name: 'respon' },
+    description:
+      'Signed like a request, over the XML as you read it back: an element that occurs once is a member (`risk_reasons.name`), several times an array (`risk_reasons[0].name`); an empty element is an empty string and so left out.',
+  },
+);
+
+const DeliveryInformation = Type.Object(
+  Object.fromEntries(
+    ['delivery_address', 'delivery_city', 'delivery_country', 'delivery_firstname', 'delivery_lastname', 'delivery_postal_code', 'delivery_state'].map((k) => [
+      k,
+      text('as sent with the payment, or empty'),
+    ]),
+  ),
+);
+
+const SubscriptionResult = Type.Object({
+  contract_name: text('or empty'),
+  recurring_deduction_period: text('or empty'),
+  recurring_deduction_time: text('`YYYY-MM-DD`, or empty'),
+  recurring_id: text('or empty'),
+  recurring_status: oneOf(['', '0', '1'], '`1` active, `0` inactive; empty when the payment has no subscription'),
+});
+
+/** The order record: an item of the query answer, and the `data` of payment notifications. */
+export const OrderRecord = Type.Object({
+  amount: text('the order amount, a decimal string; empty when not found'),
+  currency: text('ISO 4217 code'),
+  delivery_information: DeliveryInformation,
+  antifraud_provider: text('`tollgate-risk` when the payment was scored, else empty'),
+  fraud_check_result: Type.Array(Type.Object({ check_items: text('the rule'), status: oneOf(RISK_ACTIONS, 'what the rule says') }), {
+    description: 'one entry per rule checked',
+  }),
+  is3ds: oneOf(['', '0', '1'], '`1` authenticated with 3-D Secure, `0` not; empty when not found'),
+  order_no: text('your order number (the requested one when not found)'),
+  payment_status: PAYMENT_STATUS,
+  query_result: oneOf(['0', '1'], '`1` found, `0` not found (the record still names the requested id)'),
+  reference_no: text('reference number, or empty'),
+  shopper_email: text('as sent, or empty'),
+  shopper_phone: text('as sent, or empty'),
+  subscription_result: SubscriptionResult,
+  transaction_date: text('`YYYYMMDDhhmmss` (UTC)'),
+  transaction_id: text('the gateway’s id (the requested one when not found)'),
+  website: text('as sent, or empty'),
+  captured_amount: text('the amount captured so far'),
+  refunded_amount: text('the amount refunded so far'),
+  card: MaskedCard,
+  result_info: ResultInfo,
+});
+
+export const QueryAnswer = Type.Object({
+  merchant_id: text('your merchant_id'),
+  account_id: text('your account_id'),
+  return_status: ReturnStatus,
+  return_message: ReturnMessage,
+  orders_list: Type.Array(OrderRecord, { description: 'requested ids in request order (transaction_ids first), or up to 100 orders of the date range' }),
+  next_cursor: Type.Optional(NextCursor),
+  encryption_data: AnswerSignature,
+});

@@ -1,38 +1,29 @@
 // Routes of the refunds capability: parse, call the domain, answer.
 import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
 import { acquiringHooks, sendSigned } from '../http/acquiring.js';
 import type { Deps } from '../http/context.js';
-import { MAX_REFUND_ITEMS } from '../payments/lifecycle.js';
-import { type RefundItem, RefundItemSchema, refundItem } from './refund.js';
+import { answers, answersAreStrings, REQUEST_MEDIA_TYPES, SIGNED, SIGNED_REFUSALS } from '../http/route-schema.js';
+import { type RefundItem, refundItem } from './refund.js';
+import { RefundAnswer, RefundBody, RefundSearchAnswer } from './schema.js';
 import { RefundSearchBody, type RefundSearchInput, searchRefunds } from './search.js';
-
-export const RefundBody = Type.Object(
-  {
-    merchant_id: Type.String({ pattern: '^\\d{1,20}$' }),
-    account_id: Type.String({ pattern: '^\\d{1,20}$' }),
-    encryption_data: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }),
-    refund_orders: Type.Array(RefundItemSchema, {
-      minItems: 1,
-      maxItems: MAX_REFUND_ITEMS,
-      description: `1 to ${MAX_REFUND_ITEMS} refunds; amount = the original order amount, refund_amount = the amount to refund`,
-    }),
-  },
-  { additionalProperties: false },
-);
 
 export function registerRefundRoutes(app: FastifyInstance, deps: Deps): void {
   app.post(
     '/v1/refund',
     {
       schema: {
+        operationId: 'refund',
         summary: 'Refund captured payments',
         description:
-          'At most 50 refunds. Several partial refunds may be made up to the captured amount. `refund_status` `1` refunded, `0` failed (`refund_message` says why), `2` pending.',
+          'At most 50 refunds. Several partial refunds may be made up to the captured amount, under any concurrency. `refund_status` `1` refunded, `0` failed (`refund_message` says why), `2` pending.',
         tags: ['refunds'],
+        security: SIGNED,
+        consumes: REQUEST_MEDIA_TYPES,
         body: RefundBody,
+        response: answers({ media: 'json', ok: RefundAnswer, ok_description: 'One result per refund item, signed.', refusals: SIGNED_REFUSALS }),
       },
       config: { answer: 'json' },
+      ...answersAreStrings,
       ...acquiringHooks(deps, RefundBody),
     },
     async (request, reply) => {
@@ -54,13 +45,18 @@ export function registerRefundRoutes(app: FastifyInstance, deps: Deps): void {
     '/v1/retrievalRefund',
     {
       schema: {
+        operationId: 'retrievalRefund',
         summary: 'Search refunds',
         description:
-          'Select by `refund_reference_ids`, `transaction_ids` or `order_nos` (at most 100 ids), or by `start_date` and `end_date` over refund_date; at most 100 refunds per answer, `next_cursor` when there are more.',
+          'Select by `refund_reference_ids`, `transaction_ids` or `order_nos` (at most 100 ids together), or by `start_date` and `end_date` over `refund_date`; at most 100 refunds per answer, `next_cursor` when there are more. A requested id that matches no refund is answered with `query_result` `0`.',
         tags: ['refunds'],
+        security: SIGNED,
+        consumes: REQUEST_MEDIA_TYPES,
         body: RefundSearchBody,
+        response: answers({ media: 'json', ok: RefundSearchAnswer, ok_description: 'The matching refunds, signed.', refusals: SIGNED_REFUSALS }),
       },
       config: { answer: 'json' },
+      ...answersAreStrings,
       ...acquiringHooks(deps, RefundSearchBody),
     },
     async (request, reply) => {

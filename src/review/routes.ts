@@ -3,14 +3,27 @@ import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { acquiringHooks, sendSigned } from '../http/acquiring.js';
 import type { Deps } from '../http/context.js';
+import {
+  answers,
+  answersAreStrings,
+  ItemError,
+  oneOf,
+  REQUEST_MEDIA_TYPES,
+  ReturnMessage,
+  ReturnStatus,
+  SIGNED,
+  SIGNED_REFUSALS,
+  Signature,
+  SignedIdentity,
+  text,
+} from '../http/route-schema.js';
 import { OrderNo } from '../payments/schema.js';
+import { PAYMENT_STATUS_CODE } from '../payments/states.js';
 import { MAX_REVIEW_ORDERS, ReviewService } from './service.js';
 
 export const ReviewBody = Type.Object(
   {
-    merchant_id: Type.String({ pattern: '^\\d{1,20}$' }),
-    account_id: Type.String({ pattern: '^\\d{1,20}$' }),
-    encryption_data: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }),
+    ...SignedIdentity,
     review_orders: Type.Array(
       Type.Object(
         {
@@ -21,11 +34,30 @@ export const ReviewBody = Type.Object(
         },
         { additionalProperties: false },
       ),
-      { minItems: 1, maxItems: MAX_REVIEW_ORDERS },
+      { minItems: 1, maxItems: MAX_REVIEW_ORDERS, description: `1 to ${MAX_REVIEW_ORDERS} held payments, each decided and answered on its own` },
     ),
   },
   { additionalProperties: false },
 );
+
+export const ReviewAnswer = Type.Object({
+  merchant_id: text('your merchant_id'),
+  account_id: text('your account_id'),
+  return_status: ReturnStatus,
+  return_message: ReturnMessage,
+  review_orders: Type.Array(
+    Type.Object({
+      transaction_id: text('as sent'),
+      order_no: text('as sent'),
+      decision: text('as sent'),
+      review_status: oneOf(['0', '1'], '`1` decided, `0` failure (`error_message` says why)'),
+      payment_status: oneOf(['', ...Object.values(PAYMENT_STATUS_CODE)], 'the payment’s status after the decision; empty when not found'),
+      error_message: ItemError,
+    }),
+    { description: 'one result per item, in request order' },
+  ),
+  encryption_data: Signature,
+});
 
 type ReviewInput = Static<typeof ReviewBody>;
 
@@ -35,12 +67,17 @@ export function registerReviewRoutes(app: FastifyInstance, deps: Deps): void {
     '/v1/review',
     {
       schema: {
+        operationId: 'review',
         summary: 'Decide payments held for risk review',
         description: `At most ${MAX_REVIEW_ORDERS} review_orders. ACCEPT continues a held payment (captured under automatic capture), REJECT cancels it and releases the funds. Each item answers review_status 1 or 0 with error_message.`,
         tags: ['risk'],
+        security: SIGNED,
+        consumes: REQUEST_MEDIA_TYPES,
         body: ReviewBody,
+        response: answers({ media: 'json', ok: ReviewAnswer, ok_description: 'One result per item, signed.', refusals: SIGNED_REFUSALS }),
       },
       config: { answer: 'json' },
+      ...answersAreStrings,
       ...acquiringHooks(deps, ReviewBody),
     },
     async (request, reply) => {
