@@ -113,19 +113,28 @@ function publish({ schema, url }: { schema: RouteSchema; url: string }): { schem
   };
 }
 
-const routesOf = new WeakMap<FastifyInstance, Array<{ method: string; url: string; hidden: boolean }>>();
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  /** Left out of the document on purpose (`schema.hide`). */
+  hidden: boolean;
+  schema: RouteSchema | undefined;
+}
 
-/** Every route registered after `registerOpenApi`, and whether it is hidden from the document. */
-export function registeredRoutes(app: FastifyInstance): ReadonlyArray<{ method: string; url: string; hidden: boolean }> {
+const routesOf = new WeakMap<FastifyInstance, RegisteredRoute[]>();
+
+/** Every route registered after `registerOpenApi` (so tests can hold the document to all of them). */
+export function registeredRoutes(app: FastifyInstance): readonly RegisteredRoute[] {
   return routesOf.get(app) ?? [];
 }
 
 /** Registers the OpenAPI generator and the docs pages; call before any route so every route is described. */
 export async function registerOpenApi(app: FastifyInstance, deps: Deps): Promise<void> {
-  const routes: Array<{ method: string; url: string; hidden: boolean }> = [];
+  const routes: RegisteredRoute[] = [];
   routesOf.set(app, routes);
   app.addHook('onRoute', (r) => {
-    for (const method of [r.method].flat()) routes.push({ method, url: r.url, hidden: (r.schema as RouteSchema | undefined)?.hide === true });
+    const schema = r.schema as RouteSchema | undefined;
+    for (const method of [r.method].flat()) routes.push({ method, url: r.url, hidden: schema?.hide === true, schema });
   });
 
   const guides = loadGuides();
