@@ -1,0 +1,60 @@
+// /docs in a real browser (style §11): Swagger UI renders every operation of the served
+// document under the page's strict CSP (a violation would show here), loads nothing from
+// another origin, and without JavaScript the test-card table still reads.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { type Browser, chromium } from 'playwright-core';
+import { type TestGateway, testGateway } from '../test/harness.js';
+
+let gw: TestGateway;
+let browser: Browser;
+let origin = '';
+
+before(async () => {
+  gw = await testGateway();
+  origin = await gw.app.listen({ host: '127.0.0.1', port: 0 });
+  browser = await chromium.launch({
+    executablePath: process.env.TOLLGATE_CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await gw.close();
+});
+
+test('Swagger UI shows every operation under the strict CSP, from this origin only', async () => {
+  const page = await browser.newPage();
+  const violations: string[] = [];
+  const elsewhere: string[] = [];
+  page.on('console', (m) => {
+    if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text());
+  });
+  page.on('pageerror', (e) => violations.push(String(e)));
+  page.on('request', (r) => {
+    if (!r.url().startsWith(origin) && !r.url().startsWith('data:')) elsewhere.push(r.url());
+  });
+  await page.goto(`${origin}/docs`);
+  await page.waitForSelector('.opblock-summary-path', { timeout: 20_000 });
+  const paths = await page.$$eval('.opblock-summary-path', (els) => els.map((e) => e.getAttribute('data-path')));
+  const documented = Object.keys((await gw.app.inject('/openapi.json')).json().paths);
+  for (const p of documented) assert.ok(paths.includes(p), `Swagger UI shows ${p}`);
+  // Open one operation: its answers (XML respon for /v1/authorise) render too.
+  await page.click('#operations-payments-authorise .opblock-summary');
+  await page.waitForSelector('#operations-payments-authorise .responses-table', { timeout: 10_000 });
+  assert.match((await page.textContent('#operations-payments-authorise .responses-wrapper')) ?? '', /application\/xml/);
+  assert.deepEqual(violations, []);
+  assert.deepEqual(elsewhere, []);
+  await page.close();
+});
+
+test('without JavaScript the description and the test-card table read as HTML', async () => {
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  const page = await context.newPage();
+  await page.goto(`${origin}/docs`);
+  const table = await page.textContent('#overview');
+  assert.match(table ?? '', /4000000000009235\s*anti-fraud REVIEW/);
+  assert.equal(await page.isVisible('#overview table'), true);
+  await context.close();
+});
