@@ -12,7 +12,7 @@ const Params = Type.Object({ id: Type.String({ maxLength: 64, description: 'the 
 const Answer = Type.Object(
   {
     form_token: Type.String({ maxLength: 64, description: 'the single-use token of the page’s form' }),
-    outcome: Type.Union([Type.Literal('complete'), Type.Literal('fail')], { description: 'the shopper’s answer' }),
+    outcome: Type.Union([Type.Literal('complete'), Type.Literal('fail')], { description: 'complete or fail' }),
   },
   { additionalProperties: false },
 );
