@@ -97,8 +97,14 @@ ${canonicalString(body)}
 Answers that carry \`encryption_data\` are signed the same way with the account's current key; verify them before you trust them. An XML answer is signed as you read it back: an element with children is an object, an element that occurs once is a member and several times an array, and an empty element is an empty string (so it is left out). A missing or wrong signature gets HTTP 401 \`0401:Invalid signature\`; on a test account the answer says what differs.`;
 }
 
+/** A byte count as merchants read it: `1 MiB`, `512 KiB`, or bytes. */
+function size(bytes: number): string {
+  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  return bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`;
+}
+
 /** The whole description, in CommonMark with tables. */
-export function apiDescription(guides: readonly GuideLink[]): string {
+export function apiDescription(guides: readonly GuideLink[], body_limit_bytes = 1024 * 1024): string {
   const links = guides.map((g) => `[${markdownText(g.title)}](${g.href})`).join(' · ');
   return `The merchant-facing acquiring interface of Tollgate, a payment acquiring gateway. ${links ? `Guides: ${links}.` : ''}
 
@@ -106,7 +112,7 @@ export function apiDescription(guides: readonly GuideLink[]): string {
 
 - Every operation is a \`POST\` to a path under \`/v1\` of the server below.
 - The body may be JSON, \`application/x-www-form-urlencoded\` with bracket notation for nested fields (\`capture_orders[0][amount]=10.00\`), or XML (any root element; child elements are fields; repeated sibling elements form an array). The body's own shape decides, not the \`Content-Type\` header. XML with a DTD or entity declarations is refused.
-- Unknown fields are refused with HTTP 400 naming the field. Bodies over 1 MiB get HTTP 413.
+- Unknown fields are refused with HTTP 400 naming the field. Bodies over ${size(body_limit_bytes)} get HTTP 413.
 - Amounts are decimal strings with exactly the currency's minor digits (\`10.00\` USD, \`1200\` JPY, \`1.500\` KWD). Times are UTC.
 - Optional headers: \`Idempotency-Key\` (the same key with the same body within 24 hours gets the stored answer, marked \`Idempotent-Replayed: true\`; with another body, HTTP 409) and \`X-Request-Id\` (echoed in the answer, generated when absent).
 

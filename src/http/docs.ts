@@ -138,7 +138,7 @@ export async function registerOpenApi(app: FastifyInstance, deps: Deps): Promise
   });
 
   const guides = loadGuides();
-  const description = apiDescription(guides);
+  const description = apiDescription(guides, deps.settings.body_limit_bytes);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -6,7 +6,7 @@
 // internal section. Runs on SQLite and PostgreSQL like every test.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import Ajv2020 from 'ajv/dist/2020.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { canonicalString, sign, verify } from '../crypto/signature.js';
 import type { CreatedMerchant } from '../merchants/service.js';
 import { publishedTestCards } from '../processors/sandbox/cards.js';
