@@ -5,6 +5,10 @@ import type { Deps } from '../http/context.js';
 import { answers, answersAreStrings, REQUEST_MEDIA_TYPES, SIGNED, SIGNED_REFUSALS } from '../http/route-schema.js';
 import { type RefundItem, refundItem } from './refund.js';
 import { RefundAnswer, RefundBody, RefundSearchAnswer } from './schema.js';
+
+// The body schema lives in schema.ts with the answers; importers of the route module keep it.
+export { RefundBody };
+
 import { RefundSearchBody, type RefundSearchInput, searchRefunds } from './search.js';
 
 export function registerRefundRoutes(app: FastifyInstance, deps: Deps): void {
