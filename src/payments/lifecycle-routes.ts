@@ -20,10 +20,7 @@ import {
 } from '../http/route-schema.js';
 import { cancelItem } from './cancel.js';
 import { captureItem } from './capture.js';
-import { MAX_CANCEL_ITEMS, MAX_CAPTURE_ITEMS, type OrderItem, OrderItemFields } from './lifecycle.js';
-
-/** What `checkItem` requires of every item; an item without one of them fails alone (`0400`). */
-export const ORDER_ITEM_REQUIRED = ['transaction_id', 'order_no', 'currency', 'amount'] as const;
+import { MAX_CANCEL_ITEMS, MAX_CAPTURE_ITEMS, ORDER_ITEM_REQUIRED, type OrderItem, OrderItemFields } from './lifecycle.js';
 
 const batch = (max: number, what: string) =>
   Type.Array(batchItem(OrderItemFields, ORDER_ITEM_REQUIRED, 'An item missing a required field fails alone with `0400`; the others still run.'), {

@@ -63,8 +63,11 @@ export function describeStatus(status: PaymentStatus): string {
  * it. `amount` is the original order amount unless `amountIs` says it is the amount to
  * capture (decisions §5); then it is only parsed here.
  */
+/** What every capture and cancel item needs; one without them fails alone (`0400`). The published `required` list reads it too. */
+export const ORDER_ITEM_REQUIRED = ['transaction_id', 'order_no', 'currency', 'amount'] as const;
+
 export async function checkItem(tx: Tx, account_id: string, item: OrderItem, amountIs: 'original' | 'to_capture'): Promise<ItemChecked | ItemFailure> {
-  for (const f of ['transaction_id', 'order_no', 'currency', 'amount'] as const) {
+  for (const f of ORDER_ITEM_REQUIRED) {
     if (!item[f]) return failure('0400', `${f} is required`);
   }
   const row = await tx

@@ -12,7 +12,17 @@ import { postRefund } from '../ledger/postings.js';
 import type { AccountRow } from '../merchants/tables.js';
 import { formatAmount, parseAmount } from '../money/currency.js';
 import { recordEvent } from '../notifications/outbox.js';
-import { checkItem, describeStatus, failure, type ItemFailure, ItemRefused, itemString, OrderItemFields, runItem } from '../payments/lifecycle.js';
+import {
+  checkItem,
+  describeStatus,
+  failure,
+  type ItemFailure,
+  ItemRefused,
+  itemString,
+  ORDER_ITEM_REQUIRED,
+  OrderItemFields,
+  runItem,
+} from '../payments/lifecycle.js';
 import { canApply, releaseRefund, reserveRefund } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
 import { toRefundResultItem, toRefundSearchItem } from './record.js';
@@ -28,7 +38,8 @@ export const RefundItemFields = {
   refund_reason: itemString(255, 'free text kept with the refund'),
 };
 
-export const RefundItemSchema = Type.Object(RefundItemFields, { additionalProperties: false });
+/** What every refund item needs (checkItem's fields and `refund_amount`); the published `required` list reads it too. */
+export const REFUND_ITEM_REQUIRED = [...ORDER_ITEM_REQUIRED, 'refund_amount'] as const;
 
 export interface RefundItem {
   transaction_id?: string;

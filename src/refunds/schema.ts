@@ -4,10 +4,7 @@ import { Type } from 'typebox';
 import { batchItem, NextCursor, oneOf, ReturnMessage, ReturnStatus, Signature, SignedIdentity, text } from '../http/route-schema.js';
 import { MAX_REFUND_ITEMS } from '../payments/lifecycle.js';
 import { PAYMENT_STATUS_CODE } from '../payments/states.js';
-import { RefundItemFields } from './refund.js';
-
-/** What `refundItem` requires of every item; an item without one of them fails alone (`0400`). */
-export const REFUND_ITEM_REQUIRED = ['transaction_id', 'order_no', 'currency', 'amount', 'refund_amount'] as const;
+import { REFUND_ITEM_REQUIRED, RefundItemFields } from './refund.js';
 
 export const RefundBody = Type.Object(
   {
