@@ -62,7 +62,7 @@ export function bannerLines(settings: Settings): string[] {
     `Tollgate listening on ${url} (database ${database})`,
     `  docs        ${url}/docs`,
     `  quickstart  ${url}/docs/quickstart`,
-    `  test cards  ${url}/docs#test-cards`,
+    `  test cards  ${url}/docs#sandbox-test-cards`,
   ];
 }
 

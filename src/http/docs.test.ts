@@ -11,7 +11,7 @@ import { publishedTestCards, TEST_CARDS } from '../processors/sandbox/cards.js';
 import { type TestGateway, testGateway } from '../test/harness.js';
 import { DOCS_DIR, loadGuides } from './docs.js';
 import { RESULT_CODES } from './errors.js';
-import { escapeHtml, renderMarkdown } from './markdown.js';
+import { escapeHtml, headingId, renderMarkdown } from './markdown.js';
 
 let gw: TestGateway;
 before(async () => {
@@ -97,6 +97,24 @@ describe('/docs', () => {
     assert.equal((await gw.app.inject('/docs/quickstart')).statusCode, quickstart ? 200 : 404);
     assert.equal(html.includes('href="/docs/quickstart"'), quickstart);
   });
+
+  test('every link between the served pages lands on a page and an anchor that exist (the start-up banner’s too)', async () => {
+    const pages = new Map<string, string>();
+    for (const href of ['/docs', ...loadGuides().map((g) => g.href)]) pages.set(href, (await gw.app.inject(href)).body);
+    const targets = [...pages.values()].flatMap((body) => [...body.matchAll(/href="(\/docs[^"]*)"/g)].map((m) => m[1] as string));
+    targets.push('/docs#sandbox-test-cards', '/docs/interface#sandbox-test-cards'); // named by `npm start` and the quickstart
+    assert.ok(
+      targets.some((t) => t.startsWith('/docs/interface#')),
+      'the guides link into each other by anchor',
+    );
+    for (const target of targets) {
+      const [page, anchor] = target.split('#') as [string, string | undefined];
+      if (page.startsWith('/docs/') && /\.(css|js)$/.test(page)) continue;
+      const body = pages.get(page);
+      assert.ok(body !== undefined, `${target}: no such page`);
+      if (anchor) assert.ok(body.includes(`id="${anchor}"`), `${target}: no element with id ${anchor}`);
+    }
+  });
 });
 
 describe('guides', () => {
@@ -114,10 +132,19 @@ describe('guides', () => {
         guides.map((g) => g.href),
         ['/docs/quickstart', '/docs/interface'],
       );
-      assert.match(guides[0]?.html ?? '', /<h1>Quickstart<\/h1>\s*<p>Start <code>npm start<\/code>\.<\/p>/);
+      assert.match(guides[0]?.html ?? '', /<h1 id="quickstart">Quickstart<\/h1>\s*<p>Start <code>npm start<\/code>\.<\/p>/);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  test('markdown: headings get the ids GitHub gives them; links between guides go to their /docs page', () => {
+    assert.equal(headingId('Signature: encryption_data'), 'signature-encryption_data');
+    assert.equal(headingId('Capture, cancel, refund: /v1/capture, /v1/cancel'), 'capture-cancel-refund-v1capture-v1cancel');
+    const html = renderMarkdown('## Sandbox test cards\n\n[cards](interface.md#sandbox-test-cards) [x](../README.md)');
+    assert.match(html, /<h2 id="sandbox-test-cards">Sandbox test cards<\/h2>/);
+    assert.match(html, /<a href="\/docs\/interface#sandbox-test-cards">cards<\/a>/);
+    assert.doesNotMatch(html, /href="\.\.\//, 'a link outside the guides is text');
   });
 
   test('markdown: raw HTML is shown as text, links keep only safe targets, no images are loaded', () => {

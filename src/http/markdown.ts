@@ -10,6 +10,17 @@ export function escapeHtml(text: string): string {
 
 /** http(s), mailto, same-site paths and fragments; nothing that runs (`javascript:`, `data:`). */
 const SAFE_HREF = /^(https?:\/\/|mailto:|\/(?!\/)|#)/i;
+/** A link between the guides as written in the repository (`interface.md#…`), served at `/docs/<name>`. */
+const GUIDE_LINK = /^([a-z0-9-]+)\.md(#[\w-]*)?$/;
+
+/** The id GitHub gives a heading, so `file.md#anchor` links work here as they do there. */
+export function headingId(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .trim()
+    .replace(/\s/g, '-');
+}
 
 const marked = new Marked({
   gfm: true,
@@ -17,8 +28,14 @@ const marked = new Marked({
     html({ text }: Tokens.HTML | Tokens.Tag): string {
       return escapeHtml(text);
     },
+    heading({ tokens, depth, text }: Tokens.Heading): string {
+      const plain = text.replace(/`/g, '');
+      return `<h${depth} id="${escapeHtml(headingId(plain))}">${this.parser.parseInline(tokens)}</h${depth}>\n`;
+    },
     link({ href, title, tokens }: Tokens.Link): string {
       const inner = this.parser.parseInline(tokens);
+      const guide = GUIDE_LINK.exec(href);
+      if (guide) href = `/docs/${guide[1]}${guide[2] ?? ''}`;
       if (!SAFE_HREF.test(href)) return inner;
       return `<a href="${escapeHtml(href)}"${title ? ` title="${escapeHtml(title)}"` : ''}>${inner}</a>`;
     },
