@@ -4,7 +4,6 @@
 // read after that statement has locked the payment row, so it is race-free too (the
 // primary key on refund_reference_id backs it up).
 import type { FastifyBaseLogger } from 'fastify';
-import { Type } from 'typebox';
 import type { Store } from '../db/store.js';
 import type { Deps } from '../http/context.js';
 import { type ResultCode, resultText } from '../http/errors.js';
