@@ -23,12 +23,9 @@ import { challengeFirst, onIssuerChallenge, parseMpiInfo, type ThreedsResult } f
 import { insertChallenge, type NewChallenge, newChallenge } from '../threeds/service.js';
 import { recordPaymentEvent } from './events.js';
 import type { AuthoriseDirect } from './schema.js';
-import { orderStatusOf, type PaymentStatus } from './states.js';
+import { MANUAL_CAPTURE_WINDOW_MS, orderStatusOf, type PaymentStatus } from './states.js';
 import type { PaymentRow } from './tables.js';
 import * as v from './validate.js';
-
-/** decisions §7: an uncaptured manual authorisation expires after 7 days. */
-export const MANUAL_CAPTURE_WINDOW_MS = 7 * 24 * 3600 * 1000;
 
 /** Request fields kept for the order record; card data never is. */
 const KEPT_FIELDS = [

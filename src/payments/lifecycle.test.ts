@@ -6,8 +6,8 @@ import { asXmlReadBack, sign } from '../crypto/signature.js';
 import { verifyLedger } from '../ledger/verify.js';
 import { type TestGateway, testGateway } from '../test/harness.js';
 import { cancelBatch, captureBatch, item, orderOf, type Paid, pay, refundBatch } from '../test/lifecycle.js';
-import { MANUAL_CAPTURE_WINDOW_MS } from './authorise.js';
 import { expireDue } from './expiry.js';
+import { MANUAL_CAPTURE_WINDOW_MS } from './states.js';
 
 let gw: TestGateway;
 before(async () => {

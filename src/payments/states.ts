@@ -157,3 +157,6 @@ export async function releaseRefund(tx: Tx, transaction_id: string, n: number, n
     .returningAll()
     .executeTakeFirst();
 }
+
+/** decisions §7: a manual authorisation not captured within 7 days expires and its hold is released. */
+export const MANUAL_CAPTURE_WINDOW_MS = 7 * 24 * 3600 * 1000;

@@ -8,9 +8,8 @@ import { type ResultCode, resultText } from '../http/errors.js';
 import { postPaymentChange } from '../ledger/postings.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import type { EventType } from '../notifications/outbox.js';
-import { MANUAL_CAPTURE_WINDOW_MS } from '../payments/authorise.js';
 import { recordPaymentEvent } from '../payments/events.js';
-import { applyTransition, PAYMENT_STATUS_CODE, type PaymentEvent, type PaymentStatus } from '../payments/states.js';
+import { applyTransition, MANUAL_CAPTURE_WINDOW_MS, PAYMENT_STATUS_CODE, type PaymentEvent, type PaymentStatus } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
 
 export const MAX_REVIEW_ORDERS = 50;
