@@ -46,12 +46,12 @@ export function normaliseFrameOrigin(text: string): string {
     return refuse('the host or port is not valid');
   }
   const host = url.hostname;
-  const ip = isIp(host);
-  if (!ip) {
+  // With a wildcard the parsed host is "wildcard.<rest>", never an IP ("*.1.2.3.4" fails to parse).
+  if (!isIp(host)) {
     const labels = host.split('.');
     if (!labels.every((l) => LABEL.test(l))) refuse('the host is not a valid name');
     if (wildcard && labels.length < 3) refuse('a wildcard needs at least two labels after it (*.shop.example)');
-  } else if (wildcard) refuse('an IP address takes no wildcard');
+  }
   if (url.protocol === 'http:' && !isLoopback(host)) refuse('http is allowed for localhost only; use https');
   const origin = wildcard ? url.origin.replace('://wildcard.', '://*.') : url.origin;
   return origin;

@@ -278,6 +278,7 @@ export const REFUSED_URL = 'about:invalid#refused';
  * stripped, tabs and newlines removed); a scheme outside SAFE_SCHEMES becomes REFUSED_URL.
  */
 export function safeUrl(url: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the URL parser strips exactly these leading C0 controls
   const t = url.replace(/[\t\n\r]/g, '').replace(/^[\u0000-\u0020]+/, '');
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(t)?.[1];
   return scheme && !SAFE_SCHEMES.has(scheme.toLowerCase()) ? REFUSED_URL : url;
