@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { escapeHtml, hidden, html, type Interpolation, jsonData, REFUSED_URL, SafeHtml, safeUrl, trustedLiteral } from './html.js';
+import { field } from './forms.js';
+import { attrs, escapeHtml, hidden, html, type Interpolation, jsonData, REFUSED_URL, SafeHtml, safeUrl, trustedLiteral } from './html.js';
 import { hostile } from './testing.js';
 
 const ENTITY: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" };
@@ -114,6 +115,51 @@ describe('escaping (examples)', () => {
     const inner = between(out, '<script type="application/json" id="d">', '</script><script nonce="n">window.x=1</script>');
     assert.doesNotMatch(inner, /[<>&\u2028\u2029]/);
     assert.deepEqual(JSON.parse(inner), value);
+  });
+});
+
+describe('attributes from values: attrs() and field()', () => {
+  test('attrs() escapes values, checks URL schemes, writes true bare and leaves out false and nothing', () => {
+    const a = attrs({ name: 'card"x', required: true, disabled: false, maxlength: 19, placeholder: undefined, href: 'javascript:x', value: "<'&'>" });
+    assert.equal(
+      html`<input ${a}>`.toString(),
+      '<input name="card&quot;x" required maxlength="19" href="about:invalid#refused" value="&lt;&#39;&amp;&#39;&gt;">',
+    );
+    assert.equal(html`<input type="text" ${attrs({ id: 'a' })} ${null}>`.toString(), '<input type="text" id="a" >');
+    assert.throws(() => html`<input type="text"${attrs({ id: 'a' })}>`, TypeError, 'a space before attributes');
+    assert.throws(() => html`<input ${attrs({ id: 'a' })}${attrs({ name: 'b' })}>`, TypeError, 'a space between attrs()');
+  });
+
+  test('attrs() refuses names that carry script or style, and names that are not names', () => {
+    for (const name of ['onclick', 'OnLoad', 'style', 'srcdoc', 'a b', 'x"y', '1a', 'a=b', '']) {
+      assert.throws(() => attrs({ [name]: 'v' }), TypeError, name);
+    }
+  });
+
+  test('only attrs() stands between attributes: not a string, not html``', () => {
+    assert.throws(() => html`<input ${'onfocus=alert(1)'}>`, TypeError);
+    assert.throws(() => html`<input ${html`${'onfocus=alert(1)'}`}>`, TypeError);
+    assert.throws(() => html`<p>${attrs({ id: 'x' }) as unknown as string}</p>`, TypeError, 'and attrs() only stands inside a tag');
+  });
+
+  test('field(): label bound to the input, the value escaped, an error tied to it', () => {
+    const plain = field({ name: 'card_number', label: 'Card <number>', autocomplete: 'cc-number', inputmode: 'numeric', required: true, maxlength: 23 });
+    assert.equal(
+      plain.toString(),
+      '<label for="f-card_number">Card &lt;number&gt;</label><input id="f-card_number" name="card_number" type="text" autocomplete="cc-number" inputmode="numeric" required maxlength="23">',
+    );
+    const failed = field({ name: 'holder', label: 'Name', value: '"><script>', error: 'Give the <name> on the card' });
+    assert.ok(failed.toString().includes('value="&quot;&gt;&lt;script&gt;" aria-invalid="true" aria-describedby="f-holder-error">'));
+    assert.ok(failed.toString().endsWith('<p class="error" id="f-holder-error">Give the &lt;name&gt; on the card</p>'));
+  });
+
+  test('any string as a field value or label stays inside it (property)', () => {
+    fc.assert(
+      fc.property(hostile, hostile, (label, value) => {
+        const out = field({ name: 'n', label, value }).toString();
+        assert.equal(out, `<label for="f-n">${escapeHtml(label)}</label><input id="f-n" name="n" type="text" value="${escapeHtml(value)}">`);
+      }),
+    );
   });
 });
 

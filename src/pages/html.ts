@@ -9,7 +9,7 @@
 // `grep -rn trustedLiteral src` lists every use.
 
 /** What a page value may be. `false`, `null` and `undefined` render nothing (for `cond && html`…``). */
-export type Interpolation = SafeHtml | string | number | bigint | false | null | undefined | readonly Interpolation[];
+export type Interpolation = SafeHtml | Attrs | string | number | bigint | false | null | undefined | readonly Interpolation[];
 
 const MINT = Symbol('SafeHtml');
 // Module-private: the only ways to make a SafeHtml are the three exported functions below.
@@ -46,6 +46,24 @@ export class SafeHtml {
   }
 }
 
+let mintAttrs: (text: string) => Attrs;
+let attrsText: (v: unknown) => string | null;
+
+/** Attributes for a tag, made by `attrs()` only: the one value that may stand inside a tag. */
+export class Attrs {
+  readonly #text: string;
+  static {
+    mintAttrs = (text) => new Attrs(MINT, text);
+    attrsText = (v) => (typeof v === 'object' && v !== null && #text in v ? v.#text : null);
+  }
+  private constructor(token: symbol, text: string) {
+    if (token !== MINT) throw new TypeError('Attrs are made by attrs() only');
+    this.#text = text;
+  }
+  toString(): string {
+    return this.#text;
+  }
+}
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 /** Text and attribute-value escaping: after it, a value cannot open a tag, end a quoted attribute or start an entity. */
@@ -62,6 +80,8 @@ type Hole =
   | { kind: 'attr' }
   /** The start of a URL attribute's value: the scheme comes from the value, so it is checked. */
   | { kind: 'url' }
+  /** Between attributes inside a tag: only attrs(). */
+  | { kind: 'attrs' }
   /** The content of a <script> or <style> element: only a trustedLiteral or jsonData. */
   | { kind: 'raw'; tag: string }
   | { kind: 'refused'; why: string };
@@ -118,6 +138,7 @@ function analyse(strings: readonly string[]): Hole[] {
   let tail = ''; // comment end or rawtext end detection
   let valueStatic = '';
   let valueHoles = 0;
+  let last = '';
   const holes: Hole[] = [];
 
   const endTag = (): State => {
@@ -130,6 +151,7 @@ function analyse(strings: readonly string[]): Hole[] {
   for (let i = 0; i < strings.length; i++) {
     const chunk = strings[i] as string;
     for (const c of chunk) {
+      last = c;
       switch (state) {
         case 'data':
           if (c === '<') state = 'tagOpen';
@@ -225,6 +247,7 @@ function analyse(strings: readonly string[]): Hole[] {
     if (i === strings.length - 1) break;
     holes.push(classify());
     if (state === 'valueDq' || state === 'valueSq') valueHoles++;
+    last = ''; // a value is not the space the next attrs() needs
   }
   return holes;
 
@@ -247,11 +270,13 @@ function analyse(strings: readonly string[]): Hole[] {
         return { kind: 'raw', tag: tag.toLowerCase() };
       case 'comment':
         return { kind: 'refused', why: 'a value inside an HTML comment' };
+      case 'beforeAttrName':
+        return isSpace(last) ? { kind: 'attrs' } : { kind: 'refused', why: 'attributes not preceded by a space' };
       case 'valueUnq':
       case 'beforeAttrValue':
         return { kind: 'refused', why: `a value in the unquoted ${attr} attribute (quote it)` };
       default:
-        return { kind: 'refused', why: 'a value inside a tag, outside a quoted attribute value' };
+        return { kind: 'refused', why: 'a value inside a tag, outside a quoted attribute value (use attrs() after a space)' };
     }
   }
 }
@@ -303,6 +328,12 @@ function render(v: Interpolation, hole: Hole): string {
       return escapeHtml(scalar(v, 'an attribute value'));
     case 'url':
       return escapeHtml(safeUrl(scalar(v, 'a URL attribute')));
+    case 'attrs': {
+      if (v === false || v === null || v === undefined) return '';
+      const text = attrsText(v);
+      if (text === null) throw new TypeError('html: only attrs() may stand between the attributes of a tag');
+      return text;
+    }
     case 'raw': {
       if (!isSafe(v) || !isRawText(v)) throw new TypeError(`html: the content of <${hole.tag}> must be a trustedLiteral or jsonData`);
       const text = textOf(v);
@@ -343,6 +374,23 @@ export function jsonData(value: unknown): SafeHtml {
     json.replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
     true,
   );
+}
+
+/** Attribute names attrs() writes: no event handlers, styles or other script-bearing ones. */
+const ATTR_NAME = /^[a-z][a-z0-9-]*$/;
+
+/**
+ * Attributes for a tag, each escaped (URL ones scheme-checked): ``html`<input ${attrs({ name, required: true })}>` ``.
+ * `true` writes a bare attribute; `false`, `null` and `undefined` leave it out.
+ */
+export function attrs(record: Readonly<Record<string, string | number | boolean | null | undefined>>): Attrs {
+  const out: string[] = [];
+  for (const [name, value] of Object.entries(record)) {
+    if (!ATTR_NAME.test(name) || refusedAttr(name)) throw new TypeError(`attrs: "${name}" is not an attribute a page may set from a value`);
+    if (value === false || value === null || value === undefined) continue;
+    out.push(value === true ? name : `${name}="${escapeHtml(URL_ATTRS.has(name) ? safeUrl(String(value)) : String(value))}"`);
+  }
+  return mintAttrs(out.join(' '));
 }
 
 /** A hidden form field. */

@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { type Browser, chromium } from 'playwright-core';
 import { directPayment, type TestGateway, testGateway } from '../test/harness.js';
 import { authorise } from '../threeds/testing.js';
+import { field } from './forms.js';
 import { frameOriginsOf } from './frame-origins.js';
 import { html } from './html.js';
 import { renderDocument } from './layout.js';
@@ -55,7 +56,7 @@ describe('escaping under a real HTML parser (property)', () => {
       {
         lang: 'en',
         title: s,
-        body: html`<div id="t">${s}</div><input id="v" value="${s}"><input id="w" value='${s}'><a id="u" href="${s}">x</a><form id="f" action="/p/${s}"></form>`,
+        body: html`<div id="t">${s}</div><input id="v" value="${s}"><input id="w" value='${s}'><a id="u" href="${s}">x</a><form id="f" action="/p/${s}">${field({ name: 'n', label: s, value: s, error: `!${s}` })}</form>`,
       },
       'nonce',
     );
@@ -92,6 +93,9 @@ describe('escaping under a real HTML parser (property)', () => {
           w: (d.getElementById('w')?.getAttribute('value') ?? null) as string | null,
           protocol,
           action: (d.getElementById('f')?.getAttribute('action') ?? null) as string | null,
+          label: (d.querySelector('label')?.textContent ?? null) as string | null,
+          field: (d.getElementById('f-n')?.getAttribute('value') ?? null) as string | null,
+          error: (d.getElementById('f-n-error')?.textContent ?? null) as string | null,
         };
       });
     }, docs);
@@ -113,6 +117,7 @@ describe('escaping under a real HTML parser (property)', () => {
       assert.equal(p.v, inAttr(s), name);
       assert.equal(p.w, inAttr(s), name);
       assert.equal(p.action, inAttr(`/p/${s}`), name);
+      assert.deepEqual([p.label, p.field, p.error], [inText(s), inAttr(s), inText(`!${s}`)], name);
       assert.ok(['http:', 'https:', 'mailto:', 'tel:', 'about:', 'invalid'].includes(p.protocol as string), `${name} linked as ${p.protocol}`);
     });
   });
