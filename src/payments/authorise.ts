@@ -52,6 +52,7 @@ const KEPT_FIELDS = [
   'delivery_postal_code',
   'device_fingerprint',
   'device_type',
+  'browser_lang',
   'platform_source',
   'items',
   'subscription',

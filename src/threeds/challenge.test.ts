@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { sign } from '../crypto/signature.js';
 import { parseXmlBody } from '../http/xml.js';
 import type { CreatedMerchant } from '../merchants/service.js';
+import { frameOriginsOf } from '../pages/frame-origins.js';
 import { setThresholds } from '../risk/settings.js';
 import { directPayment, readXml, type TestGateway, testGateway } from '../test/harness.js';
 import { ChallengeService } from './service.js';
@@ -225,6 +226,67 @@ describe('challenge page over HTTP', () => {
       (await eventsHttp(x.transaction_id)).map((e) => e.type),
       ['payment.pending'],
     );
+  });
+});
+
+describe('challenge page language and framing (decisions §14, the shared page layer)', () => {
+  /** GET or POST the page as a browser whose languages are `accept`. */
+  async function page(url: string, accept: string, form?: Record<string, string>): Promise<{ status: number; csp: string; xfo: string | null; body: string }> {
+    const r = await fetch(url, {
+      method: form ? 'POST' : 'GET',
+      headers: { 'accept-language': accept, ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+      ...(form ? { body: new URLSearchParams(form).toString() } : {}),
+      redirect: 'manual',
+      signal: AbortSignal.timeout(10_000),
+    });
+    return { status: r.status, csp: r.headers.get('content-security-policy') ?? '', xfo: r.headers.get('x-frame-options'), body: await r.text() };
+  }
+  const ancestors = (csp: string) => /frame-ancestors ([^;]+)/.exec(csp)?.[1];
+
+  test('the browser’s language, the payment’s own before it, and frame-ancestors from the account’s origins on every page of the challenge', async () => {
+    const m = await gw.newMerchant();
+    await frameOriginsOf(gw.runtime.store).add(m.account_id, 'https://shop.example');
+    const x = await authoriseHttp(directPayment(m, { card: CHALLENGE_CARD, return_url: RETURN_URL }), m);
+
+    const de = await page(x.threeds_url, 'de-DE,de;q=0.9,en;q=0.5');
+    assert.equal(de.status, 200);
+    assert.ok(de.body.includes('<html lang="de">'));
+    assert.ok(de.body.includes('<h1>Bestätigen Sie diese Zahlung</h1>'));
+    assert.ok(de.body.includes('<dt>Betrag</dt><dd id="amount">10.00 USD</dd>'));
+    assert.ok(de.body.includes('id="complete" class="primary">Authentifizierung abschließen</button>'));
+    assert.equal(ancestors(de.csp), 'https://shop.example');
+    assert.equal(de.xfo, null, 'X-Frame-Options cannot name an origin, so it is not sent when framing is allowed');
+    assert.match(de.csp, /form-action 'self' https:\/\/shop\.example;/);
+
+    // The payment's own language (its browser_lang field) comes before the header.
+    const y = await authoriseHttp(directPayment(m, { card: CHALLENGE_CARD, return_url: RETURN_URL, browser_lang: 'pt-BR' }), m);
+    const pt = await page(y.threeds_url, 'de');
+    assert.ok(pt.body.includes('<html lang="pt">') && pt.body.includes('<h1>Confirme este pagamento</h1>'));
+
+    // The pages that end the challenge keep its language and framing.
+    const forbidden = await page(y.threeds_url, 'de', { form_token: 'A'.repeat(32), outcome: 'complete' });
+    assert.equal(forbidden.status, 403);
+    assert.ok(forbidden.body.includes('<h1>Não aceito</h1>'));
+    assert.equal(ancestors(forbidden.csp), 'https://shop.example');
+    signedReturn(await submit(y.threeds_url, formTokenOf(pt.body), 'complete'), m);
+    const used = await page(y.threeds_url, 'fr');
+    assert.equal(used.status, 410);
+    assert.ok(used.body.includes('<h1>Já utilizado</h1>'));
+    assert.equal(ancestors(used.csp), 'https://shop.example');
+    assert.equal(used.xfo, null);
+
+    // An id that names no challenge has no account: not framable, the browser's language.
+    const unknown = await page(x.threeds_url.replace(/[^/]{32}$/, 'C'.repeat(32)), 'es-ES,es;q=0.9');
+    assert.equal(unknown.status, 404);
+    assert.ok(unknown.body.includes('<html lang="es">') && unknown.body.includes('Esta página de autenticación no existe.'));
+    assert.deepEqual([ancestors(unknown.csp), unknown.xfo], ["'none'", 'DENY']);
+  });
+
+  test('an account without frame origins: not framable; no Accept-Language: English', async () => {
+    const x = await challenged();
+    const r = await page(x.threeds_url, '');
+    assert.ok(r.body.includes('<html lang="en">') && r.body.includes('<h1>Confirm this payment</h1>'));
+    assert.deepEqual([ancestors(r.csp), r.xfo], ["'none'", 'DENY']);
   });
 });
 

@@ -1,12 +1,16 @@
 // The sandbox issuer's challenge page (decisions §10): GET shows it, POST takes the
 // shopper's answer. Shopper-facing pages, not signed acquiring routes, so no
 // acquiringHooks; the unguessable id and the single-use form token are the credentials.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+// Pages go out through the shared page layer (src/pages): the payment's language, and
+// framable only by the account's registered frame origins (decisions §14).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../http/context.js';
 import { answersAreStrings, refusal } from '../http/route-schema.js';
-import { challengePage, messagePage, type Page, resultPage } from './page.js';
-import { ChallengeService, type PageOutcome } from './service.js';
+import { frameOriginsOf, type Lang, negotiateLang, type PageContent, sendPage, sendRedirect } from '../pages/index.js';
+import type { PaymentRow } from '../payments/tables.js';
+import { challengePage, refusalPage, resultPage } from './page.js';
+import { CHALLENGE_ID, ChallengeService, hashId, type PageOutcome } from './service.js';
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64, description: 'the challenge id from `threeds_url`' }) });
 const Answer = Type.Object(
@@ -16,20 +20,6 @@ const Answer = Type.Object(
   },
   { additionalProperties: false },
 );
-
-function send(reply: FastifyReply, status: number, page: Page, formTarget = ''): FastifyReply {
-  return reply
-    .code(status)
-    .header(
-      'content-security-policy',
-      `default-src 'none'; style-src 'nonce-${page.nonce}'; img-src 'none'; form-action 'self'${formTarget ? ` ${formTarget}` : ''}; frame-ancestors 'none'; base-uri 'none'`,
-    )
-    .header('x-frame-options', 'DENY')
-    .header('referrer-policy', 'no-referrer')
-    .header('cache-control', 'no-store')
-    .type('text/html; charset=utf-8')
-    .send(page.html);
-}
 
 /** Origin of return_url: the form's 303 redirect goes there, and form-action covers redirects. */
 function originOf(url: string): string {
@@ -41,21 +31,7 @@ function originOf(url: string): string {
   }
 }
 
-function answer(reply: FastifyReply, o: PageOutcome): FastifyReply {
-  switch (o.kind) {
-    case 'not_found':
-      return send(reply, 404, messagePage('Not found', 'This authentication page does not exist.'));
-    case 'used':
-      return send(reply, 410, messagePage('Already used', 'This authentication page has already been used or has expired.'));
-    case 'forbidden':
-      return send(reply, 403, messagePage('Not accepted', 'This form is not valid; open the authentication page again.'));
-    case 'done':
-      if (o.redirect) return reply.code(303).header('location', o.redirect).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').send();
-      return send(reply, 200, resultPage(o.payment));
-    case 'show':
-      throw new Error('unreachable');
-  }
-}
+type Payer = Pick<PaymentRow, 'account_id' | 'details'>;
 
 const Html = { 'text/html': { schema: Type.String({ description: 'an HTML page' }) } };
 const page = (description: string) => ({ description, content: Html });
@@ -71,6 +47,59 @@ const shopperPage = { tags: ['shopper pages'], security: [] };
 
 export function registerThreedsRoutes(app: FastifyInstance, deps: Deps): void {
   const challenges = new ChallengeService(deps);
+  const frames = frameOriginsOf(deps.store);
+
+  /** The payment behind a challenge id, for the pages that end a challenge without one in hand. */
+  async function payerOf(id: string): Promise<Payer | null> {
+    if (!CHALLENGE_ID.test(id)) return null;
+    const row = await deps.store.db
+      .selectFrom('threeds_challenges')
+      .innerJoin('payments', 'payments.transaction_id', 'threeds_challenges.transaction_id')
+      .select(['payments.account_id', 'payments.details'])
+      .where('threeds_challenges.id_hash', '=', hashId(id))
+      .executeTakeFirst();
+    return row ?? null;
+  }
+
+  /** The payment's own language (default_lang, browser_lang) before the browser's; English last. */
+  function langOf(request: FastifyRequest, payer: Payer | null): Lang {
+    let details: Record<string, unknown> = {};
+    try {
+      details = payer ? (JSON.parse(payer.details || '{}') as Record<string, unknown>) : {};
+    } catch {
+      // unreadable details: the browser's language decides
+    }
+    const tag = (v: unknown) => (typeof v === 'string' ? v : undefined);
+    return negotiateLang([tag(details.default_lang), tag(details.browser_lang)], request.headers['accept-language']);
+  }
+
+  async function show(request: FastifyRequest, reply: FastifyReply, status: number, payer: Payer | null, page: (lang: Lang) => PageContent, formTarget = '') {
+    const frameAncestors = payer ? await frames.list(payer.account_id) : [];
+    return sendPage(reply, { ...page(langOf(request, payer)), status, frameAncestors, formTargets: formTarget ? [formTarget] : [] });
+  }
+
+  async function answer(request: FastifyRequest, reply: FastifyReply, id: string, o: PageOutcome): Promise<FastifyReply> {
+    switch (o.kind) {
+      case 'not_found':
+        return show(request, reply, 404, null, (lang) => refusalPage(lang, 'not_found'));
+      case 'used':
+        return show(request, reply, 410, await payerOf(id), (lang) => refusalPage(lang, 'used'));
+      case 'forbidden':
+        return show(request, reply, 403, await payerOf(id), (lang) => refusalPage(lang, 'forbidden'));
+      case 'done':
+        if (o.redirect) return sendRedirect(reply, o.redirect);
+        return show(request, reply, 200, o.payment, (lang) => resultPage(lang, o.payment));
+      case 'show':
+        return show(
+          request,
+          reply,
+          200,
+          o.payment,
+          (lang) => challengePage(lang, { id, form_token: o.challenge.form_token, merchant_name: o.merchant_name, payment: o.payment }),
+          originOf(o.payment.return_url),
+        );
+    }
+  }
 
   app.get(
     '/threeds/:id',
@@ -88,10 +117,7 @@ export function registerThreedsRoutes(app: FastifyInstance, deps: Deps): void {
     },
     async (request, reply) => {
       const { id } = request.params as { id: string };
-      const o = await challenges.view(id);
-      if (o.kind !== 'show') return answer(reply, o);
-      const page = challengePage({ id, form_token: o.challenge.form_token, merchant_name: o.merchant_name, payment: o.payment });
-      return send(reply, 200, page, originOf(o.payment.return_url));
+      return answer(request, reply, id, await challenges.view(id));
     },
   );
 
@@ -125,7 +151,7 @@ export function registerThreedsRoutes(app: FastifyInstance, deps: Deps): void {
     async (request, reply) => {
       const { id } = request.params as { id: string };
       const body = request.body as { form_token: string; outcome: 'complete' | 'fail' };
-      return answer(reply, await challenges.decide(id, body.form_token, body.outcome));
+      return answer(request, reply, id, await challenges.decide(id, body.form_token, body.outcome));
     },
   );
 }

@@ -1,0 +1,55 @@
+// Operator commands for the origins allowed to frame an account's pages (decisions §14).
+// The gateway caches an account's list for 10 seconds, so a change reaches running
+// processes within that time.
+import { command, need, out, UsageError } from '../cli/registry.js';
+import { frameOriginsOf, MAX_FRAME_ORIGINS } from './frame-origins.js';
+
+const ORIGIN_HELP = [
+  'ORIGIN is a scheme and host with an optional port: https://shop.example, https://shop.example:8443,',
+  'https://*.shop.example (any subdomain), or http:// for localhost only (http://localhost:3000).',
+  `At most ${MAX_FRAME_ORIGINS} per account. With none, the account's pages cannot be framed (frame-ancestors 'none').`,
+];
+
+command({
+  name: 'frame-origin add',
+  args: '--account ID ORIGIN...',
+  about: "allow these origins to show the account's pages (hosted checkout, issuer pages) in an iframe",
+  details: ORIGIN_HELP,
+  options: { account: { type: 'string' } },
+  positionals: true,
+  async run({ values, positionals, runtime }) {
+    const account = need(values.account, '--account');
+    if (positionals.length === 0) throw new UsageError('give at least one ORIGIN');
+    const frames = frameOriginsOf((await runtime()).store);
+    for (const p of positionals) out(`added ${await frames.add(account, p)}`);
+  },
+});
+
+command({
+  name: 'frame-origin remove',
+  args: '--account ID ORIGIN...',
+  about: "stop allowing these origins to frame the account's pages",
+  details: ORIGIN_HELP,
+  options: { account: { type: 'string' } },
+  positionals: true,
+  async run({ values, positionals, runtime }) {
+    const account = need(values.account, '--account');
+    if (positionals.length === 0) throw new UsageError('give at least one ORIGIN');
+    const frames = frameOriginsOf((await runtime()).store);
+    for (const p of positionals) out(`${(await frames.remove(account, p)) ? 'removed' : 'not listed'} ${p}`);
+  },
+});
+
+command({
+  name: 'frame-origin list',
+  args: '--account ID [--json]',
+  about: "the origins allowed to frame the account's pages",
+  options: { account: { type: 'string' }, json: { type: 'boolean' } },
+  async run({ values, runtime }) {
+    const account = need(values.account, '--account');
+    const origins = await frameOriginsOf((await runtime()).store).list(account);
+    if (values.json) return out(JSON.stringify(origins));
+    for (const o of origins) out(o);
+    if (origins.length === 0) out(`none: the account's pages cannot be framed (npx tollgate frame-origin add --account ${account} ORIGIN)`);
+  },
+});

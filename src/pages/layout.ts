@@ -1,0 +1,45 @@
+// The one layout of every page: language, title, the fixed stylesheet under the response's
+// nonce, the body, and optionally a fixed script with its JSON data. Nothing is loaded from
+// anywhere (no fonts, images or scripts from other origins); the CSS is fluid, so a 390 px
+// phone reads it, and the pages work without JavaScript.
+import { html, jsonData, type SafeHtml, trustedLiteral } from './html.js';
+import type { Lang } from './i18n.js';
+
+export interface PageContent {
+  lang: Lang;
+  /** The <title>; escaped. */
+  title: string;
+  body: SafeHtml;
+  /** A fixed script (a trustedLiteral), run under the response's nonce. Pages must work without it. */
+  script?: SafeHtml;
+  /** Data for the script, as JSON in `<script type="application/json" id="page-data">`. */
+  data?: unknown;
+}
+
+const STYLE = trustedLiteral`*,*::before,*::after{box-sizing:border-box}
+html{-webkit-text-size-adjust:100%;text-size-adjust:100%}
+body{margin:0;font:1rem/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;background:#f6f7f9}
+main{max-width:32rem;margin:0 auto;padding:1.5rem 1rem 3rem}
+h1{font-size:1.35rem;line-height:1.3;margin:.5rem 0 1rem}
+p{margin:.5rem 0}
+.note{color:#57606a;font-size:.9rem}
+dl{display:grid;grid-template-columns:auto 1fr;gap:.4rem 1rem;margin:1rem 0}
+dt{color:#57606a}
+dd{margin:0;font-weight:600;overflow-wrap:anywhere}
+form{margin:1.5rem 0 0}
+label{display:block;margin:1rem 0 .25rem;font-weight:600}
+input:not([type=hidden]),select{display:block;width:100%;min-height:2.75rem;padding:.5rem .75rem;font:inherit;color:inherit;background:#fff;border:1px solid #8c959f;border-radius:.4rem}
+.actions{display:flex;flex-wrap:wrap;gap:.75rem;margin-top:1.5rem}
+button,.button{flex:1 1 12rem;min-height:2.75rem;padding:.6rem 1rem;font:inherit;color:inherit;background:#fff;border:1px solid #8c959f;border-radius:.4rem;cursor:pointer;text-align:center;text-decoration:none}
+.primary{color:#fff;background:#0b57d0;border-color:#0b57d0}
+.error{color:#b3261e}
+:focus-visible{outline:3px solid #0b57d0;outline-offset:2px}`;
+
+/** The whole document. `nonce` is the response's (respond.ts makes a fresh one per response). */
+export function renderDocument(page: PageContent, nonce: string): string {
+  const data = page.data === undefined ? '' : html`<script type="application/json" id="page-data">${jsonData(page.data)}</script>`;
+  const script = page.script ? html`<script nonce="${nonce}">${page.script}</script>` : '';
+  return html`<!doctype html>
+<html lang="${page.lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="no-referrer"><title>${page.title}</title><style nonce="${nonce}">${STYLE}</style></head>
+<body><main>${page.body}</main>${data}${script}</body></html>`.toString();
+}

@@ -1,0 +1,45 @@
+// Test helpers of the page layer.
+import fc from 'fast-check';
+
+/** Strings made to break markup, and arbitrary UTF-16 (lone surrogates, controls) besides. */
+export const hostile = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.string({
+    unit: fc.constantFrom(
+      '<',
+      '>',
+      '"',
+      "'",
+      '&',
+      '=',
+      '/',
+      ' ',
+      '\t',
+      '\n',
+      '\r',
+      '\0',
+      '`',
+      ':',
+      ';',
+      '#',
+      'a',
+      'x',
+      'script',
+      '<script>',
+      '</p>',
+      'javascript:',
+      'JaVaScRiPt:',
+      'data:',
+      'vbscript:',
+      'onerror=',
+      '<!--',
+      '-->',
+      '</',
+      '&amp;',
+      '&#',
+      '&lt',
+      '\u2028',
+    ),
+    maxLength: 24,
+  }),
+);
