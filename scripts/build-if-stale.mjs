@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// `npm start`'s prestart: compiles src to dist only when a source is newer than the build,
-// so a start after `npm ci` (which builds) or after `npm test` costs nothing, and a start
-// never rewrites dist under another process that is running it.
+// `npm start`'s prestart and npm's prepare: compiles src to dist only when a source is newer
+// than the build, so a start after `npm ci` (which builds) or after `npm test` costs nothing,
+// and neither a start nor an `npx tollgate` (npx installs the project as a linked package,
+// which runs prepare) rewrites dist under a process that is running it.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
