@@ -5,6 +5,7 @@ import './sign.js';
 import '../ledger/cli.js';
 import '../risk/cli.js';
 import '../notifications/cli.js';
+import '../methods/cli.js';
 import '../threeds/tasks.js';
 import '../review/tasks.js';
 import '../payments/tasks.js';

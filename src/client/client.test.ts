@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Static } from 'typebox';
 import type { CreatedMerchant } from '../merchants/service.js';
+import type { PaymentMethodsInput } from '../methods/schema.js';
 import { DeliveryWorker } from '../notifications/worker.js';
 import type { CancelBody, CaptureBody } from '../payments/lifecycle-routes.js';
 import type { QueryBody } from '../payments/query.js';
@@ -26,6 +27,7 @@ import {
   type FetchLike,
   InvalidRequestError,
   type OrderRecord,
+  type PaymentMethodsRequest,
   type QueryOrdersRequest,
   type RefundRecord,
   type RefundRequest,
@@ -54,7 +56,8 @@ const requestTypesMatchSchemas: [
   Matches<RefundRequest, Wire<Static<typeof RefundBody>>>,
   Matches<SearchRefundsRequest, Wire<Static<typeof RefundSearchBody>>>,
   Matches<ReviewRequest, Wire<Static<typeof ReviewBody>>>,
-] = [true, true, true, true, true, true, true];
+  Matches<PaymentMethodsRequest, Wire<PaymentMethodsInput>>,
+] = [true, true, true, true, true, true, true, true];
 
 // ---------- the answer types against the answers (declared field lists tied to the types) ----------
 type Declared<T> = Record<keyof T, 'required' | 'optional'>;
