@@ -3,6 +3,7 @@
 // the official check-digit algorithm, and `checkApmFields` names the first missing or wrong
 // field of every method with a 400, never repeating a document number. Pure: no database.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { describe, test } from 'node:test';
 import { IDEAL_TEST_BANKS } from '../processors/sandbox/apm.js';
 import { APM_METHODS, apmMethod, appliesTo, CARD_BRANDS } from './catalogue.js';
@@ -48,6 +49,12 @@ describe('the catalogue', () => {
       },
       { payment_method: 'ideal', currencies: ['EUR'], countries: ['NL'], required: ['bank_code'], flow: 'approve_decline', expiry_ms: 15 * MINUTE },
     ]);
+  });
+
+  test('docs/interface.md lists every method with its currencies and countries', () => {
+    const doc = fs.readFileSync(new URL('../../docs/interface.md', import.meta.url), 'utf8');
+    for (const m of APM_METHODS)
+      assert.ok(doc.includes(`| \`${m.payment_method}\` | ${m.currencies.join(', ')} | ${m.countries.join(', ')} |`), m.payment_method);
   });
 
   test('lookup by name, and which purchases a method applies to', () => {

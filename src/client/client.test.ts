@@ -27,8 +27,10 @@ import {
   type FetchLike,
   InvalidRequestError,
   type OrderRecord,
+  type PaymentMethodsAnswer,
   type PaymentMethodsRequest,
   type QueryOrdersRequest,
+  type RankedPaymentMethod,
   type RefundRecord,
   type RefundRequest,
   type RefundResult,
@@ -135,6 +137,19 @@ const REFUND_RECORD_FIELDS: Declared<RefundRecord> = {
   refund_processing_date: R,
   query_result: R,
 };
+
+const PAYMENT_METHODS_FIELDS: Declared<PaymentMethodsAnswer> = {
+  merchant_id: R,
+  account_id: R,
+  return_status: R,
+  return_message: R,
+  currency: R,
+  amount: R,
+  billing_country: R,
+  payment_methods: R,
+  encryption_data: R,
+};
+const RANKED_METHOD_FIELDS: Declared<RankedPaymentMethod> = { payment_method: R, type: R, approval_rate: R, sample_size: R, recommended: R };
 
 function assertFields(declared: Record<string, 'required' | 'optional'>, actual: object, what: string): void {
   const keys = Object.keys(actual);
@@ -317,6 +332,26 @@ describe('payments through the client', () => {
     assert.deepEqual(
       r.review_orders.map((o) => [o.review_status, o.payment_status]),
       [['1', '5000']],
+    );
+  });
+
+  test('paymentMethods: the methods of a purchase, best first, with exactly the declared fields', async () => {
+    const { client } = await merchant();
+    await client.authorise(payment({ card: '5555555555554444' }));
+    const x = await client.paymentMethods({ currency: 'BRL', amount: '50.00', billing_country: 'BR' });
+    assertFields(PAYMENT_METHODS_FIELDS, x, 'paymentMethods answer');
+    for (const method of x.payment_methods) assertFields(RANKED_METHOD_FIELDS, method, 'ranked method');
+    assert.deepEqual(
+      x.payment_methods.map((o) => [o.payment_method, o.type, o.approval_rate, o.sample_size, o.recommended]),
+      [
+        ['mastercard', 'card', '0.8571', '1', '1'],
+        ['visa', 'card', '0.8500', '0', '1'],
+        ['american-express', 'card', '0.8500', '0', '1'],
+        ['discover', 'card', '0.8500', '0', '1'],
+        ['jcb', 'card', '0.8500', '0', '1'],
+        ['pix', 'apm', '0.7000', '0', '0'],
+        ['boleto', 'apm', '0.7000', '0', '0'],
+      ],
     );
   });
 });

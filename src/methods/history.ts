@@ -1,5 +1,6 @@
 // An account's recent outcomes per payment method, for the ranking (decisions §8). One
-// bounded read per method on the index (account_id, card_brand, created_at): the latest
+// bounded read per method on the covering index payments_method_recent (account_id,
+// card_brand, created_at, status, result_code): the latest
 // HISTORY_LIMIT attempts within HISTORY_WINDOW_MS, whichever is fewer.
 //
 // What counts:
@@ -30,6 +31,27 @@ export interface MethodKey {
   type: MethodType;
 }
 
+/** The latest counted attempts of one method: a bounded backward range of `payments_method_recent`. */
+export function recentAttempts(
+  db: Kysely<DB>,
+  account_id: string,
+  payment_method: string,
+  now_ms: number,
+  limit = HISTORY_LIMIT,
+  window_ms = HISTORY_WINDOW_MS,
+) {
+  return db
+    .selectFrom('payments')
+    .select('result_code')
+    .where('account_id', '=', account_id)
+    .where('card_brand', '=', payment_method)
+    .where('created_at', '>=', now_ms - window_ms)
+    .where('status', '<>', 'pending')
+    .where('result_code', 'not in', UNCOUNTED_RESULTS)
+    .orderBy('created_at', 'desc')
+    .limit(limit);
+}
+
 export async function methodHistory(
   db: Kysely<DB>,
   account_id: string,
@@ -38,17 +60,7 @@ export async function methodHistory(
   limit = HISTORY_LIMIT,
   window_ms = HISTORY_WINDOW_MS,
 ): Promise<MethodHistory> {
-  const recent = db
-    .selectFrom('payments')
-    .select('result_code')
-    .where('account_id', '=', account_id)
-    .where('card_brand', '=', method.payment_method)
-    .where('created_at', '>=', now_ms - window_ms)
-    .where('status', '<>', 'pending')
-    .where('result_code', 'not in', UNCOUNTED_RESULTS)
-    .orderBy('created_at', 'desc')
-    .limit(limit)
-    .as('recent');
+  const recent = recentAttempts(db, account_id, method.payment_method, now_ms, limit, window_ms).as('recent');
   const row = await db
     .selectFrom(recent)
     .select((eb) => [

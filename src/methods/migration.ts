@@ -12,9 +12,10 @@ export const paymentMethodsMigration: Migration = {
       .addPrimaryKeyConstraint('account_payment_methods_pk', ['account_id', 'payment_method'])
       .execute();
     // The approval ranking reads the latest payments of one method (card brand or APM) of
-    // one account: a bounded range of this index per method. Its columns never change after
-    // the insert, so status updates keep PostgreSQL's HOT updates.
-    await db.schema.createIndex('payments_method_recent').on('payments').columns(['account_id', 'card_brand', 'created_at']).execute();
+    // one account: a bounded backward range of this index per method, covering (the table is
+    // not read). status is indexed already (payments_expiry) and result_code changes only
+    // with it, so this index costs PostgreSQL no HOT update it had.
+    await db.schema.createIndex('payments_method_recent').on('payments').columns(['account_id', 'card_brand', 'created_at', 'status', 'result_code']).execute();
   },
   async down(db: Kysely<any>) {
     await db.schema.dropIndex('payments_method_recent').execute();

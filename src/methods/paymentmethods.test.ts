@@ -8,12 +8,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { CompiledQuery } from 'kysely';
 import { InvalidRequestError, type PaymentMethodsAnswer, type PaymentMethodsRequest, PermissionError, type TollgateClient } from '../client/index.js';
 import type { CreatedMerchant } from '../merchants/service.js';
 import type { PaymentRow } from '../payments/tables.js';
 import { paymentRequest, type TestGateway, testGateway } from '../test/harness.js';
 import { setMethodsEnabled } from './enablement.js';
-import { HISTORY_LIMIT, HISTORY_WINDOW_MS, methodHistory } from './history.js';
+import { HISTORY_LIMIT, HISTORY_WINDOW_MS, methodHistory, recentAttempts } from './history.js';
 
 type Json = Record<string, any>;
 
@@ -258,6 +259,22 @@ describe('the history read', () => {
       ['pix', 'apm', '0.7143', '8', '0'], // (14 + 6) / (20 + 8): the pending one waits
       ['boleto', 'apm', '0.6667', '1', '0'], // 14 / (20 + 1)
     ]);
+  });
+
+  test('the read is a backward range of the covering index payments_method_recent', async () => {
+    const store = gw.runtime.store;
+    const q = recentAttempts(store.db, gw.merchant.account_id, 'visa', gw.clock.now).compile();
+    const plan =
+      store.engine === 'sqlite'
+        ? (await store.db.executeQuery(CompiledQuery.raw(`EXPLAIN QUERY PLAN ${q.sql}`, [...q.parameters]))).rows
+        : await store.transaction(async (tx) => {
+            // The test tables are tiny; the question is which index fits, not whether to scan.
+            await tx.executeQuery(CompiledQuery.raw('SET LOCAL enable_seqscan = off'));
+            return (await tx.executeQuery(CompiledQuery.raw(`EXPLAIN ${q.sql}`, [...q.parameters]))).rows;
+          });
+    const text = JSON.stringify(plan);
+    assert.match(text, store.engine === 'sqlite' ? /COVERING INDEX payments_method_recent/ : /Index (Only )?Scan Backward using payments_method_recent/, text);
+    assert.doesNotMatch(text, /TEMP B-TREE|Sort/, 'no sort: the index gives the order');
   });
 
   test(`bounded: at most the latest ${HISTORY_LIMIT} attempts of a method, newest first`, async () => {

@@ -3,6 +3,7 @@
 // history gives the prior with sample_size 0; ties are broken the same way every time; the
 // best method and those within the margin are recommended. Pure: a table per rule.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { test } from 'node:test';
 import { formatRate, type MethodHistory, PRIORS, posteriorMean, RECOMMEND_MARGIN, rankMethods } from './ranking.js';
 
@@ -109,4 +110,19 @@ test('counts that are not counts are refused', () => {
 
 test('the wire form: four decimals, 0 and 1 included', () => {
   assert.deepEqual([0, 1, 0.85, 0.123456, 0.99996].map(formatRate), ['0.0000', '1.0000', '0.8500', '0.1235', '1.0000']);
+});
+
+test('docs/interface.md states these priors, the margin and the worked example', () => {
+  const doc = fs.readFileSync(new URL('../../docs/interface.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+  const { card: c, apm: a } = PRIORS;
+  assert.ok(doc.includes(`(approvals + ${c.alpha}) / (attempts + ${c.alpha + c.beta}) for a card brand`));
+  assert.ok(doc.includes(`(approvals + ${a.alpha}) / (attempts + ${a.alpha + a.beta}) for an alternative method`));
+  assert.ok(
+    doc.includes(`20 payments at ${(100 * c.alpha) / (c.alpha + c.beta)}% approval for a card brand and 20 at ${(100 * a.alpha) / (a.alpha + a.beta)}%`),
+  );
+  assert.ok(doc.includes('within one percentage point') && RECOMMEND_MARGIN === 0.01);
+  const [three] = rankMethods([card('visa', 3, 3)]);
+  const [many] = rankMethods([card('visa', 2900, 3000)]);
+  assert.ok(doc.includes(`3 approvals out of 3 shows \`${formatRate(three!.approval_rate)}\``));
+  assert.ok(doc.includes(`2,900 out of 3,000 (\`${formatRate(many!.approval_rate)}\`)`));
 });
