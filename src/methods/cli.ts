@@ -56,7 +56,7 @@ command({
     for (const name of positionals) if (!APM_METHODS.some((m) => m.payment_method === name)) throw new UsageError(new UnknownMethodError(name).message);
     const rt = await runtime();
     const row = await rt.store.db.selectFrom('accounts').select(['account_id', 'mode']).where('account_id', '=', account_id).executeTakeFirst();
-    if (!row) throw new CommandError(`no account "${account_id}"`); // main.ts refused it already; a race with nothing
+    if (!row) throw new CommandError(`no account "${account_id}"`); // main.ts refuses an unknown one first; kept for type narrowing
     const settings = (await methodSettings(rt.store.db, row)).filter((s) => positionals.length === 0 || positionals.includes(s.method.payment_method));
     const shown = settings.map((s) => ({
       payment_method: s.method.payment_method,
