@@ -6,6 +6,7 @@ import '../ledger/cli.js';
 import '../risk/cli.js';
 import '../notifications/cli.js';
 import '../pages/cli.js';
+import '../methods/cli.js';
 import '../threeds/tasks.js';
 import '../review/tasks.js';
 import '../payments/tasks.js';

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Static } from 'typebox';
 import type { CreatedMerchant } from '../merchants/service.js';
+import type { PaymentMethodsInput } from '../methods/schema.js';
 import { DeliveryWorker } from '../notifications/worker.js';
 import type { CancelBody, CaptureBody } from '../payments/lifecycle-routes.js';
 import type { QueryBody } from '../payments/query.js';
@@ -26,7 +27,10 @@ import {
   type FetchLike,
   InvalidRequestError,
   type OrderRecord,
+  type PaymentMethodsAnswer,
+  type PaymentMethodsRequest,
   type QueryOrdersRequest,
+  type RankedPaymentMethod,
   type RefundRecord,
   type RefundRequest,
   type RefundResult,
@@ -54,7 +58,8 @@ const requestTypesMatchSchemas: [
   Matches<RefundRequest, Wire<Static<typeof RefundBody>>>,
   Matches<SearchRefundsRequest, Wire<Static<typeof RefundSearchBody>>>,
   Matches<ReviewRequest, Wire<Static<typeof ReviewBody>>>,
-] = [true, true, true, true, true, true, true];
+  Matches<PaymentMethodsRequest, Wire<PaymentMethodsInput>>,
+] = [true, true, true, true, true, true, true, true];
 
 // ---------- the answer types against the answers (declared field lists tied to the types) ----------
 type Declared<T> = Record<keyof T, 'required' | 'optional'>;
@@ -132,6 +137,19 @@ const REFUND_RECORD_FIELDS: Declared<RefundRecord> = {
   refund_processing_date: R,
   query_result: R,
 };
+
+const PAYMENT_METHODS_FIELDS: Declared<PaymentMethodsAnswer> = {
+  merchant_id: R,
+  account_id: R,
+  return_status: R,
+  return_message: R,
+  currency: R,
+  amount: R,
+  billing_country: R,
+  payment_methods: R,
+  encryption_data: R,
+};
+const RANKED_METHOD_FIELDS: Declared<RankedPaymentMethod> = { payment_method: R, type: R, approval_rate: R, sample_size: R, recommended: R };
 
 function assertFields(declared: Record<string, 'required' | 'optional'>, actual: object, what: string): void {
   const keys = Object.keys(actual);
@@ -314,6 +332,26 @@ describe('payments through the client', () => {
     assert.deepEqual(
       r.review_orders.map((o) => [o.review_status, o.payment_status]),
       [['1', '5000']],
+    );
+  });
+
+  test('paymentMethods: the methods of a purchase, best first, with exactly the declared fields', async () => {
+    const { client } = await merchant();
+    await client.authorise(payment({ card: '5555555555554444' }));
+    const x = await client.paymentMethods({ currency: 'BRL', amount: '50.00', billing_country: 'BR' });
+    assertFields(PAYMENT_METHODS_FIELDS, x, 'paymentMethods answer');
+    for (const method of x.payment_methods) assertFields(RANKED_METHOD_FIELDS, method, 'ranked method');
+    assert.deepEqual(
+      x.payment_methods.map((o) => [o.payment_method, o.type, o.approval_rate, o.sample_size, o.recommended]),
+      [
+        ['mastercard', 'card', '0.8571', '1', '1'],
+        ['visa', 'card', '0.8500', '0', '1'],
+        ['american-express', 'card', '0.8500', '0', '1'],
+        ['discover', 'card', '0.8500', '0', '1'],
+        ['jcb', 'card', '0.8500', '0', '1'],
+        ['pix', 'apm', '0.7000', '0', '0'],
+        ['boleto', 'apm', '0.7000', '0', '0'],
+      ],
     );
   });
 });

@@ -12,6 +12,8 @@ import type {
   CaptureAnswer,
   CaptureRequest,
   NotificationEvent,
+  PaymentMethodsAnswer,
+  PaymentMethodsRequest,
   QueryOrdersAnswer,
   QueryOrdersRequest,
   RefundAnswer,
@@ -74,6 +76,7 @@ export const ENDPOINTS = {
   refund: '/v1/refund',
   searchRefunds: '/v1/retrievalRefund',
   review: '/v1/review',
+  paymentMethods: '/v1/paymentmethods',
 } as const;
 
 /** Request and answer type of each endpoint. */
@@ -85,6 +88,7 @@ export interface Endpoints {
   refund: { request: RefundRequest; answer: RefundAnswer };
   searchRefunds: { request: SearchRefundsRequest; answer: SearchRefundsAnswer };
   review: { request: ReviewRequest; answer: ReviewAnswer };
+  paymentMethods: { request: PaymentMethodsRequest; answer: PaymentMethodsAnswer };
 }
 
 export type EndpointName = keyof typeof ENDPOINTS & keyof Endpoints;
@@ -153,6 +157,11 @@ export class TollgateClient {
 
   review(request: ReviewRequest, options?: CallOptions): Promise<ReviewAnswer> {
     return this.answer('review', request, options);
+  }
+
+  /** The card brands and alternative methods that apply to a purchase, highest expected approval first. */
+  paymentMethods(request: PaymentMethodsRequest, options?: CallOptions): Promise<PaymentMethodsAnswer> {
+    return this.answer('paymentMethods', request, options);
   }
 
   /** An endpoint with the answer's metadata (request id, idempotency key, replayed, attempts). */

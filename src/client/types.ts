@@ -405,6 +405,40 @@ export interface ReviewAnswer extends Processed {
   review_orders: ReviewResult[];
 }
 
+// ---------- POST /v1/paymentmethods (methods ranked by expected approval) ----------
+
+export interface PaymentMethodsRequest {
+  /** ISO 4217, uppercase. */
+  currency: string;
+  /** Decimal with the currency's minor digits. */
+  amount: string;
+  /** ISO 3166-1 alpha-2, uppercase. */
+  billing_country: string;
+  /** First 6 to 8 digits of the shopper's card: only that brand is ranked among the cards. */
+  card_bin?: string;
+  device_type?: string;
+}
+
+export interface RankedPaymentMethod {
+  /** A card brand (`visa`, `mastercard`, …) or an alternative method (`pix`, `boleto`, `ideal`). */
+  payment_method: string;
+  type: 'card' | 'apm';
+  /** Expected approval, `0.0000` to `1.0000`. */
+  approval_rate: string;
+  /** How many of the account's recent payments with the method were counted. */
+  sample_size: string;
+  /** `1` for the best method and any within one percentage point of it. */
+  recommended: Flag;
+}
+
+export interface PaymentMethodsAnswer extends Processed {
+  currency: string;
+  amount: string;
+  billing_country: string;
+  /** Highest expected approval first. */
+  payment_methods: RankedPaymentMethod[];
+}
+
 // ---------- refusals and notifications ----------
 
 /** A request refused as a whole (HTTP 4xx/5xx). Unsigned: see errors.ts. */

@@ -3,6 +3,7 @@ import { type Kysely, type Migration, Migrator } from 'kysely';
 import { idempotencyMigration } from '../idempotency/migration.js';
 import { ledgerBalanceSlotsMigration, ledgerMigration } from '../ledger/migration.js';
 import { coreMigration } from '../merchants/migration.js';
+import { paymentMethodsMigration } from '../methods/migration.js';
 import { eventAttemptsMigration, notificationsMigration } from '../notifications/migration.js';
 import { frameOriginsMigration } from '../pages/migration.js';
 import { paymentsMigration } from '../payments/migration.js';
@@ -26,6 +27,7 @@ export const migrations: Record<string, Migration> = {
   '0031_threeds': threedsMigration,
   '0032_review': reviewMigration,
   '0033_frame_origins': frameOriginsMigration,
+  '0040_payment_methods': paymentMethodsMigration,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {

@@ -4,6 +4,7 @@
 import type { IdempotencyTables } from '../idempotency/tables.js';
 import type { LedgerTables } from '../ledger/tables.js';
 import type { CoreTables } from '../merchants/tables.js';
+import type { MethodTables } from '../methods/tables.js';
 import type { NotificationTables } from '../notifications/tables.js';
 import type { PageTables } from '../pages/tables.js';
 import type { PaymentTables } from '../payments/tables.js';
@@ -22,4 +23,5 @@ export interface DB
     RiskTables,
     ThreedsTables,
     ReviewTables,
-    PageTables {}
+    PageTables,
+    MethodTables {}

@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyError, type FastifyInstance, LogController } from 'fastify';
 import { timeOrderedId } from '../crypto/ids.js';
 import { registerIdempotency } from '../idempotency/plugin.js';
+import { registerPaymentMethodRoutes } from '../methods/routes.js';
 import { registerLifecycleRoutes } from '../payments/lifecycle-routes.js';
 import { registerPaymentRoutes } from '../payments/routes.js';
 import { registerRefundRoutes } from '../refunds/routes.js';
@@ -104,5 +105,6 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerReviewRoutes(app, deps);
   registerLifecycleRoutes(app, deps);
   registerRefundRoutes(app, deps);
+  registerPaymentMethodRoutes(app, deps);
   return app;
 }

@@ -43,7 +43,16 @@ const UNDOCUMENTED: Array<[RegExp, string]> = [
   [/^GET \/(healthz|readyz|metrics)$/, 'operator probes, not part of the merchant interface'],
 ];
 
-const SIGNED_ROUTES = ['/v1/authorise', '/v1/retrievalTrans', '/v1/capture', '/v1/cancel', '/v1/refund', '/v1/retrievalRefund', '/v1/review'];
+const SIGNED_ROUTES = [
+  '/v1/authorise',
+  '/v1/retrievalTrans',
+  '/v1/capture',
+  '/v1/cancel',
+  '/v1/refund',
+  '/v1/retrievalRefund',
+  '/v1/review',
+  '/v1/paymentmethods',
+];
 
 const openapiPath = (url: string) => url.replace(/:(\w+)/g, '{$1}');
 
@@ -249,6 +258,7 @@ describe('every answer is what the document says', () => {
     '/v1/refund': (n) => ({ ...ids(), refund_orders: [{ transaction_id: `T-${n}`, order_no: 'A', currency: 'USD', amount: '1.00', refund_amount: '1.00' }] }),
     '/v1/retrievalRefund': (n) => ({ ...ids(), refund_reference_ids: [`R-${n}`] }),
     '/v1/review': (n) => ({ ...ids(), review_orders: [{ transaction_id: `T-${n}`, order_no: 'A', decision: 'ACCEPT' }] }),
+    '/v1/paymentmethods': (n) => ({ ...ids(), currency: 'USD', amount: `${n}.00`, billing_country: 'US' }),
   };
 
   test('every signed route: its 400, 401 (with canonical_string), 409 and 413 are the published refusal records', async () => {
@@ -287,6 +297,7 @@ describe('the required lists are what the server requires', () => {
     '/v1/refund': () => ({ ...ids(), refund_orders: [] }),
     '/v1/retrievalRefund': () => ({ ...ids(), order_nos: ['A'] }),
     '/v1/review': () => ({ ...ids(), review_orders: [] }),
+    '/v1/paymentmethods': () => ({ ...ids(), currency: 'USD', amount: '10.00', billing_country: 'US' }),
   };
 
   test('each required field of a request, left out, refuses the request naming that field', async () => {

@@ -68,6 +68,19 @@ export const TARGETS: FuzzTarget[] = [
       review_orders: [{ transaction_id: pick(k, n).transaction_id, order_no: pick(k, n).order_no, decision: 'ACCEPT', note: 'ok' }],
     }),
   },
+  {
+    // A purchase where cards and each alternative method apply in turn, with and without a BIN.
+    path: '/v1/paymentmethods',
+    base: (m, _k, n) => {
+      const where = [
+        { currency: 'USD', amount: '10.00', billing_country: 'US' },
+        { currency: 'BRL', amount: '50.00', billing_country: 'BR' },
+        { currency: 'EUR', amount: '25.00', billing_country: 'NL' },
+        { currency: 'JPY', amount: '1200', billing_country: 'JP' },
+      ][n % 4];
+      return { ...ids(m), ...where, ...(n % 3 === 0 ? {} : { card_bin: ['424242', '55555555', '378282'][n % 3] }), device_type: 'mobile' };
+    },
+  },
 ];
 
 /** Spec paths with no route on this build: fuzzed for 404 answers only, not counted. */
@@ -88,5 +101,4 @@ export const UNREGISTERED: FuzzTarget[] = [
       beneficiary: { first_name: 'A', last_name: 'B', address: { country_code: 'US', city: 'X' }, bank_details: { account_number: '1', iban: 'X' } },
     }),
   },
-  { path: '/v1/paymentmethods', base: (m) => ({ ...ids(m), currency: 'USD', amount: '10.00', billing_country: 'US', card_bin: '424242' }) },
 ];
