@@ -67,35 +67,67 @@ describe('a test account: the 0401 says what is wrong', () => {
     assert.equal(x.canonical_string, undefined);
   });
 
-  test('an account the merchant does not have: says there is no such account', async () => {
-    const body = directPayment(gw.merchant, { account_id: '987654321' });
-    const x = readXml(await postSigned('/v1/authorise', body, gw.merchant.secret_key));
-    assert.deepEqual([x.error_field, x.error_message], ['account_id', `there is no account_id 987654321 (merchant_id ${gw.merchant.merchant_id} exists)`]);
+  test('an account the merchant does not have, and another merchant’s live account: the same words', async () => {
+    for (const account_id of ['987654321', live.account_id]) {
+      const x = readXml(await postSigned('/v1/authorise', directPayment(gw.merchant, { account_id }), gw.merchant.secret_key));
+      assert.deepEqual(
+        [x.error_field, x.error_message],
+        ['account_id', `account_id ${account_id} is not an account of merchant_id ${gw.merchant.merchant_id}`],
+      );
+    }
   });
 
-  test('a merchant that does not exist: says so', async () => {
-    const body = directPayment(gw.merchant, { merchant_id: '987654321', account_id: '987654322' });
-    const x = readXml(await postSigned('/v1/authorise', body, gw.merchant.secret_key));
-    assert.deepEqual([x.error_field, x.error_message], ['merchant_id', 'there is no merchant_id 987654321 (and no account_id 987654322)']);
+  test('card data is masked wherever it stands: lists, objects, other names, inside text; cryptograms and keys too', async () => {
+    const body = directPayment(gw.merchant, {
+      note: 'card 4111111111111111 on file',
+      account_owner: [{ first_name: 'A', account_id: '5555555555554444' }],
+      additional_information: [{ mpi_info: { eci: '05', cavv: 'AAABBBCCCDDDEEEFFF00112233=', dsTransID: '4f1c2d3e-5a6b-4c7d-8e9f-0a1b2c3d4e5f' } }],
+    });
+    const hostile = {
+      ...body,
+      card: ['4242424242424242', '4000000000000002'],
+      card_number: '4111111111111111',
+      cardNumber: { number: '378282246310005', cvc: '1234' },
+      cvv2: '999',
+      api_key: 'sk_test_abcdef',
+    };
+    const res = await postSigned('/v1/authorise', hostile, WRONG_SECRET);
+    const x = readXml(res);
+    assert.equal(res.statusCode, 401);
+    for (const secret of [
+      '4242424242424242',
+      '4000000000000002',
+      '4111111111111111',
+      '5555555555554444',
+      '378282246310005',
+      '1234',
+      '999',
+      'sk_test_abcdef',
+      'AAABBBCCC',
+    ]) {
+      assert.ok(!res.body.includes(secret), `${secret} is not echoed: ${x.canonical_string}`);
+    }
+    assert.match(x.canonical_string, /card\[0\]=424242\*{6}4242/);
+    assert.match(x.canonical_string, /note=card 411111\*{6}1111 on file/);
+    assert.match(x.canonical_string, /order_no=ORD-/, 'everything else is as sent');
   });
 });
 
-describe('a live account: nothing beyond "does not verify"', () => {
-  const PLAIN = 'encryption_data does not verify for this merchant_id and account_id';
+describe('anything that could confirm live data: one sentence, one field, whatever the reason', () => {
+  const PLAIN = ['encryption_data', 'encryption_data does not verify for this merchant_id and account_id (check both ids and the secret key)'];
+  const refusal = async (body: Record<string, unknown>, secret: string) => {
+    const x = readXml(await postSigned('/v1/authorise', body, secret));
+    return [x.error_field, x.error_message, x.canonical_string];
+  };
 
-  test('a wrong signature: no canonical string', async () => {
-    const x = readXml(await postSigned('/v1/authorise', directPayment(live), WRONG_SECRET));
-    assert.equal(x.error_message, PLAIN);
-    assert.equal(x.canonical_string, undefined);
-  });
-
-  test('a live account named under another merchant: the same sentence', async () => {
-    const x = readXml(await postSigned('/v1/authorise', directPayment(gw.merchant, { account_id: live.account_id }), gw.merchant.secret_key));
-    assert.equal(x.error_message, PLAIN);
-  });
-
-  test('an unknown account of a merchant with a live account: the same sentence', async () => {
-    const x = readXml(await postSigned('/v1/authorise', directPayment(live, { account_id: '987654329' }), live.secret_key));
-    assert.equal(x.error_message, PLAIN);
+  test('a live account with a wrong signature, a live merchant with a wrong or unknown account, an unknown merchant', async () => {
+    const cases: Array<[string, Record<string, unknown>, string]> = [
+      ['live account, wrong signature', directPayment(live), WRONG_SECRET],
+      ['live merchant, unknown account', directPayment(live, { account_id: '987654329' }), live.secret_key],
+      ['live merchant, a test merchant’s account', directPayment(live, { account_id: gw.merchant.account_id }), live.secret_key],
+      ['unknown merchant', directPayment(gw.merchant, { merchant_id: '987654321', account_id: '987654322' }), gw.merchant.secret_key],
+      ['unknown merchant, a live account id', directPayment(gw.merchant, { merchant_id: '987654321', account_id: live.account_id }), gw.merchant.secret_key],
+    ];
+    for (const [what, body, secret] of cases) assert.deepEqual(await refusal(body, secret), [...PLAIN, undefined], what);
   });
 });

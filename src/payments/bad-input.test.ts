@@ -111,7 +111,7 @@ describe('unparseable and hostile bodies', () => {
     const body = directPayment(gw.merchant, { account_id: '99999999' });
     const res = await gw.post('/v1/authorise', body);
     assert.equal(res.statusCode, 401);
-    assert.match(readXml(res).error_message, /no account_id 99999999/);
+    assert.match(readXml(res).error_message, /account_id 99999999 is not an account of merchant_id/);
   });
 });
 

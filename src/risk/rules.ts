@@ -81,14 +81,14 @@ export const RULES: readonly RiskRule[] = [
   {
     name: 'sandbox_test_card',
     weight: 100,
-    description: 'test mode: card 4100000000000019 is always rejected (decisions §9)',
+    description: 'test mode: the sandbox card 4100000000000019 is always rejected',
     decisive: true,
     evaluate: (f) => when(sandboxRiskVerdict(f.mode, f.pan) === 'REJECT', 'REJECT'),
   },
   {
     name: 'sandbox_review_card',
     weight: 0,
-    description: 'test mode: card 4000000000009235 is always held for review (decisions §9)',
+    description: 'test mode: the sandbox card 4000000000009235 is always held for review',
     decisive: true,
     evaluate: (f) => when(sandboxRiskVerdict(f.mode, f.pan) === 'REVIEW', 'REVIEW'),
   },
