@@ -4,11 +4,12 @@
 // checkout (links to this one) with its own ./data. Only the environment is the test's: free
 // ports, and on the PostgreSQL run a fresh database. Then what the page promises is checked.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
+import { sign, verifySignature } from '../client/index.js';
 import { ENGINE } from './harness.js';
 import { type FreshDatabase, freePort, freshDatabase, MASTER_KEY, ROOT } from './process.js';
 
@@ -132,7 +133,52 @@ test('docs/quickstart.md runs exactly as written and does what it says', { timeo
   for (const w of wanted) assert.ok(seen.includes(w), `${w} in notifications.log:\n${seen}\n${logs()}`);
   assert.equal(seen.split('refund.succeeded').length - 1, 2, 'both refunds notified');
 
+  // Every one-liner signed the payment body as the gateway does (the client library's signer decides).
+  const secret = JSON.parse(fs.readFileSync(path.join(work, 'merchant.json'), 'utf8')).secret_key as string;
+  for (const file of ['signed.json', 'signed-python.json', 'signed-php.json']) {
+    const f = path.join(work, file);
+    if (file === 'signed-php.json' && out.includes('QUICKSTART-SKIPPED php')) continue;
+    const signed = JSON.parse(fs.readFileSync(f, 'utf8'));
+    if (file !== 'signed.json') assert.ok(verifySignature(signed, [secret]), `${file} carries the gateway's signature`);
+  }
+
   await t.test('the PHP one-liner ran (php installed)', (s) => {
     if (out.includes('QUICKSTART-SKIPPED php')) s.skip('php is not installed here: the PHP signing one-liner was not run (CI installs php-cli)');
   });
+});
+
+test('each signing one-liner of the quickstart signs the published test vector and numbers as the gateway does', async (t) => {
+  const blocks = fencedBlocks(fs.readFileSync(path.join(ROOT, 'docs/quickstart.md'), 'utf8')).filter(
+    (b) => b.lang === 'sh' && /< body\.json > signed[-a-z]*\.json\s*$/.test(b.text),
+  );
+  assert.equal(blocks.length, 3, 'Node, Python and PHP');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-oneliners-'));
+  const SECRET = '0123456789abcdef0123456789abcdef';
+  const bodies = [
+    // decisions §2, first test vector: nested arrays, numbers, an empty string left out.
+    '{"merchant_id":"10001","account_id":"20001","order_no":"ORD-1001","currency":"USD","amount":"10.00","note":"","card":"4242424242424242","checkout_time":1763596800,"cart_items":[{"basic_item_data":{"name":"Tee","quantity":"1","price":{"amount_usd":10.5,"amount_local_currency":10.5,"currency":"USD"}}}],"encryption_data":"ignored"}',
+    '{"a":10.00,"b":true,"c":false,"d":null,"e":[{"z":"1","y":-3}],"f":"ünï"}',
+  ];
+  try {
+    for (const block of blocks) {
+      const tool = /^(node|python3|php)/.exec(block.text.trim())?.[1] as string;
+      for (const body of bodies) {
+        fs.writeFileSync(path.join(dir, 'body.json'), body);
+        const r = spawnSync('bash', ['-c', block.text], { cwd: dir, env: { ...process.env, SECRET }, encoding: 'utf8' });
+        if (tool === 'php' && r.status === 127) {
+          await t.test('php one-liner', (s) => s.skip('php is not installed here (CI installs php-cli)'));
+          break;
+        }
+        assert.equal(r.status, 0, `${tool}: ${r.stderr}`);
+        const file = (/> (signed[-a-z]*\.json)\s*$/.exec(block.text) as RegExpExecArray)[1] as string;
+        const signed = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
+        const { encryption_data, ...fields } = signed;
+        const expected = sign(JSON.parse(body), SECRET);
+        assert.equal(encryption_data, expected, `${tool} on ${body.slice(0, 40)}…`);
+        assert.ok(Object.keys(fields).length > 0);
+      }
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
