@@ -2,16 +2,22 @@
 // XML (decisions §1), and reading answers back exactly as the gateway signed them. Exported
 // so tests, the bench and the fuzz run build raw and hostile requests with the same code.
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { canonicalString, sign, verify } from '../crypto/signature.js';
+import { asXmlReadBack, canonicalString, sign, verify } from '../crypto/signature.js';
 import type { AuthoriseAnswer, RiskReason } from './types.js';
 
 export { canonicalString, sign };
 
 export type BodyFormat = 'json' | 'form' | 'xml';
 
-/** The body with its `encryption_data` (any `encryption_data` already in it is replaced). */
-export function signBody<T extends Record<string, unknown>>(body: T, secret: string): T & { encryption_data: string } {
-  return { ...body, encryption_data: sign(body, secret) };
+/**
+ * The body with its `encryption_data` (any `encryption_data` already in it is replaced), for
+ * the shape it will be sent in: the gateway checks the signature on the body as it reads it,
+ * and an XML body reads back with a one-item list as a single element, numbers as text.
+ */
+export function signBody<T extends Record<string, unknown>>(body: T, secret: string, format: BodyFormat = 'json'): T & { encryption_data: string } {
+  const { encryption_data: _replaced, ...fields } = body;
+  const read = format === 'xml' ? (asXmlReadBack(fields) as Record<string, unknown>) : fields;
+  return { ...body, encryption_data: sign(read, secret) };
 }
 
 /** True when `encryption_data` of `signed` matches its other fields under one of `secrets` (constant time). */

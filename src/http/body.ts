@@ -3,6 +3,11 @@
 import qs from 'qs';
 import { parseXmlBody, XmlInputError } from './xml.js';
 
+/** Form bodies: bracket levels, fields and list items at most (larger is refused, never cut). */
+export const FORM_DEPTH = 8;
+export const FORM_FIELDS = 5000;
+export const FORM_LIST_ITEMS = 200;
+
 export type BodyFormat = 'json' | 'form' | 'xml' | 'empty';
 
 export interface ParsedBody {
@@ -76,21 +81,27 @@ function parseShape(text: string): ParsedBody {
       throw new BodyParseError('malformed XML');
     }
   }
-  // Bracket notation: capture_orders[0][amount]=10.00
+  // Bracket notation: capture_orders[0][amount]=10.00 (limits: FORM_DEPTH, FORM_FIELDS, FORM_LIST_ITEMS)
   if (!/^[^=&]+=/.test(trimmed)) throw new BodyParseError('the body is neither JSON, XML nor form-urlencoded');
   let value: Record<string, unknown>;
   try {
     value = qs.parse(trimmed, {
-      depth: 8,
-      arrayLimit: 200,
-      parameterLimit: 5000,
+      depth: FORM_DEPTH,
+      arrayLimit: FORM_LIST_ITEMS,
+      parameterLimit: FORM_FIELDS,
       allowPrototypes: false,
       plainObjects: true,
       strictDepth: true,
+      throwOnLimitExceeded: true,
       charset: 'utf-8',
     }) as Record<string, unknown>;
   } catch (e) {
-    throw new BodyParseError(`malformed form body: ${(e as Error).message}`);
+    // qs's own wording names its options; say the rule instead (and never quote the body).
+    const message = (e as Error).message;
+    if (/depth/i.test(message)) throw new BodyParseError(`the form body nests more than ${FORM_DEPTH} levels of brackets`);
+    if (/parameter limit/i.test(message)) throw new BodyParseError(`the form body has more than ${FORM_FIELDS} fields`);
+    if (/array limit/i.test(message)) throw new BodyParseError(`a list in the form body has more than ${FORM_LIST_ITEMS} items`);
+    throw new BodyParseError('malformed form body');
   }
   return { format: 'form', value };
 }

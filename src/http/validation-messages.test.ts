@@ -106,6 +106,18 @@ describe('validation messages in words', () => {
     for (const [error, words] of cases) assert.equal(problemOf(error), words);
   });
 
+  test('form bodies past their limits are refused in words, never cut short', async () => {
+    const cases: Array<[string, string]> = [
+      [`merchant_id=1&a${'[b]'.repeat(12)}=1`, 'the form body nests more than 8 levels of brackets'],
+      [Array.from({ length: 5001 }, (_, i) => `f${i}=1`).join('&'), 'the form body has more than 5000 fields'],
+      [Array.from({ length: 300 }, (_, i) => `a[${i}]=1`).join('&'), 'a list in the form body has more than 200 items'],
+    ];
+    for (const [payload, message] of cases) {
+      const res = await gw.app.inject({ method: 'POST', url: '/v1/capture', payload, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      assert.deepEqual([res.statusCode, JSON.parse(res.body).error_message], [400, message]);
+    }
+  });
+
   test('the same words for a form body and an XML body', async () => {
     for (const format of ['form', 'xml'] as const) {
       const r = await refusal('/v1/authorise', directPayment(gw.merchant, { checkout_time: 'soon' }), format);

@@ -2,7 +2,7 @@
 // transaction"; decisions §4, §5, §7), on SQLite and PostgreSQL.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { asXmlReadBack, sign } from '../crypto/signature.js';
+import { sign } from '../client/index.js';
 import { verifyLedger } from '../ledger/verify.js';
 import { type TestGateway, testGateway } from '../test/harness.js';
 import { cancelBatch, captureBatch, item, orderOf, type Paid, pay, refundBatch } from '../test/lifecycle.js';
@@ -200,15 +200,18 @@ describe('batch limits (interface.md "Limits")', () => {
     assert.ok(res.capture_orders.every((r: any) => r.capture_status === '1'));
   });
 
-  test('form and XML bodies are read too (decisions §1)', async () => {
+  test('form and XML bodies are read too (decisions §1), a one-item list included', async () => {
     for (const format of ['form', 'xml'] as const) {
       const p = await pay(gw, { manual: true });
       const body: Record<string, unknown> = { merchant_id: gw.merchant.merchant_id, account_id: gw.merchant.account_id, capture_orders: [item(p)] };
-      // An XML body is signed as the gateway reads it back: one element is a member (decisions §2).
-      const signed = format === 'xml' ? asXmlReadBack(body) : body;
-      body.encryption_data = sign(signed as Record<string, unknown>, gw.merchant.secret_key);
-      const res = await gw.post('/v1/capture', body, { format, sign: false });
+      // An XML body is signed as the gateway reads it back: one element is a member (decisions
+      // §2). The harness signs through the client's signBody(…, format), which does just that.
+      const res = await gw.post('/v1/capture', body, { format });
       assert.equal(JSON.parse(res.body).capture_orders[0].capture_status, '1', res.body);
+      // Signed as JSON but sent as XML, the same body is refused: the shape matters.
+      const q = await pay(gw, { manual: true });
+      const asJson = { ...body, capture_orders: [item(q)], encryption_data: sign({ ...body, capture_orders: [item(q)] }, gw.merchant.secret_key) };
+      if (format === 'xml') assert.equal((await gw.post('/v1/capture', asJson, { format, sign: false })).statusCode, 401);
     }
   });
 });

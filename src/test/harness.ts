@@ -191,7 +191,7 @@ export async function testGateway(opts: { settings?: Partial<Settings>; start_ms
     newMerchant,
     async post(url, body, o = {}) {
       const m = o.merchant ?? merchant;
-      const signed = o.sign === false ? body : signBody(body, m.secret_key);
+      const signed = o.sign === false ? body : signBody(body, m.secret_key, o.format ?? 'json');
       const { payload, contentType } = encodeBody(signed, o.format ?? 'json');
       const fetch = injectFetch(app, { remoteAddress: o.remoteAddress });
       return testResponse(await fetch(`${INJECT_ORIGIN}${url}`, { method: 'POST', body: payload, headers: { 'content-type': contentType, ...o.headers } }));

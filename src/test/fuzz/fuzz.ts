@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import pg from 'pg';
-import { type AuthoriseRequest, encodeBody, sign } from '../../client/index.js';
+import { type AuthoriseRequest, encodeBody, signBody } from '../../client/index.js';
 import { ENGINE, paymentRequest, type TestGateway, testGateway } from '../harness.js';
 import { buildDist, createMerchant, freePort, freshDatabase, gatewayEnv, startGateway } from '../process.js';
 import { type FuzzTarget, type KnownPayment, TARGETS, UNREGISTERED } from './targets.js';
@@ -169,9 +169,9 @@ function mutate(body: Record<string, unknown>, muts: Mutation[]): Record<string,
 }
 
 /** Deeper nesting than the signer's recursion allows is sent with a made-up signature. */
-function signOrGarbage(body: Record<string, unknown>, secret: string): string {
+function signOrGarbage(body: Record<string, unknown>, secret: string, format: 'json' | 'form' | 'xml'): string {
   try {
-    return sign(body, secret);
+    return signBody(body, secret, format).encryption_data;
   } catch {
     return '0'.repeat(64);
   }
@@ -544,7 +544,7 @@ async function inProcess(): Promise<void> {
         'bodies',
         fc.asyncProperty(bodyCase, async (bc) => {
           const body = mutate(t.base(m, known, n++), bc.muts);
-          if (bc.signing === 'valid') body.encryption_data = signOrGarbage(body, m.secret_key);
+          if (bc.signing === 'valid') body.encryption_data = signOrGarbage(body, m.secret_key, bc.format);
           else if (bc.signing === 'wrong') body.encryption_data = 'f'.repeat(64);
           let enc: { payload: string; contentType: string };
           try {
@@ -693,7 +693,7 @@ async function overSocket(): Promise<void> {
         fc.constantFrom(...RAW),
         fc.tuple(fc.constantFrom(...TARGETS), fc.array(mutation, { maxLength: 3 })).map(([t, muts]) => {
           const body = mutate(t.base(m, [], 0), muts);
-          body.encryption_data = signOrGarbage(body, m.secret_key);
+          body.encryption_data = signOrGarbage(body, m.secret_key, 'json');
           return JSON.stringify(body);
         }),
       ),
