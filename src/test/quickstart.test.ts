@@ -115,11 +115,15 @@ test('docs/quickstart.md runs exactly as written and does what it says', { timeo
   assert.match(out, /^capture 1 ok$/m);
   assert.match(out, /^refund 1 \w+-01$/m);
   assert.match(out, /^query 4100 5\.00$/m);
-  // Step 5, curl: the payment and the refund.
+  // Step 5, curl: the payment, its capture, the refund and the query.
   assert.match(out, /<result_info>0000:Success<\/result_info>/);
-  const refund = JSON.parse(out.split('\n').find((l) => l.includes('"refund_orders"')) ?? '{}');
+  const line = (key: string) => JSON.parse(out.split('\n').find((l) => l.includes(`"${key}"`)) ?? '{}');
+  assert.equal(line('capture_orders').capture_orders?.[0]?.capture_status, '1', out);
+  const refund = line('refund_orders');
   assert.equal(refund.refund_orders?.[0]?.refund_status, '1', out);
   assert.match(refund.refund_orders[0].refund_reference_id, /-01$/);
+  const order = line('orders_list').orders_list?.[0];
+  assert.deepEqual([order?.payment_status, order?.captured_amount, order?.refunded_amount], ['4100', '10.00', '2.50'], out);
   // Step 6: both payments notified, each notification verified by the receiver.
   const log = path.join(work, 'notifications.log');
   const wanted = ['payment.succeeded', 'payment.captured', 'refund.succeeded'];
@@ -127,11 +131,12 @@ test('docs/quickstart.md runs exactly as written and does what it says', { timeo
   let seen = '';
   while (Date.now() < deadline) {
     seen = fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '';
-    if (wanted.every((w) => seen.split(w).length - 1 >= 1) && seen.split('refund.succeeded').length - 1 >= 2) break;
+    if (seen.split('payment.captured').length - 1 >= 2 && seen.split('refund.succeeded').length - 1 >= 2) break;
     await new Promise((r) => setTimeout(r, 200));
   }
   for (const w of wanted) assert.ok(seen.includes(w), `${w} in notifications.log:\n${seen}\n${logs()}`);
   assert.equal(seen.split('refund.succeeded').length - 1, 2, 'both refunds notified');
+  assert.equal(seen.split('payment.captured').length - 1, 2, 'both captures notified');
 
   // Every one-liner signed the payment body as the gateway does (the client library's signer decides).
   const secret = JSON.parse(fs.readFileSync(path.join(work, 'merchant.json'), 'utf8')).secret_key as string;
