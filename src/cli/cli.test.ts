@@ -50,6 +50,15 @@ test('bad arguments exit non-zero with a usage line', () => {
   const unknownAccount = cli(env, ['ip', 'add', '--account', '1', '10.0.0.1']);
   assert.equal(unknownAccount.status, 1);
   assert.equal(unknownAccount.stderr, 'error: no account "1" (npx tollgate merchant list shows the accounts)\n');
+  for (const [args, words] of [
+    [['merchant', 'list', '--value', 'x'], 'unknown option --value'],
+    [['ip', 'list', '--account'], '--account needs a value'],
+    [['merchant', 'list', '--json=1'], '--json takes no value'],
+  ] as const) {
+    const r = cli(env, [...args]);
+    assert.equal(r.status, 2, args.join(' '));
+    assert.equal(r.stderr.split('\n')[0], words, args.join(' '));
+  }
   const badCidr = createMerchant(env, 'CIDR');
   const r = cli(env, ['ip', 'add', '--account', badCidr.account_id, 'not-an-ip']);
   assert.equal(r.status, 1);

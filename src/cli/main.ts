@@ -122,10 +122,20 @@ function parse(cmd: Command, args: string[]) {
   try {
     parsed = parseArgs({ args, options: cmd.options, allowPositionals: true, strict: true });
   } catch (e) {
-    throw new UsageError((e as Error).message);
+    throw new UsageError(argumentProblem(e as Error & { code?: string }));
   }
   if (!cmd.positionals && parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
   return parsed;
+}
+
+/** node:util's parseArgs refusals in the CLI's own words (its texts name its API). */
+export function argumentProblem(e: Error & { code?: string }): string {
+  const option = /'(-{1,2}[^' <]+)/.exec(e.message)?.[1] ?? 'an option';
+  if (e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option ${option}`;
+  if (e.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    return /does not take an argument/.test(e.message) ? `${option} takes no value` : `${option} needs a value`;
+  }
+  return e.message;
 }
 
 export async function main(argv: string[]): Promise<number> {
