@@ -58,7 +58,7 @@ export type Refusal = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500;
 /** What each refusal means on any signed route; a route may say more (`refusals` below). */
 const REFUSAL_MEANING: Record<Refusal, string> = {
   400: 'The body cannot be read, or a field breaks its rule: `error_field` names the field, `error_message` the rule. Nothing was done.',
-  401: '`encryption_data` is missing or does not verify. On a test account `error_message` says whether the account is unknown, belongs to another merchant, or the signature differs; in the last case `canonical_string` shows the string the gateway signed.',
+  401: '`encryption_data` is missing or does not verify. On a test account `error_message` says whether the account belongs to another merchant, is not an account of this merchant, or the signature differs; in the last case `canonical_string` shows the string the gateway signed (card data masked). Nothing more is said where it could confirm that a live merchant or account exists.',
   403: 'Refused for this account.',
   404: 'The record does not exist for this account.',
   409: 'The `Idempotency-Key` was already used with another request, or its first request is still running.',

@@ -1,5 +1,6 @@
 // What a refused signature says (issue 9). On a test account the 0401 explains itself: the
-// account is unknown, belongs to another merchant, or the signature differs, and then the
+// account is another merchant's test account, is not an account of this merchant, or the
+// signature differs, and then the
 // answer carries the canonical string the gateway computed (card data masked) so the
 // merchant sees at once which field differs. Anything that would confirm live data
 // answers the same plain sentence, so the refusal is no oracle for live accounts. The
