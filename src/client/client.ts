@@ -5,12 +5,16 @@ import { apiErrorFor, SignatureVerificationError, TollgateError, UnexpectedAnswe
 import { type HeadersLike, type NotificationKeys, verifyNotification } from './notifications.js';
 import { DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type FetchLike, type RetryOptions, send } from './transport.js';
 import type {
+  ApmAnswer,
+  ApmRequest,
   AuthoriseAnswer,
   AuthoriseRequest,
   CancelAnswer,
   CancelRequest,
   CaptureAnswer,
   CaptureRequest,
+  CheckoutForm,
+  CheckoutRequest,
   NotificationEvent,
   PaymentMethodsAnswer,
   PaymentMethodsRequest,
@@ -24,7 +28,7 @@ import type {
   SearchRefundsRequest,
   ThreeDSReturn,
 } from './types.js';
-import { parseAnswer, signBody, verifySignature } from './wire.js';
+import { encodeBody, parseAnswer, signBody, verifySignature } from './wire.js';
 
 export interface TollgateClientOptions {
   /** The gateway's origin, e.g. `http://127.0.0.1:8080`. */
@@ -77,6 +81,7 @@ export const ENDPOINTS = {
   searchRefunds: '/v1/retrievalRefund',
   review: '/v1/review',
   paymentMethods: '/v1/paymentmethods',
+  authoriseApm: '/v1/authorise',
 } as const;
 
 /** Request and answer type of each endpoint. */
@@ -89,6 +94,7 @@ export interface Endpoints {
   searchRefunds: { request: SearchRefundsRequest; answer: SearchRefundsAnswer };
   review: { request: ReviewRequest; answer: ReviewAnswer };
   paymentMethods: { request: PaymentMethodsRequest; answer: PaymentMethodsAnswer };
+  authoriseApm: { request: ApmRequest; answer: ApmAnswer };
 }
 
 export type EndpointName = keyof typeof ENDPOINTS & keyof Endpoints;
@@ -162,6 +168,30 @@ export class TollgateClient {
   /** The card brands and alternative methods that apply to a purchase, highest expected approval first. */
   paymentMethods(request: PaymentMethodsRequest, options?: CallOptions): Promise<PaymentMethodsAnswer> {
     return this.answer('paymentMethods', request, options);
+  }
+
+  /**
+   * An alternative-method payment (Pix, Boleto, iDEAL): the answer's `issuer_url` is where
+   * the shopper pays; the outcome comes as a notification and on `return_url` (`verifyReturn`).
+   */
+  authoriseApm(request: ApmRequest, options?: CallOptions): Promise<ApmAnswer> {
+    return this.answer('authoriseApm', request, options);
+  }
+
+  /**
+   * The signed form that starts a hosted checkout: render it on the merchant's page as hidden
+   * inputs of `<form method="post" action="{action}">` and let the shopper's browser post it.
+   * The fields carry no card data; the secret never leaves the server that calls this.
+   */
+  checkoutForm(request: CheckoutRequest): CheckoutForm {
+    const body = signBody({ merchant_id: this.merchant_id, account_id: this.account_id, ...request } as Record<string, unknown>, this.secret, 'form');
+    const fields: Array<[string, string]> = encodeBody(body, 'form')
+      .payload.split('&')
+      .map((pair) => {
+        const [k = '', v = ''] = pair.split('=');
+        return [decodeURIComponent(k), decodeURIComponent(v)];
+      });
+    return { action: `${this.base_url}/v1/checkout`, fields };
   }
 
   /** An endpoint with the answer's metadata (request id, idempotency key, replayed, attempts). */

@@ -136,6 +136,16 @@ export interface AuthoriseRequest {
   device_fingerprint?: string;
   platform_source?: string;
   device_type?: string;
+  /** The shopper's language for the gateway's pages (`en`, `es`, `pt`, `fr`, `de`). */
+  default_lang?: string;
+  /** An alternative payment method (`pix`, `boleto`, `ideal`): use `authoriseApm`. */
+  payment_method?: string;
+  /** iDEAL: the shopper's bank, a BIC from the published list. */
+  bank_code?: string;
+  /** The payer, for methods that need one (Pix, Boleto: CPF/CNPJ, e-mail, address). */
+  person?: Person;
+  delivery_district_name?: string;
+  delivery_street_name?: string;
   accept?: string;
   challenge_window_size?: string;
   session_id?: string;
@@ -154,6 +164,86 @@ export interface AuthoriseRequest {
   total_discount?: Array<{ coupon_code_used?: string; discount_type?: string }>;
   additional_information?: Array<{ mpi_info?: MpiInfo }>;
   subscription?: Subscription;
+}
+
+/** The payer of an alternative-method payment (decisions §15). */
+export interface Person {
+  document_number?: string;
+  document_type?: string;
+  social_name?: string;
+  email?: string;
+  phone_country_code?: string;
+  phone_area_code?: string;
+  phone_number?: string;
+  birth_date?: string;
+  net_monthly_average_income?: string;
+  address_street?: string;
+  address_number?: string;
+  address_complement?: string;
+  address_postal_code?: string;
+  address_city?: string;
+  address_state?: string;
+  address_country?: string;
+  fiscal_country?: string;
+  documents?: {
+    file_type?: string;
+    file_data?: string;
+    file_url?: string;
+    labels?: {
+      person_bank_account_id?: string;
+      bank_account?: {
+        account_type?: string;
+        account_number?: string;
+        branch_number?: string;
+        owner_document_number?: string;
+        owner_name?: string;
+        branch_country?: string;
+        currency?: string;
+        bank?: { code?: string; name?: string };
+      };
+    };
+  };
+}
+
+/** An alternative-method payment: `authorise` fields without the card, with `payment_method` and `return_url`. */
+export type ApmRequest = Omit<
+  AuthoriseRequest,
+  'card' | 'expiration_month' | 'expiration_year' | 'security_code' | 'token_id' | 'payment_method' | 'return_url'
+> & {
+  payment_method: string;
+  /** Where the shopper comes back from the issuer's page, with signed result fields. */
+  return_url: string;
+};
+
+/** The answer to an alternative-method payment: send the shopper to `issuer_url`. */
+export interface ApmAnswer extends Identity {
+  order_no: string;
+  amount: string;
+  currency: string;
+  /** Single use: the issuer's page for this payment (empty on a `1011` duplicate). */
+  issuer_url: string;
+  transaction_id: string;
+  order_status: OrderStatus;
+  result_info: string;
+  encryption_data: string;
+}
+
+/** A hosted checkout (decisions §14): the payment fields without the card, and where the shopper returns. */
+export type CheckoutRequest = Omit<
+  AuthoriseRequest,
+  'card' | 'expiration_month' | 'expiration_year' | 'security_code' | 'token_id' | 'payment_method' | 'return_url'
+> & {
+  return_url: string;
+  /** Where "Cancel" sends the shopper; `return_url` when absent. */
+  cancel_url?: string;
+};
+
+/** The form a merchant's page posts (by the shopper's browser) to start a hosted checkout. */
+export interface CheckoutForm {
+  /** `<form method="post" action=…>` */
+  action: string;
+  /** Name and value of each hidden input, in bracket notation for nested fields, signed. */
+  fields: Array<[name: string, value: string]>;
 }
 
 export interface RiskReason {
@@ -489,7 +579,7 @@ export interface RefundEvent extends EventBase {
 /** A notification posted to `notify_url`; narrow on `event_type`. */
 export type NotificationEvent = PaymentEvent | RefundEvent;
 
-/** What the shopper carries back to `return_url` after a 3-D Secure challenge. */
+/** What the shopper carries back to `return_url` (or `cancel_url`) after a 3-D Secure challenge, an issuer page or the hosted checkout. */
 export interface ThreeDSReturn extends Identity {
   order_no: string;
   transaction_id: string;

@@ -1,5 +1,7 @@
 // Every capability's migrations, in order. Both engines run the same list (decisions §13).
 import { type Kysely, type Migration, Migrator } from 'kysely';
+import { apmIssuerPagesMigration } from '../apm/migration.js';
+import { checkoutMigration } from '../checkout/migration.js';
 import { idempotencyMigration } from '../idempotency/migration.js';
 import { ledgerBalanceSlotsMigration, ledgerMigration } from '../ledger/migration.js';
 import { coreMigration } from '../merchants/migration.js';
@@ -28,6 +30,8 @@ export const migrations: Record<string, Migration> = {
   '0032_review': reviewMigration,
   '0033_frame_origins': frameOriginsMigration,
   '0040_payment_methods': paymentMethodsMigration,
+  '0041_checkout_sessions': checkoutMigration,
+  '0042_apm_issuer_pages': apmIssuerPagesMigration,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {

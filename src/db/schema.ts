@@ -1,6 +1,8 @@
 // Database row types. Each capability declares its own tables and this file joins them.
 // Times are integer milliseconds since the Unix epoch (UTC); amounts integer minor units.
 
+import type { ApmTables } from '../apm/tables.js';
+import type { CheckoutTables } from '../checkout/tables.js';
 import type { IdempotencyTables } from '../idempotency/tables.js';
 import type { LedgerTables } from '../ledger/tables.js';
 import type { CoreTables } from '../merchants/tables.js';
@@ -24,4 +26,6 @@ export interface DB
     ThreedsTables,
     ReviewTables,
     PageTables,
-    MethodTables {}
+    MethodTables,
+    CheckoutTables,
+    ApmTables {}

@@ -2,6 +2,7 @@
 // capability's routes. Nothing here knows about payments beyond registering their routes.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyError, type FastifyInstance, LogController } from 'fastify';
+import { registerIssuerRoutes } from '../apm/issuer-routes.js';
 import { timeOrderedId } from '../crypto/ids.js';
 import { registerIdempotency } from '../idempotency/plugin.js';
 import { registerPaymentMethodRoutes } from '../methods/routes.js';
@@ -102,6 +103,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerIdempotency(app, deps); // before the routes: its hooks apply to every POST
   registerPaymentRoutes(app, deps);
   registerThreedsRoutes(app, deps);
+  registerIssuerRoutes(app, deps);
   registerReviewRoutes(app, deps);
   registerLifecycleRoutes(app, deps);
   registerRefundRoutes(app, deps);

@@ -23,7 +23,7 @@ import { challengeFirst, onIssuerChallenge, parseMpiInfo, type ThreedsResult } f
 import { insertChallenge, type NewChallenge, newChallenge } from '../threeds/service.js';
 import { recordPaymentEvent } from './events.js';
 import type { AuthoriseDirect } from './schema.js';
-import { MANUAL_CAPTURE_WINDOW_MS, orderStatusOf, type PaymentStatus } from './states.js';
+import { applyTransition, MANUAL_CAPTURE_WINDOW_MS, orderStatusOf, type PaymentStatus } from './states.js';
 import type { PaymentRow } from './tables.js';
 import * as v from './validate.js';
 
@@ -53,6 +53,7 @@ const KEPT_FIELDS = [
   'device_fingerprint',
   'device_type',
   'browser_lang',
+  'default_lang',
   'platform_source',
   'items',
   'subscription',
@@ -124,7 +125,8 @@ function duplicateAnswer(body: AuthoriseDirect): Record<string, unknown> {
   };
 }
 
-function validateBody(body: AuthoriseDirect): number {
+/** The checks of every payment request a schema cannot express; the amount in minor units. */
+export function validateBody(body: AuthoriseDirect): number {
   v.requireCurrency('currency', body.currency);
   const amount_minor = v.amountField('amount', body.amount, body.currency);
   if (amount_minor <= 0) throw invalid('amount', 'must be greater than zero');
@@ -210,7 +212,6 @@ export class AuthoriseService {
 
   async authorise(creds: AccountCredentials, body: AuthoriseDirect): Promise<AuthoriseResult> {
     const { deps } = this;
-    const now = deps.now();
     const amount_minor = validateBody(body);
     await requireSafeNotifyUrl(body.notify_url, deps.settings.allow_private_webhooks); // decisions §11
     const account = creds.account;
@@ -219,6 +220,31 @@ export class AuthoriseService {
     const prior = await this.existing(account.account_id, body.order_no);
     if (prior) return this.replay(prior, request_hash, body);
 
+    return this.run(creds, body, amount_minor, request_hash, null);
+  }
+
+  /**
+   * Pays a hosted-checkout payment by card (decisions §14): the same checks, risk, 3-D
+   * Secure and processor as a direct payment, written onto the session's pending payment
+   * by a compare-and-set that only the first payer wins. `body` is the session's request
+   * with the card fields of the payment form. Null when another submit paid it first.
+   */
+  async payCheckout(creds: AccountCredentials, body: AuthoriseDirect, pending: PaymentRow): Promise<{ row: PaymentRow; threeds_url?: string } | null> {
+    const r = await this.run(creds, body, pending.amount_minor, pending.request_hash, pending);
+    return r.row ? { row: r.row, threeds_url: r.threeds_url } : null;
+  }
+
+  /** Decides a card payment and records it: as a new payment, or onto a pending checkout payment. */
+  private async run(
+    creds: AccountCredentials,
+    body: AuthoriseDirect,
+    amount_minor: number,
+    request_hash: string,
+    pending: PaymentRow | null,
+  ): Promise<AuthoriseResult & { row?: PaymentRow; threeds_url?: string }> {
+    const { deps } = this;
+    const now = deps.now();
+    const account = creds.account;
     const processor = deps.processorFor(account);
     if (!processor) throw new ApiError('1016', 'this account is in live mode and no processor is configured for it');
 
@@ -230,7 +256,7 @@ export class AuthoriseService {
     // decisions §10: 3-D Secure results from an outside server, validated (400 names the field).
     const mpi = parseMpiInfo(body.additional_information, facts.brand);
 
-    const transaction_id = timeOrderedId(now);
+    const transaction_id = pending ? pending.transaction_id : timeOrderedId(now);
     const capture_method = (body.capture_method ?? account.capture_method) as 'automatic' | 'manual';
     let risk: RiskAssessment | null = null;
     let riskCtx: RiskContext | null = null;
@@ -280,8 +306,8 @@ export class AuthoriseService {
     } else if (result === '0002') status = 'pending';
     else status = 'declined';
 
-    const details: Record<string, unknown> = {};
-    for (const k of KEPT_FIELDS) if (body[k] !== undefined) details[k] = body[k];
+    const details: Record<string, unknown> = pending ? (JSON.parse(pending.details || '{}') as Record<string, unknown>) : {};
+    if (!pending) for (const k of KEPT_FIELDS) if (body[k] !== undefined) details[k] = body[k];
     details.reference_no = outcome?.reference ?? '';
 
     const wantsToken = body.token_flag === '1' && status !== 'declined';
@@ -294,7 +320,7 @@ export class AuthoriseService {
       merchant_id: account.merchant_id,
       account_id: account.account_id,
       order_no: body.order_no,
-      kind: 'card',
+      kind: pending ? pending.kind : 'card',
       livemode: account.mode === 'live' ? 1 : 0,
       currency: body.currency,
       amount_minor,
@@ -313,12 +339,12 @@ export class AuthoriseService {
       risk_score: risk ? risk.score : null,
       risk_action: risk ? risk.action : '',
       risk_reasons: JSON.stringify(risk?.reasons ?? []),
-      notify_url: body.notify_url ?? '',
-      return_url: body.return_url ?? '',
+      notify_url: pending ? pending.notify_url : (body.notify_url ?? ''),
+      return_url: pending ? pending.return_url : (body.return_url ?? ''),
       request_hash,
       details: JSON.stringify(details),
       answer: '',
-      created_at: now,
+      created_at: pending ? pending.created_at : now,
       updated_at: now,
       expires_at: status === 'authorised' ? now + MANUAL_CAPTURE_WINDOW_MS : status === 'review' ? now + REVIEW_WINDOW_MS : null,
     };
@@ -347,14 +373,18 @@ export class AuthoriseService {
             },
           ]);
         }
-        const r = await insertRows(tx, 'payments', [row], { ignoreConflictOn: ['account_id', 'order_no'] });
-        if (Number(r.numAffectedRows ?? 0) !== 1) {
+        if (pending) {
+          // decisions §14: paid at most once; a second tab or submit loses here and changes nothing.
+          const { transaction_id: _id, status: _status, account_id: _a, merchant_id: _m, ...patch } = row;
+          if (!(await applyTransition(tx, transaction_id, 'checkout_pay', 'pending', status, patch, now, { unclaimed: true }))) throw new OrderRace();
+        } else {
+          const r = await insertRows(tx, 'payments', [row], { ignoreConflictOn: ['account_id', 'order_no'] });
           // Lost a race with the same order_no: undo the card row with the savepoint.
-          throw new OrderRace();
+          if (Number(r.numAffectedRows ?? 0) !== 1) throw new OrderRace();
         }
         if (riskCtx) await this.risk.record(tx, riskCtx, transaction_id);
         if (challenge) await insertChallenge(tx, challenge.row);
-        await this.afterInsert(tx, row, now);
+        await this.afterInsert(tx, pending, row, now);
         return true;
       })
       .catch(async (e) => {
@@ -362,17 +392,18 @@ export class AuthoriseService {
         throw e;
       });
     if (!inserted) {
+      if (pending) return { record: {} };
       const winner = await this.existing(account.account_id, body.order_no);
       if (!winner) throw new Error('order race without a winner');
       return this.replay(winner, request_hash, body);
     }
     deps.metrics.payments.inc({ outcome: result });
-    return { record };
+    return { record, row, threeds_url: challenge?.url };
   }
 
   /** Everything written with the payment: its ledger postings (hold or capture) and its event. */
-  private async afterInsert(tx: Tx, row: PaymentRow, now: number): Promise<void> {
-    await postPaymentChange(tx, null, row, now);
+  private async afterInsert(tx: Tx, before: PaymentRow | null, row: PaymentRow, now: number): Promise<void> {
+    await postPaymentChange(tx, before, row, now);
     const type: EventType =
       row.status === 'pending'
         ? 'payment.pending'

@@ -1,6 +1,12 @@
-// decisions §7: a manual authorisation not captured within 7 days expires (7000) and its
-// hold is released. Called by a scheduled task inside `serve`, and by tests with a moved
-// clock. Each run is bounded.
+// Payments that waited too long (one job, one rule per waiting status):
+// - decisions §7: a manual authorisation not captured within 7 days expires (7000) and its
+//   hold is released;
+// - decisions §14/§15: a hosted-checkout session nobody paid within its time, or an
+//   alternative-method payment the shopper did not finish by the method's deadline,
+//   expires (7000, `1018:Not paid in time`); nothing was reserved, so nothing is released.
+// (A pending 3-D Secure challenge has no expires_at on the payment: its challenge lapses.)
+// Called by a scheduled task inside `serve`, by the pages that meet a lapsed payment, and
+// by tests with a moved clock. Each run is bounded.
 
 import type { Deps } from '../http/context.js';
 import { postPaymentChange } from '../ledger/postings.js';
@@ -11,31 +17,38 @@ import type { PaymentRow } from './tables.js';
 /** Payments expired per run at most (style §9). */
 export const EXPIRY_BATCH = 200;
 
-/** Expires due authorisations; returns how many it expired. */
+const WAITING = ['authorised', 'pending'] as const;
+
+/** Expires one payment if it is still waiting and due; true when this call expired it. */
+export async function expireIfDue(deps: Pick<Deps, 'store'>, transaction_id: string, now_ms: number): Promise<boolean> {
+  return deps.store.transaction(async (tx) => {
+    const row = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', transaction_id).executeTakeFirst();
+    if (!row || (row.status !== 'authorised' && row.status !== 'pending') || row.expires_at === null || Number(row.expires_at) > now_ms) return false;
+    const patch = row.status === 'authorised' ? { authorised_minor: 0, expires_at: null } : { authorised_minor: 0, expires_at: null, result_code: '1018' };
+    // A capture, cancel or payment that got there first wins the compare-and-set.
+    if (!(await applyTransition(tx, transaction_id, 'expire', row.status, 'expired', patch, now_ms))) return false;
+    const after: PaymentRow = { ...row, ...patch, status: 'expired', updated_at: now_ms };
+    await postPaymentChange(tx, row, after, now_ms);
+    await recordPaymentEvent(tx, after, 'payment.expired', now_ms);
+    return true;
+  });
+}
+
+/** Expires due payments; returns how many it expired. */
 export async function expireDue(deps: Pick<Deps, 'store'>, now_ms: number, limit = EXPIRY_BATCH): Promise<number> {
-  const due = await deps.store.db
-    .selectFrom('payments')
-    .select('transaction_id')
-    .where('status', '=', 'authorised')
-    .where('expires_at', '<=', now_ms)
-    .orderBy('expires_at')
-    .limit(limit)
-    .execute();
-  // One transaction per payment, issued together so SQLite commits them as a group.
-  const done = await Promise.all(
-    due.map(({ transaction_id }) =>
-      deps.store.transaction(async (tx) => {
-        const row = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', transaction_id).executeTakeFirst();
-        if (row?.status !== 'authorised' || row.expires_at === null || Number(row.expires_at) > now_ms) return false;
-        const patch = { authorised_minor: 0, expires_at: null };
-        // A capture or cancel that got there first wins the compare-and-set.
-        if (!(await applyTransition(tx, transaction_id, 'expire', 'authorised', 'expired', patch, now_ms))) return false;
-        const after: PaymentRow = { ...row, ...patch, status: 'expired', updated_at: now_ms };
-        await postPaymentChange(tx, row, after, now_ms);
-        await recordPaymentEvent(tx, after, 'payment.expired', now_ms);
-        return true;
-      }),
-    ),
-  );
-  return done.filter(Boolean).length;
+  let n = 0;
+  for (const status of WAITING) {
+    const due = await deps.store.db
+      .selectFrom('payments')
+      .select('transaction_id')
+      .where('status', '=', status)
+      .where('expires_at', '<=', now_ms)
+      .orderBy('expires_at')
+      .limit(limit)
+      .execute();
+    // One transaction per payment, issued together so SQLite commits them as a group.
+    const done = await Promise.all(due.map(({ transaction_id }) => expireIfDue(deps, transaction_id, now_ms)));
+    n += done.filter(Boolean).length;
+  }
+  return n;
 }

@@ -1,5 +1,7 @@
 // Routes of the payments capability: each only parses, calls the domain and answers.
 import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { ApmService } from '../apm/service.js';
 import { acquiringHooks, sendSigned } from '../http/acquiring.js';
 import type { Deps } from '../http/context.js';
 import { answers, answersAreStrings, REQUEST_MEDIA_TYPES, SIGNED, SIGNED_REFUSALS } from '../http/route-schema.js';
@@ -7,7 +9,7 @@ import { createRiskEngine } from '../risk/engine.js';
 import { basicRiskEngine, type RiskEngine } from '../risk/index.js';
 import { AuthoriseService } from './authorise.js';
 import { checkIpAllowed, QueryBody, type QueryInput, queryOrders } from './query.js';
-import { AuthoriseAnswer, type AuthoriseDirect, AuthoriseDirectBody, QueryAnswer } from './schema.js';
+import { ApmAnswer, AuthoriseAnswer, type AuthoriseDirect, AuthoriseDirectBody, QueryAnswer } from './schema.js';
 
 export function registerPaymentRoutes(
   app: FastifyInstance,
@@ -15,24 +17,30 @@ export function registerPaymentRoutes(
   risk: RiskEngine = deps.settings.risk_rules ? createRiskEngine(deps.store.db) : basicRiskEngine,
 ): void {
   const authorise = new AuthoriseService(deps, risk);
+  const apm = new ApmService(deps);
 
   app.post(
     '/v1/authorise',
     {
       schema: {
         operationId: 'authorise',
-        summary: 'Create a direct card payment',
+        summary: 'Create a direct card payment, or an alternative-method payment',
         description:
-          'Send `card`, `expiration_month`, `expiration_year` and `security_code`, or a `token_id` from an earlier payment of the account. Answers XML, root `respon`: `result_info` carries the outcome (`0000:Success` is success; declines are answered with HTTP 200 too). The same body sent again gets the original answer; another body with a used `order_no` gets `1011:Duplicate order`.',
+          'Card: send `card`, `expiration_month`, `expiration_year` and `security_code`, or a `token_id` from an earlier payment of the account. Answers XML, root `respon`: `result_info` carries the outcome (`0000:Success` is success; declines are answered with HTTP 200 too). Alternative method: send `payment_method` (`pix`, `boleto`, `ideal`), its required fields and `return_url`, and no card fields; the answer carries `issuer_url` (send the shopper there) with `order_status` `2` and `0003:Pending shopper action`; a method that is unknown or not offered for the account, currency and billing country is `404`, a missing or invalid field `400` naming it. The same body sent again gets the original answer; another body with a used `order_no` gets `1011:Duplicate order`.',
         tags: ['payments'],
         security: SIGNED,
         consumes: REQUEST_MEDIA_TYPES,
         body: AuthoriseDirectBody,
         response: answers({
           media: 'xml',
-          ok: AuthoriseAnswer,
-          ok_description: 'The payment’s outcome, signed (also for declines, risk refusals and duplicates).',
-          refusals: { ...SIGNED_REFUSALS, 403: '`1016:No processor configured for live mode`: a live account without a processor.' },
+          ok: Type.Union([AuthoriseAnswer, ApmAnswer], { xml: { name: 'respon' }, description: 'A card payment’s answer, or an alternative-method payment’s (with `issuer_url`).' }),
+          ok_description:
+            'The card payment’s outcome (also for declines, risk refusals and duplicates), or the alternative-method payment’s `issuer_url`; signed.',
+          refusals: {
+            ...SIGNED_REFUSALS,
+            403: '`1016:No processor configured for live mode`: a live account without a processor.',
+            404: '`0404:Record not found`: the `payment_method` is unknown, or not offered by the account for this currency and billing country.',
+          },
         }),
       },
       config: { answer: 'xml' },
@@ -40,7 +48,9 @@ export function registerPaymentRoutes(
       ...acquiringHooks(deps, AuthoriseDirectBody),
     },
     async (request, reply) => {
-      const { record } = await authorise.authorise(request.account!, request.body as AuthoriseDirect);
+      const body = request.body as AuthoriseDirect;
+      if (body.payment_method !== undefined) return sendSigned(request, reply, await apm.authorise(request.account!, body));
+      const { record } = await authorise.authorise(request.account!, body);
       return sendSigned(request, reply, record);
     },
   );

@@ -129,6 +129,12 @@ export const commonPaymentFields = {
   os: Type.Optional(s(64)),
   browser: Type.Optional(s(512)),
   browser_lang: Type.Optional(Type.String({ pattern: '^$|^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8}){0,3}$', description: 'a language tag such as en-US' })),
+  default_lang: Type.Optional(
+    Type.String({
+      pattern: '^$|^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8}){0,3}$',
+      description: 'the language of the shopper pages, a tag such as pt-BR (before browser_lang)',
+    }),
+  ),
   resolution: Type.Optional(Type.String({ pattern: '^$|^\\d{1,5}x\\d{1,5}$', description: 'shaped <width>x<height>' })),
   color_depth: Type.Optional(Type.String({ pattern: '^$|^\\d{1,2}$', description: 'a number of bits such as 24' })),
   time_zone: Type.Optional(Type.String({ pattern: '^$|^[+-]?\\d{1,4}$', description: 'an integer offset such as -180' })),
@@ -174,10 +180,81 @@ export const cardPaymentFields = {
   capture_method: Type.Optional(Type.String({ pattern: '^(automatic|manual)$', description: 'automatic or manual' })),
 } satisfies Record<string, TSchema>;
 
+const Country2 = Type.String({ pattern: '^$|^[A-Z]{2}$', description: 'a two-letter uppercase ISO 3166-1 country code' });
+
+/** `person` of an APM payment (interface.md "Nested shapes"); what a method needs is in its catalogue row. */
+export const Person = Type.Object(
+  {
+    document_number: Type.Optional(s(32)),
+    document_type: Type.Optional(s(16)),
+    social_name: Type.Optional(s(128)),
+    email: Type.Optional(s(254)),
+    phone_country_code: Type.Optional(Country2),
+    phone_area_code: Type.Optional(Type.String({ pattern: '^\\d{0,5}$', description: 'up to 5 digits' })),
+    phone_number: Type.Optional(Type.String({ pattern: '^[0-9 -]{0,20}$', description: 'up to 20 digits, spaces and -' })),
+    birth_date: Type.Optional(s(10)),
+    net_monthly_average_income: Type.Optional(Type.String({ pattern: '^$|^\\d{1,16}(\\.\\d{1,2})?$', description: 'a decimal string' })),
+    address_street: Type.Optional(s(255)),
+    address_number: Type.Optional(s(16)),
+    address_complement: Type.Optional(s(128)),
+    address_postal_code: Type.Optional(s(16)),
+    address_city: Type.Optional(s(64)),
+    address_state: Type.Optional(s(64)),
+    address_country: Type.Optional(Country2),
+    fiscal_country: Type.Optional(Country2),
+    documents: Type.Optional(
+      Type.Object(
+        {
+          file_type: Type.Optional(s(32)),
+          file_data: Type.Optional(Type.String({ maxLength: 700_000, pattern: '^[A-Za-z0-9+/=\\s]*$', description: 'base64' })),
+          file_url: Type.Optional(Url),
+          labels: Type.Optional(
+            Type.Object(
+              {
+                person_bank_account_id: Type.Optional(s(64)),
+                bank_account: Type.Optional(
+                  Type.Object(
+                    {
+                      account_type: Type.Optional(s(32)),
+                      account_number: Type.Optional(s(34)),
+                      branch_number: Type.Optional(s(16)),
+                      owner_document_number: Type.Optional(s(32)),
+                      owner_name: Type.Optional(s(128)),
+                      branch_country: Type.Optional(Country2),
+                      currency: Type.Optional(Type.String({ pattern: '^$|^[A-Z]{3}$', description: 'a three-letter ISO 4217 code' })),
+                      bank: Type.Optional(Type.Object({ code: Type.Optional(s(16)), name: Type.Optional(s(128)) }, { additionalProperties: false })),
+                    },
+                    { additionalProperties: false },
+                  ),
+                ),
+              },
+              { additionalProperties: false },
+            ),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** Fields of an APM payment (A) that a card payment does not have (decisions §15). */
+export const apmPaymentFields = {
+  payment_method: Type.Optional(
+    Type.String({ pattern: '^[a-z0-9_-]{1,32}$', description: 'an alternative payment method (`pix`, `boleto`, `ideal`); absent for a card payment' }),
+  ),
+  bank_code: Type.Optional(s(32, { description: 'the shopper’s bank (iDEAL: a BIC from the published list)' })),
+  person: Type.Optional(Person),
+  delivery_district_name: Type.Optional(s(64)),
+  delivery_street_name: Type.Optional(s(255)),
+} satisfies Record<string, TSchema>;
+
 export const AuthoriseDirectBody = Type.Object(
   {
     ...commonPaymentFields,
     ...cardPaymentFields,
+    ...apmPaymentFields,
     card: Type.Optional(Type.String({ pattern: '^\\d{12,19}$', description: '12 to 19 digits' })),
     expiration_month: Type.Optional(Type.String({ pattern: '^(0?[1-9]|1[0-2])$', description: 'a month from 1 to 12' })),
     expiration_year: Type.Optional(Type.String({ pattern: '^(\\d{2}|\\d{4})$', description: 'a year as YY or YYYY' })),
@@ -239,6 +316,23 @@ export const AuthoriseAnswer = Type.Object(
     description:
       'Signed like a request, over the XML as you read it back: an element that occurs once is a member (`risk_reasons.name`), several times an array (`risk_reasons[0].name`); an empty element is an empty string and so left out.',
   },
+);
+
+/** The answer to `POST /v1/authorise` with `payment_method` (decisions §15). */
+export const ApmAnswer = Type.Object(
+  {
+    merchant_id: text('your merchant_id'),
+    account_id: text('your account_id'),
+    order_no: text('your order number'),
+    amount: text('the amount as sent, a decimal string'),
+    currency: text('ISO 4217 code'),
+    issuer_url: text('single use: send the shopper here to pay at the issuer; empty for a duplicate order_no'),
+    transaction_id: text('the gateway’s id of the payment; empty for a duplicate order_no'),
+    order_status: oneOf(['0', '2'], '`2` pending shopper action (the payment waits for the issuer); `0` for a duplicate order_no'),
+    result_info: text('`0003:Pending shopper action`, or `1011:Duplicate order`'),
+    encryption_data: AnswerSignature,
+  },
+  { xml: { name: 'respon' }, description: 'The payment waits for the shopper at `issuer_url`; its outcome comes as a notification and on `return_url`.' },
 );
 
 const DeliveryInformation = Type.Object(

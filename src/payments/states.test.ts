@@ -18,6 +18,9 @@ const ALLOWED: Record<PaymentEvent, PaymentStatus[]> = {
   refund_partial: ['captured', 'partially_refunded'],
   refund_full: ['captured', 'partially_refunded'],
   refund_reversed: ['partially_refunded', 'refunded'],
+  checkout_pay: ['pending'],
+  issuer_approve: ['pending'],
+  issuer_decline: ['pending'],
 };
 
 describe('payment transition table', () => {

@@ -55,7 +55,10 @@ export type PaymentEvent =
   | 'expire' // uncaptured authorisation lapsed after 7 days
   | 'refund_partial'
   | 'refund_full'
-  | 'refund_reversed'; // a pending refund failed: its amount is refundable again
+  | 'refund_reversed' // a pending refund failed: its amount is refundable again
+  | 'checkout_pay' // the shopper chose how to pay on the hosted page (card outcome, or still waiting: 3-D Secure, issuer page)
+  | 'issuer_approve' // the shopper paid on the issuer's page (APM)
+  | 'issuer_decline'; // the shopper or the issuer declined on the issuer's page (APM)
 
 /** From which statuses each event may fire, and where it leads. */
 export const PAYMENT_TRANSITIONS: Readonly<Record<PaymentEvent, { from: readonly PaymentStatus[]; to: readonly PaymentStatus[] }>> = {
@@ -70,6 +73,9 @@ export const PAYMENT_TRANSITIONS: Readonly<Record<PaymentEvent, { from: readonly
   refund_partial: { from: ['captured', 'partially_refunded'], to: ['partially_refunded'] },
   refund_full: { from: ['captured', 'partially_refunded'], to: ['refunded'] },
   refund_reversed: { from: ['partially_refunded', 'refunded'], to: ['captured', 'partially_refunded'] },
+  checkout_pay: { from: ['pending'], to: ['pending', 'authorised', 'captured', 'review', 'declined'] },
+  issuer_approve: { from: ['pending'], to: ['authorised', 'captured'] },
+  issuer_decline: { from: ['pending'], to: ['declined'] },
 };
 
 export class TransitionError extends Error {
@@ -99,15 +105,19 @@ export async function applyTransition(
   to: PaymentStatus,
   patch: Patch,
   now_ms: number,
+  opts: { unclaimed?: boolean } = {},
 ): Promise<boolean> {
   const rule = PAYMENT_TRANSITIONS[event];
   if (!rule.from.includes(from) || !rule.to.includes(to)) throw new TransitionError(event, from);
-  const result = await tx
+  let q = tx
     .updateTable('payments')
     .set({ ...patch, status: to, updated_at: now_ms })
     .where('transaction_id', '=', transaction_id)
-    .where('status', '=', from)
-    .executeTakeFirst();
+    .where('status', '=', from);
+  // A hosted-checkout payment nobody has chosen a method for yet (card_brand still empty):
+  // the pay, cancel and expiry of a session each win only while that holds.
+  if (opts.unclaimed) q = q.where('card_brand', '=', '');
+  const result = await q.executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 

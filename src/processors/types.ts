@@ -27,6 +27,24 @@ export type AuthoriseOutcome =
   | { kind: 'declined'; code: '1001' | '1002' | '1003' | '1004' | '1005' | '1006' | '1007'; reference: string }
   | { kind: 'challenge_required'; reference: string };
 
+/** An alternative-method payment handed to the connector (decisions §15). */
+export interface ApmStartInput {
+  transaction_id: string;
+  payment_method: string;
+  amount_minor: MinorUnits;
+  currency: string;
+  /** The method's required fields as the request carried them (`bank_code`, `person.*`). */
+  fields: Readonly<Record<string, string>>;
+}
+
+/**
+ * Where the shopper pays. The sandbox plays the issuer on the gateway's own page
+ * (`gateway_page`); a real provider answers its own address (`url`) and reports the
+ * outcome later, which then takes the same path as the sandbox page's decision
+ * (`completeApm` in src/apm/service.ts).
+ */
+export type ApmStart = { reference: string; issuer: { kind: 'gateway_page' } | { kind: 'url'; url: string } };
+
 export interface Processor {
   /** Shown as `connector` in the direct answer. */
   readonly name: string;
@@ -36,4 +54,6 @@ export interface Processor {
    */
   readonly inline: boolean;
   authorise(input: AuthoriseInput): Promise<AuthoriseOutcome>;
+  /** Starts an alternative-method payment; absent when the connector serves none. */
+  startApm?(input: ApmStartInput): Promise<ApmStart>;
 }

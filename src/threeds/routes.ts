@@ -7,7 +7,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../http/context.js';
 import { answersAreStrings, refusal } from '../http/route-schema.js';
-import { frameOriginsOf, type Lang, negotiateLang, type PageContent, sendPage, sendRedirect } from '../pages/index.js';
+import { frameOriginsOf, type Lang, type PageContent, sendPage, sendRedirect } from '../pages/index.js';
+import { htmlPage, originOf, paymentLang, SHOPPER_PAGE } from '../payments/shopper-pages.js';
 import type { PaymentRow } from '../payments/tables.js';
 import { challengePage, refusalPage, resultPage } from './page.js';
 import { CHALLENGE_ID, ChallengeService, hashId, type PageOutcome } from './service.js';
@@ -21,20 +22,9 @@ const Answer = Type.Object(
   { additionalProperties: false },
 );
 
-/** Origin of return_url: the form's 303 redirect goes there, and form-action covers redirects. */
-function originOf(url: string): string {
-  try {
-    const u = new URL(url);
-    return u.protocol === 'http:' || u.protocol === 'https:' ? u.origin : '';
-  } catch {
-    return '';
-  }
-}
-
 type Payer = Pick<PaymentRow, 'account_id' | 'details'>;
 
-const Html = { 'text/html': { schema: Type.String({ description: 'an HTML page' }) } };
-const page = (description: string) => ({ description, content: Html });
+const page = htmlPage;
 /** Shopper pages answer HTML; a request that breaks the schema gets the JSON refusal record. */
 const PAGE_ANSWERS = {
   403: page('The form is not valid (a used or wrong form token).'),
@@ -42,8 +32,7 @@ const PAGE_ANSWERS = {
   410: page('The challenge was used already, or it expired.'),
 };
 
-/** Shopper pages carry no signature: the unguessable id and the form token are the credentials. */
-const shopperPage = { tags: ['shopper pages'], security: [] };
+const shopperPage = SHOPPER_PAGE;
 
 export function registerThreedsRoutes(app: FastifyInstance, deps: Deps): void {
   const challenges = new ChallengeService(deps);
@@ -61,16 +50,8 @@ export function registerThreedsRoutes(app: FastifyInstance, deps: Deps): void {
     return row ?? null;
   }
 
-  /** The payment's own language (default_lang, browser_lang) before the browser's; English last. */
   function langOf(request: FastifyRequest, payer: Payer | null): Lang {
-    let details: Record<string, unknown> = {};
-    try {
-      details = payer ? (JSON.parse(payer.details || '{}') as Record<string, unknown>) : {};
-    } catch {
-      // unreadable details: the browser's language decides
-    }
-    const tag = (v: unknown) => (typeof v === 'string' ? v : undefined);
-    return negotiateLang([tag(details.default_lang), tag(details.browser_lang)], request.headers['accept-language']);
+    return paymentLang(request, payer?.details);
   }
 
   async function show(request: FastifyRequest, reply: FastifyReply, status: number, payer: Payer | null, page: (lang: Lang) => PageContent, formTarget = '') {

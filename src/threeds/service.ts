@@ -6,14 +6,14 @@
 
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { randomToken } from '../crypto/ids.js';
-import { sign } from '../crypto/signature.js';
 import type { Tx } from '../db/store.js';
 import type { Deps } from '../http/context.js';
-import { type ResultCode, resultText } from '../http/errors.js';
+import type { ResultCode } from '../http/errors.js';
 import { postPaymentChange } from '../ledger/postings.js';
 import type { EventType } from '../notifications/outbox.js';
 import { recordPaymentEvent } from '../payments/events.js';
-import { applyTransition, MANUAL_CAPTURE_WINDOW_MS, orderStatusOf } from '../payments/states.js';
+import { shopperReturn } from '../payments/shopper-return.js';
+import { applyTransition, MANUAL_CAPTURE_WINDOW_MS } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
 import type { AuthoriseOutcome } from '../processors/types.js';
 import { REVIEW_WINDOW_MS, statusAfterApproval } from '../review/hold.js';
@@ -231,30 +231,10 @@ export class ChallengeService {
     return { kind: 'done', payment: updated, redirect: await this.returnLocation(updated) };
   }
 
-  /** return_url with the signed result (decisions §10), or null when the payment has none. */
-  private async returnLocation(row: PaymentRow): Promise<string | null> {
-    if (!row.return_url) return null;
-    const creds = await this.deps.merchants.credentials(row.merchant_id, row.account_id);
-    if (!creds) return null;
-    const fields = returnFields(row);
-    const url = new URL(row.return_url);
-    for (const [k, v] of Object.entries(fields)) url.searchParams.set(k, v);
-    url.searchParams.set('encryption_data', sign(fields, creds.signing_secret));
-    return url.toString();
+  /** Back to the hosted checkout, or return_url with the signed result (decisions §10), or null. */
+  private returnLocation(row: PaymentRow): Promise<string | null> {
+    return shopperReturn(this.deps, row);
   }
-}
-
-/** The fields the shopper carries back to return_url; `encryption_data` signs exactly these. */
-export function returnFields(row: PaymentRow): Record<string, string> {
-  return {
-    merchant_id: row.merchant_id,
-    account_id: row.account_id,
-    order_no: row.order_no,
-    transaction_id: row.transaction_id,
-    order_status: orderStatusOf(row.status),
-    result_info: resultText(row.result_code as ResultCode),
-    threeds_result: row.threeds_result,
-  };
 }
 
 /** The event a challenge's end sends: the payment as it now stands. */

@@ -1,7 +1,7 @@
 // The built-in sandbox processor for test accounts (decisions §9). Outcomes come from the
 // test-card table (cards.ts), as the widely used card platforms publish theirs.
 import { createHash } from 'node:crypto';
-import type { AuthoriseInput, AuthoriseOutcome, Processor } from '../types.js';
+import type { ApmStart, ApmStartInput, AuthoriseInput, AuthoriseOutcome, Processor } from '../types.js';
 import { type IssuerOutcome, testCard } from './cards.js';
 
 function reference(transaction_id: string): string {
@@ -22,5 +22,9 @@ export const sandboxProcessor: Processor = {
     }
     if (rule.kind === 'declined') return { kind: 'declined', code: rule.code, reference: ref };
     return { kind: 'approved', reference: ref };
+  },
+  /** The sandbox plays every issuer on the gateway's own issuer page (src/apm/issuer-routes.ts). */
+  async startApm(input: ApmStartInput): Promise<ApmStart> {
+    return { reference: reference(input.transaction_id), issuer: { kind: 'gateway_page' } };
   },
 };

@@ -1,0 +1,163 @@
+// The sandbox issuer's pages for alternative methods (decisions §15): GET shows the page
+// behind `issuer_url`, POST takes the shopper's approve, decline or "pay the slip". Shopper
+// pages, not signed routes: the unguessable id (stored only as its hash) and the page's
+// single-use form token are the credentials. The outcome takes `completeApm`, the one path a
+// real provider's report would take too; the shopper then goes back to the merchant with
+// signed result fields (or to the hosted checkout's result page).
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Deps } from '../http/context.js';
+import { answersAreStrings, refusal } from '../http/route-schema.js';
+import { frameOriginsOf, type PageContent, sendPage, sendRedirect } from '../pages/index.js';
+import { expireIfDue } from '../payments/expiry.js';
+import { htmlPage, originOf, paymentLang, SHOPPER_PAGE, seeOther } from '../payments/shopper-pages.js';
+import { shopperReturn } from '../payments/shopper-return.js';
+import type { PaymentRow } from '../payments/tables.js';
+import { apmMethod } from './catalogue.js';
+import { issuerPage, issuerRefusal, issuerResult } from './issuer-pages.js';
+import { completeApm, hashIssuerId, ISSUER_PAGE_ID } from './service.js';
+import type { IssuerPageRow } from './tables.js';
+
+const Params = Type.Object({ id: Type.String({ maxLength: 64, description: 'the page id from `issuer_url`' }) });
+const Answer = Type.Object(
+  {
+    form_token: Type.String({ maxLength: 64, description: 'the single-use token of the page’s form' }),
+    outcome: Type.Union([Type.Literal('approve'), Type.Literal('decline')], {
+      description: '`approve` (pay; the Boleto slip’s "pay" control) or `decline` (Pix and iDEAL only)',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const PAGE_ANSWERS = {
+  403: htmlPage('The form is not valid (a wrong form token, or decline on a slip).'),
+  404: htmlPage('No such page.'),
+  410: htmlPage('The page was used already, or its payment ended or expired.'),
+};
+
+type Found = { page: IssuerPageRow; payment: PaymentRow };
+
+export function registerIssuerRoutes(app: FastifyInstance, deps: Deps): void {
+  const frames = frameOriginsOf(deps.store);
+
+  async function load(id: string): Promise<Found | null> {
+    if (!ISSUER_PAGE_ID.test(id)) return null;
+    const page = await deps.store.db.selectFrom('apm_issuer_pages').selectAll().where('id_hash', '=', hashIssuerId(id)).executeTakeFirst();
+    if (!page) return null;
+    const payment = await deps.store.db.selectFrom('payments').selectAll().where('transaction_id', '=', page.transaction_id).executeTakeFirstOrThrow();
+    return { page, payment };
+  }
+
+  async function merchantName(merchant_id: string): Promise<string> {
+    const m = await deps.store.db.selectFrom('merchants').select('name').where('merchant_id', '=', merchant_id).executeTakeFirst();
+    return m?.name ?? '';
+  }
+
+  async function show(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    payment: PaymentRow | null,
+    content: (lang: ReturnType<typeof paymentLang>) => PageContent,
+  ) {
+    const frameAncestors = payment ? await frames.list(payment.account_id) : [];
+    const target = payment ? originOf(payment.return_url) : '';
+    return sendPage(reply, { ...content(paymentLang(request, payment?.details)), status, frameAncestors, formTargets: target ? [target] : [] });
+  }
+
+  /** The page is over: its payment ended, or its deadline passed (then the payment expires now). */
+  async function ended(found: Found): Promise<boolean> {
+    const { page, payment } = found;
+    if (page.status !== 'open' || payment.status !== 'pending') return true;
+    const now = deps.now();
+    if (now < Number(page.expires_at) && (payment.expires_at === null || now < Number(payment.expires_at))) return false;
+    await expireIfDue(deps, payment.transaction_id, now);
+    return true;
+  }
+
+  app.get(
+    '/issuer/:id',
+    {
+      schema: {
+        operationId: 'issuerPage',
+        summary: 'The sandbox issuer’s page of an alternative-method payment',
+        description:
+          'Where `issuer_url` sends the shopper (test accounts): Pix and iDEAL show approve and decline; Boleto shows the slip with a "pay" control. Single use; gone once the payment ended or its method’s deadline passed.',
+        ...SHOPPER_PAGE,
+        params: Params,
+        response: { 200: htmlPage('The issuer page.'), ...PAGE_ANSWERS, 400: refusal(400, 'json', 'The id is too long.') },
+      },
+      config: { answer: 'html' },
+      ...answersAreStrings,
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const found = await load(id);
+      if (!found) return show(request, reply, 404, null, (lang) => issuerRefusal(lang, 'not_found'));
+      if (await ended(found)) return show(request, reply, 410, found.payment, (lang) => issuerRefusal(lang, 'used'));
+      const method = apmMethod(found.page.payment_method);
+      if (!method) return show(request, reply, 404, null, (lang) => issuerRefusal(lang, 'not_found'));
+      const details = JSON.parse(found.payment.details || '{}') as { bank_code?: unknown };
+      const merchant_name = await merchantName(found.payment.merchant_id);
+      return show(request, reply, 200, found.payment, (lang) =>
+        issuerPage(lang, {
+          id,
+          form_token: found.page.form_token,
+          merchant_name,
+          method,
+          payment: found.payment,
+          bank_code: typeof details.bank_code === 'string' ? details.bank_code : '',
+        }),
+      );
+    },
+  );
+
+  app.post(
+    '/issuer/:id',
+    {
+      schema: {
+        operationId: 'issuerAnswer',
+        summary: 'The shopper’s answer on the issuer page',
+        description:
+          'Sent by the page’s form. Approve moves the payment to `3000` (`2000` with manual capture), decline to `6000` (`1017`); the ledger and the notification follow. The shopper goes to the payment’s `return_url` with the signed result (to the hosted payment page for a checkout), or sees the result when there is none.',
+        ...SHOPPER_PAGE,
+        consumes: ['application/x-www-form-urlencoded'],
+        params: Params,
+        body: Answer,
+        response: {
+          200: htmlPage('The result page (the payment has no `return_url`).'),
+          303: seeOther(
+            'To `return_url` with `merchant_id`, `account_id`, `order_no`, `transaction_id`, `order_status`, `result_info`, `threeds_result` and `encryption_data` signing them; or to the hosted payment page.',
+            'the merchant’s return_url with the result fields, or /pay/<session id>',
+          ),
+          ...PAGE_ANSWERS,
+          400: refusal(400, 'json', 'The form fields are missing or invalid.'),
+        },
+      },
+      config: { answer: 'html' },
+      ...answersAreStrings,
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const body = request.body as { form_token: string; outcome: 'approve' | 'decline' };
+      const found = await load(id);
+      if (!found) return show(request, reply, 404, null, (lang) => issuerRefusal(lang, 'not_found'));
+      const a = Buffer.from(body.form_token);
+      const b = Buffer.from(found.page.form_token);
+      if (a.length !== b.length || !timingSafeEqual(a, b)) return show(request, reply, 403, found.payment, (lang) => issuerRefusal(lang, 'forbidden'));
+      if (await ended(found)) return show(request, reply, 410, found.payment, (lang) => issuerRefusal(lang, 'used'));
+      const method = apmMethod(found.page.payment_method);
+      // A slip is paid or left to expire: the shopper has nothing to decline.
+      if (!method || (method.flow === 'slip' && body.outcome === 'decline'))
+        return show(request, reply, 403, found.payment, (lang) => issuerRefusal(lang, 'forbidden'));
+      const after = await completeApm(deps, found.payment.transaction_id, { kind: body.outcome === 'approve' ? 'approved' : 'declined' }, found.page.id_hash);
+      // A second submit, the merchant's cancel or the expiry job got there first.
+      if (!after) return show(request, reply, 410, found.payment, (lang) => issuerRefusal(lang, 'used'));
+      const back = await shopperReturn(deps, after);
+      if (back) return sendRedirect(reply, back);
+      const merchant_name = await merchantName(after.merchant_id);
+      return show(request, reply, 200, after, (lang) => issuerResult(lang, after, merchant_name));
+    },
+  );
+}
