@@ -33,7 +33,10 @@ export function registerPaymentRoutes(
         body: AuthoriseDirectBody,
         response: answers({
           media: 'xml',
-          ok: Type.Union([AuthoriseAnswer, ApmAnswer], { xml: { name: 'respon' }, description: 'A card payment’s answer, or an alternative-method payment’s (with `issuer_url`).' }),
+          ok: Type.Union([AuthoriseAnswer, ApmAnswer], {
+            xml: { name: 'respon' },
+            description: 'A card payment’s answer, or an alternative-method payment’s (with `issuer_url`).',
+          }),
           ok_description:
             'The card payment’s outcome (also for declines, risk refusals and duplicates), or the alternative-method payment’s `issuer_url`; signed.',
           refusals: {
