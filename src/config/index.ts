@@ -28,6 +28,8 @@ export interface Settings {
   demo_merchant: boolean;
   /** Run the risk rules (decisions §10); off leaves only the sandbox test-card rule. */
   risk_rules: boolean;
+  /** How long a hosted-checkout session waits for the shopper (decisions §14: 60 minutes). */
+  checkout_ttl_ms: number;
 }
 
 export type LogFormat = 'json' | 'pretty';
@@ -49,6 +51,11 @@ function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): num
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
+  return n;
+}
+
+function positive(n: number, name: string): number {
+  if (n === 0) throw new Error(`${name} must be greater than zero`);
   return n;
 }
 
@@ -84,5 +91,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, stdout_is_tty
     webhook_timeout_ms: intSetting(env, 'TOLLGATE_WEBHOOK_TIMEOUT_MS', 10_000),
     demo_merchant: env.TOLLGATE_DEMO_MERCHANT !== '0',
     risk_rules: env.TOLLGATE_RISK_RULES !== '0',
+    checkout_ttl_ms: positive(intSetting(env, 'TOLLGATE_CHECKOUT_TTL_MS', 60 * 60 * 1000), 'TOLLGATE_CHECKOUT_TTL_MS'),
   };
 }

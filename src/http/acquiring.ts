@@ -19,6 +19,12 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     answer?: 'xml' | 'json' | 'html';
     signed?: boolean;
+    /**
+     * The route answers an HTML page (the hosted checkout's loading page): an Idempotency-Key
+     * repeat runs the handler again (it is idempotent by order_no) instead of replaying the
+     * stored body, so the page gets its own nonce and headers.
+     */
+    page?: boolean;
   }
 }
 

@@ -3,6 +3,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyError, type FastifyInstance, LogController } from 'fastify';
 import { registerIssuerRoutes } from '../apm/issuer-routes.js';
+import { registerCheckoutRoutes } from '../checkout/routes.js';
 import { timeOrderedId } from '../crypto/ids.js';
 import { registerIdempotency } from '../idempotency/plugin.js';
 import { registerPaymentMethodRoutes } from '../methods/routes.js';
@@ -10,6 +11,8 @@ import { registerLifecycleRoutes } from '../payments/lifecycle-routes.js';
 import { registerPaymentRoutes } from '../payments/routes.js';
 import { registerRefundRoutes } from '../refunds/routes.js';
 import { registerReviewRoutes } from '../review/routes.js';
+import { createRiskEngine } from '../risk/engine.js';
+import { basicRiskEngine } from '../risk/index.js';
 import { registerThreedsRoutes } from '../threeds/routes.js';
 import { BodyParseError, parseBody } from './body.js';
 import type { Deps } from './context.js';
@@ -101,7 +104,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
 
   registerIdempotency(app, deps); // before the routes: its hooks apply to every POST
-  registerPaymentRoutes(app, deps);
+  // One risk engine behind the direct payment and the hosted checkout's card form.
+  const risk = deps.settings.risk_rules ? createRiskEngine(deps.store.db) : basicRiskEngine;
+  registerPaymentRoutes(app, deps, risk);
+  registerCheckoutRoutes(app, deps, risk);
   registerThreedsRoutes(app, deps);
   registerIssuerRoutes(app, deps);
   registerReviewRoutes(app, deps);

@@ -24,6 +24,7 @@ export const RESULT_CODES = {
   '1016': { text: 'No processor configured for live mode', http: 403 },
   '1017': { text: 'Declined by the issuer', http: 200 },
   '1018': { text: 'Not paid in time', http: 200 },
+  '1019': { text: 'Cancelled by the shopper', http: 200 },
   '0400': { text: 'Invalid input', http: 400 },
   '0401': { text: 'Invalid signature', http: 401 },
   '0403': { text: 'IP not allowed', http: 403 },

@@ -121,6 +121,10 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps): void {
       return;
     }
     if (outcome.kind === 'conflict') throw new ApiError('0409', outcome.detail, 'Idempotency-Key');
+    if (request.routeOptions.config.page) {
+      reply.header('idempotent-replayed', 'true'); // the handler answers again (see `page` in http/acquiring.ts)
+      return;
+    }
     return replay(reply, outcome.row);
   });
 

@@ -10,7 +10,7 @@ const digits = (min: number, max: number, description: string) => Type.String({ 
 const Decimal = Type.String({ pattern: '^\\d{1,16}(\\.\\d{1,4})?$', maxLength: 21, description: 'a decimal string such as "10.00"' });
 const Country = Type.String({ pattern: '^[A-Z]{2}$', description: 'a two-letter uppercase ISO 3166-1 country code' });
 const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'a three-letter uppercase ISO 4217 currency code' });
-const Url = Type.String({ maxLength: 2048, pattern: '^https?://[^\\s]+$', description: 'an http or https URL' });
+export const Url = Type.String({ maxLength: 2048, pattern: '^https?://[^\\s]+$', description: 'an http or https URL' });
 const Ip = Type.String({ maxLength: 45, pattern: '^[0-9A-Fa-f:.]{2,45}$', description: 'an IPv4 or IPv6 address' });
 const Id = Type.String({ pattern: '^\\d{1,20}$', description: 'a string of 1 to 20 digits' });
 const Signature = Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: '64 hexadecimal characters (HMAC-SHA256)' });

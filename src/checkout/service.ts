@@ -1,0 +1,200 @@
+// The hosted checkout (decisions §14). A session is one payment: `POST /v1/checkout` writes
+// the payment (kind `checkout`, `pending`, `payment_status` 1000, nothing reserved) and its
+// session row in one transaction; the shopper's page then pays it by card (the direct
+// payment's own path, AuthoriseService.payCheckout), starts an alternative method
+// (ApmService.startOnCheckout), or cancels it. Each of those, and the expiry job, is a
+// compare-and-set on "still pending and no method chosen" (`card_brand` empty), so a second
+// tab, a reload or the back button never pays twice: the loser shows the result instead.
+import { timingSafeEqual } from 'node:crypto';
+import { randomToken, timeOrderedId } from '../crypto/ids.js';
+import { canonicalString } from '../crypto/signature.js';
+import { insertRows } from '../db/prepared.js';
+import type { Deps } from '../http/context.js';
+import { invalid } from '../http/errors.js';
+import { postPaymentChange } from '../ledger/postings.js';
+import type { AccountCredentials } from '../merchants/service.js';
+import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
+import { validateBody } from '../payments/authorise.js';
+import { recordPaymentEvent } from '../payments/events.js';
+import type { AuthoriseDirect } from '../payments/schema.js';
+import { applyTransition } from '../payments/states.js';
+import type { PaymentRow } from '../payments/tables.js';
+import type { Checkout } from './schema.js';
+import type { CheckoutSessionRow } from './tables.js';
+
+/** `cs_` + 32 url-safe characters (192 random bits). */
+export const SESSION_ID = /^cs_[A-Za-z0-9_-]{32}$/;
+
+/** What a session keeps of its request for the order record and pages (no signature). */
+const KEPT_FIELDS = [
+  'website',
+  'shopper_email',
+  'shopper_phone',
+  'shopper_id',
+  'shopper_ip',
+  'first_name',
+  'last_name',
+  'note',
+  'custom',
+  'billing_country',
+  'billing_state',
+  'billing_city',
+  'billing_address',
+  'billing_postal_code',
+  'delivery_firstname',
+  'delivery_lastname',
+  'delivery_country',
+  'delivery_state',
+  'delivery_city',
+  'delivery_address',
+  'delivery_postal_code',
+  'device_type',
+  'browser_lang',
+  'default_lang',
+  'platform_source',
+  'items',
+] as const;
+
+export type Created = { kind: 'session'; session: CheckoutSessionRow; payment: PaymentRow } | { kind: 'duplicate' };
+
+export interface Session {
+  session: CheckoutSessionRow;
+  payment: PaymentRow;
+}
+
+/** Pending and no method chosen yet: the shopper may still pay, pick a method or cancel. */
+export function isOpen(p: PaymentRow): boolean {
+  return p.status === 'pending' && p.card_brand === '';
+}
+
+export class CheckoutService {
+  constructor(private readonly deps: Deps) {}
+
+  /** The session's form signature (`signInfo`), and the token of the payment page's forms. */
+  signInfo(session_id: string): string {
+    return this.deps.keyring.fingerprint(`checkout:${session_id}`);
+  }
+
+  formToken(session_id: string): string {
+    return this.deps.keyring.fingerprint(`checkout-form:${session_id}`);
+  }
+
+  static same(a: string, b: string): boolean {
+    const x = Buffer.from(a);
+    const y = Buffer.from(b);
+    return x.length === y.length && timingSafeEqual(x, y);
+  }
+
+  /**
+   * `POST /v1/checkout`: checks the request as a direct payment's (without the card), then
+   * the session. The same body again finds the same session; another body with a used
+   * `order_no` is a duplicate (`1011`).
+   */
+  async create(creds: AccountCredentials, body: Checkout, source_ip: string): Promise<Created> {
+    const { deps } = this;
+    if (body.token_id) throw invalid('token_id', 'is not used by the hosted checkout: the shopper enters the card on the payment page');
+    const amount_minor = validateBody(body as AuthoriseDirect);
+    await requireSafeNotifyUrl(body.notify_url, deps.settings.allow_private_webhooks); // decisions §11
+    const account = creds.account;
+    const request_hash = deps.keyring.fingerprint(canonicalString(body as Record<string, unknown>));
+    const prior = await this.replay(account.account_id, body.order_no, request_hash);
+    if (prior) return prior;
+
+    const now = deps.now();
+    const transaction_id = timeOrderedId(now);
+    const { encryption_data: _signature, ...request } = body as Checkout & { encryption_data?: string };
+    const details: Record<string, unknown> = {};
+    for (const k of KEPT_FIELDS) if (body[k] !== undefined) details[k] = body[k];
+    const payment: PaymentRow = {
+      transaction_id,
+      merchant_id: account.merchant_id,
+      account_id: account.account_id,
+      order_no: body.order_no,
+      kind: 'checkout',
+      livemode: account.mode === 'live' ? 1 : 0,
+      currency: body.currency,
+      amount_minor,
+      authorised_minor: 0,
+      captured_minor: 0,
+      refunded_minor: 0,
+      status: 'pending',
+      capture_method: (body.capture_method ?? account.capture_method) as 'automatic' | 'manual',
+      result_code: '0003',
+      card_id: null,
+      card_brand: '', // no method chosen yet: the session is open
+      card_masked: '',
+      connector: '',
+      is3ds: 0,
+      threeds_result: '',
+      risk_score: null,
+      risk_action: '',
+      risk_reasons: '[]',
+      notify_url: body.notify_url ?? '',
+      return_url: body.return_url,
+      request_hash,
+      details: JSON.stringify(details),
+      answer: '',
+      created_at: now,
+      updated_at: now,
+      expires_at: now + deps.settings.checkout_ttl_ms,
+    };
+    const session: CheckoutSessionRow = {
+      session_id: `cs_${randomToken(24)}`,
+      transaction_id,
+      merchant_id: account.merchant_id,
+      account_id: account.account_id,
+      request: JSON.stringify(request),
+      cancel_url: body.cancel_url ?? body.return_url,
+      source_ip,
+      created_at: now,
+    };
+    const won = await deps.store.transaction(async (tx) => {
+      const r = await insertRows(tx, 'payments', [payment], { ignoreConflictOn: ['account_id', 'order_no'] });
+      if (Number(r.numAffectedRows ?? 0) !== 1) return false;
+      await tx.insertInto('checkout_sessions').values(session).execute();
+      return true;
+    });
+    if (won) return { kind: 'session', session, payment };
+    // The same order_no arrived twice at once: the winner's session, or a duplicate.
+    return (await this.replay(account.account_id, body.order_no, request_hash)) ?? { kind: 'duplicate' };
+  }
+
+  private async replay(account_id: string, order_no: string, request_hash: string): Promise<Created | null> {
+    const db = this.deps.store.db;
+    const prior = await db.selectFrom('payments').selectAll().where('account_id', '=', account_id).where('order_no', '=', order_no).executeTakeFirst();
+    if (!prior) return null;
+    if (prior.kind !== 'checkout' || prior.request_hash !== request_hash) return { kind: 'duplicate' };
+    const session = await db.selectFrom('checkout_sessions').selectAll().where('transaction_id', '=', prior.transaction_id).executeTakeFirst();
+    return session ? { kind: 'session', session, payment: prior } : { kind: 'duplicate' };
+  }
+
+  async load(session_id: string): Promise<Session | null> {
+    if (!SESSION_ID.test(session_id)) return null;
+    const db = this.deps.store.db;
+    const session = await db.selectFrom('checkout_sessions').selectAll().where('session_id', '=', session_id).executeTakeFirst();
+    if (!session) return null;
+    const payment = await db.selectFrom('payments').selectAll().where('transaction_id', '=', session.transaction_id).executeTakeFirstOrThrow();
+    return { session, payment };
+  }
+
+  /** The session's request, for paying it: the card or method fields are added by the caller. */
+  requestOf(s: Session): AuthoriseDirect {
+    return JSON.parse(s.session.request) as AuthoriseDirect;
+  }
+
+  /** "Cancel" on the payment page: the open session's payment ends `cancelled` (5000), notified. */
+  async cancel(s: Session): Promise<PaymentRow | null> {
+    const { deps } = this;
+    const now = deps.now();
+    return deps.store.transaction(async (tx) => {
+      const before = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', s.payment.transaction_id).executeTakeFirstOrThrow();
+      if (!isOpen(before) || (before.expires_at !== null && Number(before.expires_at) <= now)) return null;
+      const patch = { result_code: '1019', expires_at: null };
+      if (!(await applyTransition(tx, before.transaction_id, 'cancel', 'pending', 'cancelled', patch, now, { unclaimed: true }))) return null;
+      const after: PaymentRow = { ...before, ...patch, status: 'cancelled', updated_at: now };
+      await postPaymentChange(tx, before, after, now);
+      await recordPaymentEvent(tx, after, 'payment.cancelled', now);
+      return after;
+    });
+  }
+}
