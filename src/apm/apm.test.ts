@@ -57,6 +57,12 @@ describe('the catalogue', () => {
       assert.ok(doc.includes(`| \`${m.payment_method}\` | ${m.currencies.join(', ')} | ${m.countries.join(', ')} |`), m.payment_method);
   });
 
+  test('docs/interface.md lists the iDEAL bank list exactly', () => {
+    const doc = fs.readFileSync(new URL('../../docs/interface.md', import.meta.url), 'utf8');
+    const listed = /`bank_code`: a BIC from the iDEAL bank list \(([^)]*)\)/.exec(doc)?.[1];
+    assert.equal(listed, IDEAL_TEST_BANKS.map((b) => `\`${b.bank_code}\``).join(', '));
+  });
+
   test('lookup by name, and which purchases a method applies to', () => {
     const table: Array<[string, string, string, boolean]> = [
       ['pix', 'BRL', 'BR', true],

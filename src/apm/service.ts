@@ -22,7 +22,7 @@ import type { AccountRow } from '../merchants/tables.js';
 import { enabledMethods } from '../methods/enablement.js';
 import { formatAmount } from '../money/currency.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
-import { validateBody } from '../payments/authorise.js';
+import { KEPT_FIELDS as CARD_KEPT_FIELDS, validateBody } from '../payments/authorise.js';
 import { recordPaymentEvent } from '../payments/events.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
 import { applyTransition, MANUAL_CAPTURE_WINDOW_MS, orderStatusOf } from '../payments/states.js';
@@ -37,37 +37,8 @@ const CARD_ONLY = ['card', 'expiration_month', 'expiration_year', 'security_code
 export const ISSUER_PAGE_ID = /^[A-Za-z0-9_-]{32}$/;
 export const hashIssuerId = (id: string): string => createHash('sha256').update(id).digest('hex');
 
-/** Request fields an APM payment keeps for its order record and pages (no document numbers). */
-const KEPT_FIELDS = [
-  'website',
-  'shopper_email',
-  'shopper_phone',
-  'shopper_id',
-  'shopper_ip',
-  'first_name',
-  'last_name',
-  'note',
-  'custom',
-  'billing_country',
-  'billing_state',
-  'billing_city',
-  'billing_address',
-  'billing_postal_code',
-  'delivery_firstname',
-  'delivery_lastname',
-  'delivery_country',
-  'delivery_state',
-  'delivery_city',
-  'delivery_address',
-  'delivery_postal_code',
-  'device_type',
-  'browser_lang',
-  'default_lang',
-  'platform_source',
-  'items',
-  'payment_method',
-  'bank_code',
-] as const;
+/** Request fields an APM payment keeps: a card payment's, and its method (no document numbers). */
+const KEPT_FIELDS = [...CARD_KEPT_FIELDS.filter((f) => f !== 'subscription'), 'payment_method', 'bank_code'] as const;
 
 /** The method's required fields as flat `path → value` strings for the connector. */
 function methodFields(method: ApmMethod, body: Record<string, unknown>): Record<string, string> {

@@ -14,7 +14,7 @@ import { invalid } from '../http/errors.js';
 import { postPaymentChange } from '../ledger/postings.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
-import { validateBody } from '../payments/authorise.js';
+import { KEPT_FIELDS as CARD_KEPT_FIELDS, validateBody } from '../payments/authorise.js';
 import { recordPaymentEvent } from '../payments/events.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
 import { applyTransition } from '../payments/states.js';
@@ -25,35 +25,8 @@ import type { CheckoutSessionRow } from './tables.js';
 /** `cs_` + 32 url-safe characters (192 random bits). */
 export const SESSION_ID = /^cs_[A-Za-z0-9_-]{32}$/;
 
-/** What a session keeps of its request for the order record and pages (no signature). */
-const KEPT_FIELDS = [
-  'website',
-  'shopper_email',
-  'shopper_phone',
-  'shopper_id',
-  'shopper_ip',
-  'first_name',
-  'last_name',
-  'note',
-  'custom',
-  'billing_country',
-  'billing_state',
-  'billing_city',
-  'billing_address',
-  'billing_postal_code',
-  'delivery_firstname',
-  'delivery_lastname',
-  'delivery_country',
-  'delivery_state',
-  'delivery_city',
-  'delivery_address',
-  'delivery_postal_code',
-  'device_type',
-  'browser_lang',
-  'default_lang',
-  'platform_source',
-  'items',
-] as const;
+/** What a session keeps of its request for the order record and pages: a direct payment's fields. */
+const KEPT_FIELDS = CARD_KEPT_FIELDS;
 
 export type Created = { kind: 'session'; session: CheckoutSessionRow; payment: PaymentRow } | { kind: 'duplicate' };
 

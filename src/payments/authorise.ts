@@ -28,7 +28,8 @@ import type { PaymentRow } from './tables.js';
 import * as v from './validate.js';
 
 /** Request fields kept for the order record; card data never is. */
-const KEPT_FIELDS = [
+/** Request fields a payment keeps for its order record and pages (never card data); the checkout and APM paths keep the same. */
+export const KEPT_FIELDS = [
   'website',
   'shopper_email',
   'shopper_phone',

@@ -25,8 +25,11 @@ export async function expireIfDue(deps: Pick<Deps, 'store'>, transaction_id: str
     const row = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', transaction_id).executeTakeFirst();
     if (!row || (row.status !== 'authorised' && row.status !== 'pending') || row.expires_at === null || Number(row.expires_at) > now_ms) return false;
     const patch = row.status === 'authorised' ? { authorised_minor: 0, expires_at: null } : { authorised_minor: 0, expires_at: null, result_code: '1018' };
-    // A capture, cancel or payment that got there first wins the compare-and-set.
-    if (!(await applyTransition(tx, transaction_id, 'expire', row.status, 'expired', patch, now_ms))) return false;
+    // A capture, cancel or payment that got there first wins the compare-and-set. A session
+    // nobody had chosen a method for must still be unclaimed: a card payment that claimed it
+    // meanwhile (pending again, for its 3-D Secure challenge) is not this deadline's to end.
+    const unclaimed = row.status === 'pending' && row.card_brand === '';
+    if (!(await applyTransition(tx, transaction_id, 'expire', row.status, 'expired', patch, now_ms, { unclaimed }))) return false;
     const after: PaymentRow = { ...row, ...patch, status: 'expired', updated_at: now_ms };
     await postPaymentChange(tx, row, after, now_ms);
     await recordPaymentEvent(tx, after, 'payment.expired', now_ms);
