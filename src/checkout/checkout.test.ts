@@ -262,6 +262,13 @@ describe('the payment page', () => {
     const shown = [...o.page.matchAll(/<section id="method-([a-z]+)">/g)].map((x) => x[1]);
     assert.deepEqual(shown, expected);
     assert.ok(shown.includes('pix') && shown.includes('boleto') && !shown.includes('ideal'));
+    const ids = [...o.page.matchAll(/ id="([^"]+)"/g)].map((x) => x[1]);
+    assert.deepEqual(
+      ids.filter((id, i) => ids.indexOf(id) !== i),
+      [],
+      'every element id once (labels point at the right input)',
+    );
+    assert.match(o.page, /<label for="f-pix-person-document_number">/);
   });
 
   test('frame-ancestors: none by default, the registered origins when the account has some', async () => {

@@ -117,6 +117,7 @@ ${banks.map((b) => (b.bank_code === value ? html`<option value="${b.bank_code}" 
   }
   return field({
     name,
+    id: `f-${method.payment_method}-${path.replace(/\W/g, '-')}`, // Pix and Boleto both ask for person[document_number]
     label,
     value,
     type: rule.kind === 'email' ? 'email' : 'text',
@@ -129,8 +130,6 @@ ${banks.map((b) => (b.bank_code === value ? html`<option value="${b.bank_code}" 
 
 function apmSection(lang: Lang, v: PayView, method: ApmMethod): SafeHtml {
   const mine = v.failed === method.payment_method;
-  // field() ids are f-<name>: one method's inputs must not share ids with another's, so each
-  // method's form carries its own prefix through the name's path.
   const inputs = method.required.map((r) => apmInput(lang, v, method, r.path, r.rule));
   return html`<section id="method-${method.payment_method}">
 <h2>${method.label}</h2>

@@ -3,8 +3,10 @@
 import { attrs, html, type SafeHtml } from './html.js';
 
 export interface Field {
-  /** The form field name; the element id is `f-<name>`. */
+  /** The form field name; the element id is `f-<name>` unless `id` is given. */
   name: string;
+  /** The element id, when one page has two forms with a field of the same name. */
+  id?: string;
   /** Shown above the input (already translated). */
   label: string;
   value?: string;
@@ -22,7 +24,7 @@ export interface Field {
 }
 
 export function field(f: Field): SafeHtml {
-  const id = `f-${f.name}`;
+  const id = f.id ?? `f-${f.name}`;
   const errorId = `${id}-error`;
   const input = attrs({
     id,
