@@ -225,6 +225,41 @@ describe('POST /v1/checkout: the loading page (interface.md, decisions §14)', (
     assert.equal(x.result_info, '1011:Duplicate order');
   });
 
+  test('the client library’s checkoutForm(): the signed hidden inputs a merchant renders are accepted as posted', async () => {
+    const f = gw.client().checkoutForm({
+      order_no: `CF-${Date.now()}`,
+      currency: 'EUR',
+      amount: '15.00',
+      return_url: RETURN_URL,
+      billing_country: 'NL',
+      cart_items: [{ basic_item_data: { name: 'Mug', quantity: 2 } } as never],
+    });
+    assert.ok(f.action.endsWith('/v1/checkout'));
+    assert.ok(f.fields.some(([k]) => k === 'encryption_data'));
+    const res = await gw.app.inject({
+      method: 'POST',
+      url: '/v1/checkout',
+      payload: new URLSearchParams(f.fields).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.match(res.body, /<title>Loading…<\/title>/);
+  });
+
+  test('Idempotency-Key: a repeat shows the same session on a fresh page; another body with the key is 409', async () => {
+    const body = checkoutBody();
+    const key = `idem-${Date.now()}`;
+    const a = await gw.post('/v1/checkout', body, { format: 'form', headers: { 'idempotency-key': key } });
+    const b = await gw.post('/v1/checkout', body, { format: 'form', headers: { 'idempotency-key': key } });
+    assert.equal(b.statusCode, 200);
+    assert.equal(b.headers['idempotent-replayed'], 'true');
+    assert.equal(attr(b.body, 'gbc_id'), attr(a.body, 'gbc_id'));
+    const nonce = (h: Record<string, string>) => /'nonce-([^']+)'/.exec(h['content-security-policy'] ?? '')?.[1];
+    assert.ok(nonce(b.headers) && nonce(b.headers) !== nonce(a.headers), 'a fresh nonce and CSP on the repeat');
+    const c = await gw.post('/v1/checkout', { ...body, amount: '2.00' }, { format: 'form', headers: { 'idempotency-key': key } });
+    assert.equal(c.statusCode, 409);
+  });
+
   test('signInfo binds the form to its session: another session’s or a forged one is 403; unknown id 404', async () => {
     const a = await open();
     const b = await open();
