@@ -49,10 +49,7 @@ export function registerIssuerRoutes(app: FastifyInstance, deps: Deps): void {
     return { page, payment };
   }
 
-  async function merchantName(merchant_id: string): Promise<string> {
-    const m = await deps.store.db.selectFrom('merchants').select('name').where('merchant_id', '=', merchant_id).executeTakeFirst();
-    return m?.name ?? '';
-  }
+  const merchantName = (merchant_id: string) => deps.merchants.displayName(merchant_id);
 
   async function show(
     request: FastifyRequest,

@@ -144,10 +144,7 @@ export function registerCheckoutRoutes(app: FastifyInstance, deps: Deps, risk: R
   const apm = new ApmService(deps);
   const frames = frameOriginsOf(deps.store);
 
-  async function merchantName(merchant_id: string): Promise<string> {
-    const m = await deps.store.db.selectFrom('merchants').select('name').where('merchant_id', '=', merchant_id).executeTakeFirst();
-    return m?.name ?? '';
-  }
+  const merchantName = (merchant_id: string) => deps.merchants.displayName(merchant_id);
 
   const amountOf = (p: PaymentRow) => `${formatAmount(p.amount_minor, p.currency)} ${p.currency}`;
 

@@ -172,6 +172,12 @@ export class MerchantService {
   }
 
   /** Who owns an account and in which mode, or null: for explaining a refused signature. */
+  /** The merchant's name as shopper pages show it ('' when the merchant is gone). */
+  async displayName(merchant_id: string): Promise<string> {
+    const m = await this.store.db.selectFrom('merchants').select('name').where('merchant_id', '=', merchant_id).executeTakeFirst();
+    return m?.name ?? '';
+  }
+
   async accountOwner(account_id: string): Promise<{ merchant_id: string; mode: 'test' | 'live' } | null> {
     const row = await this.store.db.selectFrom('accounts').select(['merchant_id', 'mode']).where('account_id', '=', account_id).executeTakeFirst();
     return row ? { merchant_id: row.merchant_id, mode: row.mode as 'test' | 'live' } : null;

@@ -87,8 +87,7 @@ export class ChallengeService {
     const { challenge, payment } = found;
     if (challenge.status !== 'open') return { kind: 'used' };
     if (this.deps.now() >= challenge.expires_at) return this.finishExpired(challenge, payment);
-    const merchant = await this.deps.store.db.selectFrom('merchants').select('name').where('merchant_id', '=', challenge.merchant_id).executeTakeFirst();
-    return { kind: 'show', challenge, payment, merchant_name: merchant?.name ?? '' };
+    return { kind: 'show', challenge, payment, merchant_name: await this.deps.merchants.displayName(challenge.merchant_id) };
   }
 
   /** POST: the shopper completed or failed the challenge. */
