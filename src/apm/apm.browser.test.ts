@@ -165,6 +165,8 @@ test('Pix chosen on the hosted checkout: payment page → issuer page → approv
   await page.click('#buy');
   await page.waitForSelector('#method-pix');
   assert.ok(await page.isVisible('#method-boleto'), 'BRL/BR offers Boleto too');
+  assert.equal(await page.isVisible('#form-pix'), false, 'each method’s form is folded until the shopper picks it');
+  await page.click('#choose-pix');
   await page.fill('#form-pix [name="person[document_number]"]', CPF);
   await page.fill('#form-pix [name="person[email]"]', 'ana@example.com');
   await page.click('#continue-pix');

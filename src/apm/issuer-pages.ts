@@ -56,14 +56,14 @@ export function issuerPage(lang: Lang, v: IssuerView): PageContent {
 <dt>${t(lang, 'common.amount')}</dt><dd id="amount">${formatAmount(p.amount_minor, p.currency)} ${p.currency}</dd>
 <dt>${t(lang, 'common.order_no')}</dt><dd id="order">${p.order_no}</dd>
 ${bank && html`<dt>${t(lang, 'issuer.bank')}</dt><dd id="bank">${bank.name}</dd>`}
-${v.method.payment_method === 'pix' && html`<dt>${t(lang, 'issuer.pix.code')}</dt><dd id="pix-code">${sandboxPixCode(p)}</dd>`}
 </dl>
+${v.method.payment_method === 'pix' && html`<p><strong>${t(lang, 'issuer.pix.code')}</strong></p><p class="code" id="pix-code">${sandboxPixCode(p)}</p>`}
 ${
   slip &&
   html`<h2>${t(lang, 'issuer.slip.heading')}</h2>
 <p>${t(lang, 'issuer.slip.text')}</p>
+<p><strong>${t(lang, 'issuer.slip.line')}</strong></p><p class="code" id="digitable-line">${sandboxDigitableLine(p)}</p>
 <dl>
-<dt>${t(lang, 'issuer.slip.line')}</dt><dd id="digitable-line">${sandboxDigitableLine(p)}</dd>
 <dt>${t(lang, 'issuer.slip.due')}</dt><dd id="due-date">${p.expires_at === null ? '' : isoDay(Number(p.expires_at))}</dd>
 </dl>`
 }

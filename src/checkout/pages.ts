@@ -4,7 +4,7 @@
 // construction; every form works without JavaScript; the only scripts are fixed literals.
 import type { ApmMethod } from '../apm/catalogue.js';
 import type { MessageKey } from '../pages/i18n.js';
-import { field, hidden, html, type Lang, type PageContent, resultPage, type SafeHtml, t, trustedLiteral } from '../pages/index.js';
+import { attrs, field, hidden, html, type Lang, type PageContent, resultPage, type SafeHtml, t, trustedLiteral } from '../pages/index.js';
 import { IDEAL_TEST_BANKS } from '../processors/sandbox/apm.js';
 
 // ---------- the loading page ----------
@@ -91,8 +91,8 @@ function cardSection(lang: Lang, v: PayView): SafeHtml {
 <form method="post" action="/pay/${v.session_id}" id="card-form">
 ${hidden('form_token', v.form_token)}
 ${field({ name: 'card_number', label: t(lang, 'checkout.card.number'), autocomplete: 'cc-number', inputmode: 'numeric', required: true, maxlength: 23, error: err('card_number') })}
-${field({ name: 'expiry_month', label: t(lang, 'checkout.card.expiry_month'), autocomplete: 'cc-exp-month', inputmode: 'numeric', required: true, maxlength: 2, placeholder: 'MM', value: val.expiry_month, error: err('expiry_month') })}
-${field({ name: 'expiry_year', label: t(lang, 'checkout.card.expiry_year'), autocomplete: 'cc-exp-year', inputmode: 'numeric', required: true, maxlength: 4, placeholder: 'YYYY', value: val.expiry_year, error: err('expiry_year') })}
+${field({ name: 'expiry_month', label: t(lang, 'checkout.card.expiry_month'), autocomplete: 'cc-exp-month', inputmode: 'numeric', required: true, maxlength: 2, value: val.expiry_month, error: err('expiry_month') })}
+${field({ name: 'expiry_year', label: t(lang, 'checkout.card.expiry_year'), autocomplete: 'cc-exp-year', inputmode: 'numeric', required: true, maxlength: 4, value: val.expiry_year, error: err('expiry_year') })}
 ${field({ name: 'security_code', label: t(lang, 'checkout.card.security_code'), autocomplete: 'cc-csc', inputmode: 'numeric', required: true, maxlength: 4, error: err('security_code') })}
 ${field({ name: 'holder', label: t(lang, 'checkout.card.holder'), autocomplete: 'cc-name', maxlength: 128, value: val.holder, error: err('holder') })}
 <p class="actions"><button type="submit" id="pay" class="primary">${t(lang, 'checkout.pay', { amount: v.amount })}</button></p>
@@ -131,15 +131,17 @@ ${banks.map((b) => (b.bank_code === value ? html`<option value="${b.bank_code}" 
 function apmSection(lang: Lang, v: PayView, method: ApmMethod): SafeHtml {
   const mine = v.failed === method.payment_method;
   const inputs = method.required.map((r) => apmInput(lang, v, method, r.path, r.rule));
+  // Collapsed until chosen (native <details>, no script): the card form stays near the top on a phone.
   return html`<section id="method-${method.payment_method}">
-<h2>${method.label}</h2>
+<details ${attrs({ open: mine })}><summary id="choose-${method.payment_method}">${method.label}</summary>
 <form method="post" action="/pay/${v.session_id}/apm" id="form-${method.payment_method}">
 ${hidden('form_token', v.form_token)}
 ${hidden('payment_method', method.payment_method)}
 ${mine && v.errors?.payment_method && html`<p class="error">${t(lang, v.errors.payment_method as MessageKey)}</p>`}
 ${inputs}
-<p class="actions"><button type="submit" id="continue-${method.payment_method}">${t(lang, 'checkout.apm.continue', { method: method.label })}</button></p>
+<p class="actions"><button type="submit" id="continue-${method.payment_method}" class="primary">${t(lang, 'checkout.apm.continue', { method: method.label })}</button></p>
 </form>
+</details>
 </section>`;
 }
 
@@ -149,7 +151,7 @@ export function payPage(lang: Lang, v: PayView): PageContent {
   const sections = v.methods.map((m, i) =>
     m.kind === 'card'
       ? cardSection(lang, v)
-      : html`${i > 0 && cards.length > 0 && v.methods[i - 1]?.kind === 'card' && html`<h2 class="note">${t(lang, 'checkout.other_methods')}</h2>`}${apmSection(lang, v, m.method)}`,
+      : html`${i > 0 && cards.length > 0 && v.methods[i - 1]?.kind === 'card' && html`<h2>${t(lang, 'checkout.other_methods')}</h2>`}${apmSection(lang, v, m.method)}`,
   );
   return {
     lang,
@@ -164,18 +166,29 @@ ${v.errors && html`<p class="error" id="errors" role="alert">${t(lang, 'checkout
 ${sections}
 <form method="post" action="/pay/${v.session_id}/cancel" id="cancel-form">
 ${hidden('form_token', v.form_token)}
-<p class="actions"><button type="submit" id="cancel">${t(lang, 'checkout.cancel')}</button></p>
+<p class="actions"><button type="submit" id="cancel" class="quiet">${t(lang, 'checkout.cancel')}</button></p>
 </form>`,
   };
 }
 
 // ---------- the result ----------
 
-/** Forwards to the merchant a few seconds after the result shows; the link does it without JavaScript. */
-const FORWARD_LATER = trustedLiteral`setTimeout(function () {
+/**
+ * Forwards to the merchant a few seconds after the result shows (the link does it without
+ * JavaScript), and says so. Not when the shopper came back to the page with Back or
+ * Forward: they are leaving the shop's page, not arriving at the result.
+ */
+const FORWARD_LATER = trustedLiteral`(function () {
+  var nav = window.performance && performance.getEntriesByType ? performance.getEntriesByType('navigation')[0] : null;
+  if (nav && nav.type === 'back_forward') return;
   var link = document.getElementById('return');
-  if (link) window.location.assign(link.href);
-}, 3000);`;
+  var note = document.getElementById('forwarding');
+  if (!link) return;
+  if (note) note.hidden = false;
+  setTimeout(function () {
+    window.location.assign(link.href);
+  }, 3000);
+})();`;
 
 export function checkoutResult(
   lang: Lang,

@@ -33,7 +33,7 @@ export interface PaymentResult {
   amount?: string;
   /** Where the "return to the merchant" link goes, when there is one. */
   return_url?: string;
-  /** The page says it forwards to return_url by itself (a script does; the link stays). */
+  /** A script forwards to return_url by itself and shows the (hidden) note saying so; the link stays. */
   forwarding?: boolean;
 }
 
@@ -50,7 +50,7 @@ export function resultPage(lang: Lang, r: PaymentResult): PageContent {
 ${r.merchant_name !== undefined && html`<dt>${t(lang, 'common.merchant')}</dt><dd id="merchant">${r.merchant_name}</dd>`}
 ${r.amount !== undefined && html`<dt>${t(lang, 'common.amount')}</dt><dd id="amount">${r.amount}</dd>`}
 </dl>
-${r.return_url && r.forwarding && html`<p class="note" id="forwarding">${t(lang, 'result.forwarding')}</p>`}
+${r.return_url && r.forwarding && html`<p class="note" id="forwarding" hidden>${t(lang, 'result.forwarding')}</p>`}
 ${r.return_url && html`<p class="actions"><a class="button primary" id="return" href="${r.return_url}">${t(lang, 'common.return')}</a></p>`}`,
   };
 }

@@ -33,6 +33,11 @@ input:not([type=hidden]),select{display:block;width:100%;min-height:2.75rem;padd
 button,.button{flex:1 1 12rem;min-height:2.75rem;padding:.6rem 1rem;font:inherit;color:inherit;background:#fff;border:1px solid #8c959f;border-radius:.4rem;cursor:pointer;text-align:center;text-decoration:none}
 .primary{color:#fff;background:#0b57d0;border-color:#0b57d0}
 .error{color:#b3261e}
+.code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.95rem;overflow-wrap:anywhere;background:#fff;padding:.5rem .75rem;border:1px solid #d0d7de;border-radius:.4rem;user-select:all}
+details{margin:1rem 0;background:#fff;border:1px solid #d0d7de;border-radius:.4rem;padding:.25rem 1rem}
+summary{cursor:pointer;min-height:2.75rem;display:flex;align-items:center;font-weight:600}
+details form{margin-top:.5rem}
+button.quiet{color:#0b57d0;background:none;border-color:transparent;text-decoration:underline}
 :focus-visible{outline:3px solid #0b57d0;outline-offset:2px}`;
 
 /** The whole document. `nonce` is the response's (respond.ts makes a fresh one per response). */
