@@ -5,6 +5,7 @@
 //    parses the same body and answers a small XML document;
 // 2. the gateway (compiled build, its own process group), driven by autocannon from this
 //    process: the scenarios of bench/scenarios.ts;
+//    (the hosted checkout, create + pay, under bench/driver.ts with each step timed);
 // 3. the authorise scenario again with 1,000,000 stored transactions (100,000 in --quick);
 // 4. a table of req/s, latency p50/p99/p99.9, peak RSS and each ratio to its baseline,
 //    the targets met or missed, and bench/results/<stamp>-<engine>.{json,md}.
@@ -33,7 +34,18 @@ import {
   resetPeakRss,
   startGateway,
 } from '../src/test/process.js';
-import { authorise, authoriseBody, type BenchContext, type PoolPayment, paymentFields, SCENARIOS, type Scenario } from './scenarios.js';
+import { cpuMeter, type Stats } from './driver.js';
+import {
+  authorise,
+  authoriseBody,
+  type BenchContext,
+  type PoolPayment,
+  paymentFields,
+  SCENARIOS,
+  type Scenario,
+  type SequenceRun,
+  type SequenceScenario,
+} from './scenarios.js';
 import { seedPayments } from './seed.js';
 
 const { values: args } = parseArgs({
@@ -68,6 +80,11 @@ interface Measured {
   errors: number;
   timeouts: number;
   peak_rss_mib: number | null;
+  /** CPU while measured, % of one core: the gateway's process tree, and this runner (autocannon or the sequence driver). */
+  gateway_cpu_pct?: number;
+  runner_cpu_pct?: number;
+  /** A sequence scenario's row counts sequences a second in req_per_s; its HTTP requests a second are here. */
+  http_req_per_s?: number;
   skipped?: string;
 }
 
@@ -184,7 +201,72 @@ async function baselineRoute(m: CreatedMerchant): Promise<Measured> {
   }
 }
 
-async function runScenario(gw: GatewayProcess, ctx: BenchContext, s: Scenario, label = s.name): Promise<Measured> {
+/** A sequence scenario's stats as a table row. */
+function statsRow(name: string, describe: string, st: Stats, connections: number, extra: Partial<Measured> = {}): Measured {
+  return {
+    name,
+    describe,
+    connections,
+    req_per_s: st.per_s,
+    p50_ms: st.p50_ms,
+    p99_ms: st.p99_ms,
+    p99_9_ms: st.p99_9_ms,
+    requests: st.count,
+    non_2xx: st.unexpected,
+    errors: st.errors,
+    timeouts: st.timeouts,
+    peak_rss_mib: null,
+    ...extra,
+  };
+}
+
+let checkoutRun: SequenceRun | null = null;
+
+async function runSequence(gw: GatewayProcess, ctx: BenchContext, s: SequenceScenario): Promise<Measured[]> {
+  const conns = s.connections ?? CONNECTIONS;
+  const run = await s.run(ctx, {
+    duration_s: DURATION_S,
+    warmup_s: WARMUP_S,
+    connections: conns,
+    async measure(fn) {
+      resetPeakRss(gw.pid);
+      const cpu = cpuMeter(gw.pid);
+      const r = await fn();
+      return { ...r, ...cpu(), peak_rss_mib: round(peakRssMiB(gw.pid), 0) };
+    },
+  });
+  if (s.name === 'checkout') checkoutRun = run;
+  const l = run.loaded;
+  const stepNames = Object.keys(l.steps);
+  const http_req_per_s = stepNames.reduce((sum, k) => sum + (l.steps[k] as Stats).per_s, 0);
+  const whole = statsRow(`${s.name} (${stepNames.join('+')})`, s.describe, l.whole, conns, {
+    peak_rss_mib: l.peak_rss_mib,
+    gateway_cpu_pct: l.gateway_cpu_pct,
+    runner_cpu_pct: l.runner_cpu_pct,
+    http_req_per_s,
+  });
+  const rows = [
+    whole,
+    ...stepNames.map((k) => statsRow(`${s.name}: ${k}`, `${s.name}, the ${k} step alone (under the same load)`, l.steps[k] as Stats, conns)),
+  ];
+  log(
+    `  ${whole.name}: ${whole.req_per_s} sequences/s (${http_req_per_s} HTTP req/s), p50 ${whole.p50_ms} ms, p99 ${whole.p99_ms} ms; gateway CPU ${l.gateway_cpu_pct}%, runner CPU ${l.runner_cpu_pct}%; unexpected ${l.whole.unexpected}, errors ${l.whole.errors}`,
+  );
+  for (const r of rows.slice(1)) log(`    ${r.name}: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, p99.9 ${r.p99_9_ms} ms`);
+  const u = run.unloaded;
+  log(
+    `  unloaded (1 connection, ${u.sequences} each): ${Object.entries(u.steps)
+      .map(([k, v]) => `${k} p50 ${v.p50_ms} ms`)
+      .join(', ')}, whole p50 ${u.whole.p50_ms} ms; authorise p50 ${u.authorise.p50_ms} ms`,
+  );
+  log(
+    `  verified: ${run.verified.approved} of ${run.verified.sessions} sessions approved${Object.keys(run.verified.other).length ? `, others ${JSON.stringify(run.verified.other)}` : ''}`,
+  );
+  for (const sample of l.samples) log(`  unexpected: ${sample}`);
+  return rows;
+}
+
+async function runScenario(gw: GatewayProcess, ctx: BenchContext, s: Scenario | SequenceScenario, label = s.name): Promise<Measured[]> {
   const m = s.merchant(ctx);
   // Probe: a 404 means the capability has not landed on this build (an empty body is otherwise a 400).
   const probe = await gatewayClient(gw.url, m)
@@ -196,31 +278,37 @@ async function runScenario(gw: GatewayProcess, ctx: BenchContext, s: Scenario, l
   if (probe instanceof NotFoundError) {
     const skipped = `endpoint not available (404 from ${s.path})`;
     log(`  ${label}: SKIPPED, ${skipped}`);
-    return {
-      name: label,
-      describe: s.describe,
-      connections: 0,
-      req_per_s: 0,
-      p50_ms: 0,
-      p99_ms: 0,
-      p99_9_ms: 0,
-      requests: 0,
-      non_2xx: 0,
-      errors: 0,
-      timeouts: 0,
-      peak_rss_mib: null,
-      skipped,
-    };
+    return [
+      {
+        name: label,
+        describe: s.describe,
+        connections: 0,
+        req_per_s: 0,
+        p50_ms: 0,
+        p99_ms: 0,
+        p99_9_ms: 0,
+        requests: 0,
+        non_2xx: 0,
+        errors: 0,
+        timeouts: 0,
+        peak_rss_mib: null,
+        skipped,
+      },
+    ];
   }
+  if (s.kind === 'sequence') return runSequence(gw, ctx, s);
   const { next, max_requests } = await s.prepare(ctx);
   // A capped scenario (batches from a pool) cannot keep more connections busy than it has requests.
   const conns = Math.max(1, Math.min(s.connections ?? CONNECTIONS, max_requests ?? Number.POSITIVE_INFINITY));
   if (max_requests === undefined) await load(gw.url, s.path, m.secret_key, next, WARMUP_S, undefined, conns);
   resetPeakRss(gw.pid);
+  const cpu = cpuMeter(gw.pid);
   const r = await load(gw.url, s.path, m.secret_key, next, DURATION_S, max_requests, conns);
-  const out = measured(label, s.describe, r, peakRssMiB(gw.pid), conns);
-  log(`  ${label}: ${out.req_per_s} req/s, p50 ${out.p50_ms} ms, p99 ${out.p99_ms} ms, p99.9 ${out.p99_9_ms} ms, non-2xx ${out.non_2xx}, errors ${out.errors}`);
-  return out;
+  const out = { ...measured(label, s.describe, r, peakRssMiB(gw.pid), conns), ...cpu() };
+  log(
+    `  ${label}: ${out.req_per_s} req/s, p50 ${out.p50_ms} ms, p99 ${out.p99_ms} ms, p99.9 ${out.p99_9_ms} ms, non-2xx ${out.non_2xx}, errors ${out.errors}; gateway CPU ${out.gateway_cpu_pct}%, runner CPU ${out.runner_cpu_pct}%`,
+  );
+  return [out];
 }
 
 interface Target {
@@ -268,7 +356,7 @@ async function main(): Promise<void> {
     };
     log('gateway scenarios…');
     const results: Measured[] = [];
-    for (const s of SCENARIOS) results.push(await runScenario(gw, ctx, s));
+    for (const s of SCENARIOS) results.push(...(await runScenario(gw, ctx, s)));
 
     log(`storing ${SEED.toLocaleString('en')} transactions…`);
     await gw.stop();
@@ -278,7 +366,7 @@ async function main(): Promise<void> {
     gw = await startGateway(env);
     ctx.url = gw.url;
     const seededLabel = `authorise @${SEED >= 1_000_000 ? `${SEED / 1_000_000}M` : `${SEED / 1000}k`} stored`;
-    results.push(await runScenario(gw, ctx, authorise, seededLabel));
+    results.push(...(await runScenario(gw, ctx, authorise, seededLabel)));
     await gw.stop();
     gw = null;
 
@@ -316,6 +404,37 @@ async function main(): Promise<void> {
       if (!r.skipped && (r.non_2xx > 0 || r.errors > 0))
         targets.push({ name: `${r.name}: every answer 2xx`, goal: '0 failures', measured: `${r.non_2xx} non-2xx, ${r.errors} errors`, met: false });
 
+    // The hosted checkout beside authorise, both from this run (issue 10): informative, no target yet.
+    const co = checkoutRun as SequenceRun | null;
+    const coRow = results.find((r) => r.name.startsWith('checkout (') && !r.skipped);
+    let checkoutSummary: Record<string, unknown> | null = null;
+    if (co && coRow) {
+      const seqShare = ratio(coRow.req_per_s, auth.req_per_s);
+      const httpShare = ratio(coRow.http_req_per_s ?? 0, auth.req_per_s);
+      const unloadedShare = ratio(co.unloaded.whole.p50_ms, co.unloaded.authorise.p50_ms);
+      targets.push(
+        { name: 'checkout create+pay sequences/s vs authorise req/s (informative)', goal: '—', measured: pct(seqShare), met: null },
+        { name: 'checkout HTTP requests/s (3 a sequence) vs authorise req/s (informative)', goal: '—', measured: pct(httpShare), met: null },
+        {
+          name: 'checkout sessions paid and approved',
+          goal: 'all',
+          measured: `${co.verified.approved} of ${co.verified.sessions}${Object.keys(co.verified.other).length ? ` (others ${JSON.stringify(co.verified.other)})` : ''}`,
+          met: co.verified.sessions > 0 && co.verified.approved === co.verified.sessions,
+        },
+      );
+      checkoutSummary = {
+        sequences_per_s: coRow.req_per_s,
+        http_req_per_s: coRow.http_req_per_s,
+        authorise_req_per_s: auth.req_per_s,
+        sequences_vs_authorise: round(seqShare, 3),
+        http_requests_vs_authorise: round(httpShare, 3),
+        unloaded: co.unloaded,
+        unloaded_sequence_p50_vs_authorise_p50: round(unloadedShare, 2),
+        verified: co.verified,
+        unexpected_samples: co.loaded.samples,
+      };
+    }
+
     const report = {
       meta: {
         date: new Date().toISOString(),
@@ -330,6 +449,10 @@ async function main(): Promise<void> {
         node: process.version,
         load_average_at_start: os.loadavg(),
         commit: spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim(),
+        // The build is of the working tree: uncommitted changes under src/ are part of what was measured.
+        uncommitted_src_files: spawnSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' })
+          .stdout.split('\n')
+          .filter((l) => l.trim() !== '').length,
         durability:
           ENGINE === 'sqlite' ? 'WAL, synchronous=FULL, group commit; every answer after its fsync' : 'synchronous_commit as configured on the server',
         runtime_s: round((Date.now() - t0) / 1000),
@@ -340,6 +463,7 @@ async function main(): Promise<void> {
         vs_bare_route: r.skipped ? null : round(ratio(r.req_per_s, bare.req_per_s), 3),
         vs_durable_insert: r.skipped ? null : round(ratio(r.req_per_s, insert.inserts_per_s), 2),
       })),
+      checkout: checkoutSummary,
       targets,
     };
     const md = markdown(report, bare, insert);
@@ -360,20 +484,42 @@ function markdown(report: any, bare: Measured, insert: { inserts_per_s: number; 
   const lines = [
     `# Tollgate bench: ${m.engine}${m.quick ? ' (quick)' : ''}, ${m.date}`,
     '',
-    `${m.cores} cores (${m.cpu}), Node ${m.node}, ${m.connections} connections, ${m.duration_s} s per scenario, ${m.gateway_processes} gateway process(es), commit ${m.commit}. Durability: ${m.durability}.`,
+    `${m.cores} cores (${m.cpu}), Node ${m.node}, ${m.connections} connections, ${m.duration_s} s per scenario, ${m.gateway_processes} gateway process(es), commit ${m.commit}${m.uncommitted_src_files ? ` + ${m.uncommitted_src_files} uncommitted file(s) under src/` : ''}, load average at start ${m.load_average_at_start.map((x: number) => x.toFixed(2)).join(' ')}. Durability: ${m.durability}.`,
     '',
     `Baselines: bare durable insert ${round(insert.inserts_per_s, 0)}/s (${insert.settings}); bare route ${bare.req_per_s} req/s, p99 ${bare.p99_ms} ms.`,
     '',
-    '| scenario | conns | req/s | p50 ms | p99 ms | p99.9 ms | peak RSS MiB | vs bare route | vs durable insert | non-2xx |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    `| bare route | ${bare.connections} | ${bare.req_per_s} | ${bare.p50_ms} | ${bare.p99_ms} | ${bare.p99_9_ms} | ${bare.peak_rss_mib ?? ''} | 100% | | ${bare.non_2xx} |`,
+    '| scenario | conns | req/s | p50 ms | p99 ms | p99.9 ms | peak RSS MiB | CPU gateway / runner | vs bare route | vs durable insert | non-2xx |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| bare route | ${bare.connections} | ${bare.req_per_s} | ${bare.p50_ms} | ${bare.p99_ms} | ${bare.p99_9_ms} | ${bare.peak_rss_mib ?? ''} | | 100% | | ${bare.non_2xx} |`,
   ];
+  const cpu = (r: Measured) => (r.gateway_cpu_pct === undefined ? '' : `${r.gateway_cpu_pct}% / ${r.runner_cpu_pct}%`);
   for (const r of report.scenarios) {
-    if (r.skipped) lines.push(`| ${r.name} | | ${r.skipped} | | | | | | | |`);
+    if (r.skipped) lines.push(`| ${r.name} | | ${r.skipped} | | | | | | | | |`);
+    else if (r.http_req_per_s !== undefined)
+      // A sequence: its rate is sequences a second (HTTP requests beside it); a ratio to one request's baseline would mislead.
+      lines.push(
+        `| ${r.name} | ${r.connections} | ${r.req_per_s} seq/s (${r.http_req_per_s} req/s) | ${r.p50_ms} | ${r.p99_ms} | ${r.p99_9_ms} | ${r.peak_rss_mib ?? ''} | ${cpu(r)} | | | ${r.non_2xx} |`,
+      );
     else
       lines.push(
-        `| ${r.name} | ${r.connections} | ${r.req_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.p99_9_ms} | ${r.peak_rss_mib ?? ''} | ${round(r.vs_bare_route * 100)}% | ${r.vs_durable_insert}× | ${r.non_2xx} |`,
+        `| ${r.name} | ${r.connections} | ${r.req_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.p99_9_ms} | ${r.peak_rss_mib ?? ''} | ${cpu(r)} | ${round(r.vs_bare_route * 100)}% | ${r.vs_durable_insert}× | ${r.non_2xx} |`,
       );
+  }
+  const co = report.checkout;
+  if (co) {
+    const u = co.unloaded;
+    lines.push(
+      '',
+      `Checkout beside authorise (same run): ${co.sequences_per_s} create+pay sequences/s (${co.http_req_per_s} HTTP req/s) against ${co.authorise_req_per_s} authorise req/s: ${round(co.sequences_vs_authorise * 100)}% of authorise in sequences, ${round(co.http_requests_vs_authorise * 100)}% in requests. ${co.verified.approved} of ${co.verified.sessions} sessions approved.`,
+      '',
+      `Unloaded (1 connection, ${u.sequences} sessions, each followed by a direct authorise through the same driver):`,
+      '',
+      '| step | p50 ms | p99 ms |',
+      '|---|---:|---:|',
+      ...Object.entries(u.steps as Record<string, Stats>).map(([k, v]) => `| checkout: ${k} | ${v.p50_ms} | ${v.p99_ms} |`),
+      `| checkout (whole sequence) | ${u.whole.p50_ms} | ${u.whole.p99_ms} |`,
+      `| authorise | ${u.authorise.p50_ms} | ${u.authorise.p99_ms} |`,
+    );
   }
   lines.push('', '| target | goal | measured | met |', '|---|---|---|---|');
   for (const t of report.targets) lines.push(`| ${t.name} | ${t.goal} | ${t.measured} | ${t.met === null ? '—' : t.met ? 'yes' : 'NO'} |`);

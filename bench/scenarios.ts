@@ -1,8 +1,12 @@
 // The bench scenarios, one table entry each. A scenario whose endpoint the gateway does not
 // register (HTTP 404 to a probe) is skipped and says so, so capture/refund switch themselves
-// on once those endpoints land.
-import type { AuthoriseRequest } from '../src/client/index.js';
+// on once those endpoints land. Most scenarios are one request repeated under autocannon; a
+// `sequence` scenario (the hosted checkout) chains requests, each built from the previous
+// answer, and runs under bench/driver.ts.
+import { type AuthoriseRequest, signBody } from '../src/client/index.js';
 import type { CreatedMerchant } from '../src/merchants/service.js';
+import { gatewayClient } from '../src/test/process.js';
+import { type DriveResult, driveSequences, type Go, type Stats, summarise, Unexpected } from './driver.js';
 
 export interface PoolPayment {
   transaction_id: string;
@@ -25,6 +29,7 @@ export interface BenchContext {
 }
 
 export interface Scenario {
+  kind?: 'request';
   name: string;
   path: string;
   describe: string;
@@ -176,5 +181,137 @@ export const refund50: Scenario = {
   },
 };
 
+/** What run.ts measures around the loaded part of a sequence scenario: peak RSS and CPU. */
+export interface Measurement {
+  peak_rss_mib: number | null;
+  gateway_cpu_pct: number;
+  runner_cpu_pct: number;
+}
+
+export interface SequenceRun {
+  /** Under load (the run's connections): the whole sequence and each step. */
+  loaded: DriveResult & Measurement & { connections: number };
+  /** One connection, one sequence at a time: each step's own cost, and authorise beside it through the same driver. */
+  unloaded: { sequences: number; whole: Stats; steps: Record<string, Stats>; authorise: Stats };
+  /** The payments the sequences made, read back through the order query. */
+  verified: { sessions: number; approved: number; other: Record<string, number> };
+}
+
+export interface SequenceScenario {
+  kind: 'sequence';
+  name: string;
+  /** Probed like a request scenario's: a 404 skips the scenario. */
+  path: string;
+  describe: string;
+  connections?: number;
+  merchant(ctx: BenchContext): CreatedMerchant;
+  run(
+    ctx: BenchContext,
+    o: {
+      duration_s: number;
+      warmup_s: number;
+      connections: number;
+      /** Resets peak RSS, runs `fn`, and reads peak RSS and the CPU it used. */
+      measure<T>(fn: () => Promise<T>): Promise<T & Measurement>;
+    },
+  ): Promise<SequenceRun>;
+}
+
+const FORM = 'application/x-www-form-urlencoded';
+const CREATED = /action="\/v1\/checkout\/(cs_[A-Za-z0-9_-]{32})"/;
+const FORM_TOKEN = /name="form_token" value="([^"]+)"/;
+/** Expiry on the payment page's card form: next year + 1, as a shopper would type it (YYYY). */
+const PAGE_YEAR = String(new Date().getUTCFullYear() + 2);
+
+/**
+ * The hosted checkout as a shopper's browser goes through it (decisions §14): the merchant's
+ * signed form posted to `/v1/checkout` (the loading page), the payment page, and its card form.
+ * The loading page's own hop (POST /v1/checkout/<id> → 303 /pay/<id>) is not part of it.
+ * Each session has its own shopper (card in BIN 424242, e-mail, IP), as the authorise
+ * scenario's payments do, so both run the same risk checks and neither measures velocity
+ * rejections.
+ */
+export const checkout: SequenceScenario = {
+  kind: 'sequence',
+  name: 'checkout',
+  path: '/v1/checkout',
+  describe:
+    'hosted checkout as a browser sends it: signed form POST /v1/checkout (loading page), GET /pay/<id> (form_token), card form POST /pay/<id> (303 to /pay/<id>)',
+  merchant: (ctx) => ctx.merchant,
+  async run(ctx, o) {
+    const m = ctx.merchant;
+    const client = gatewayClient(ctx.url, m);
+    const paid: string[] = [];
+    let n = 0;
+    const sequence = async (go: Go) => {
+      const order_no = `${ctx.tag}-C${n++}`;
+      const { card, expiration_month: _m, expiration_year: _y, security_code: _c, ...fields } = paymentFields(order_no);
+      // The merchant's page: the signed hidden inputs, posted by the browser as a form.
+      const form = client.checkoutForm({ ...fields, return_url: 'https://shop.example.com/done', cancel_url: 'https://shop.example.com/cart' });
+      const created = await go('create', 'POST', new URL(form.action).pathname, new URLSearchParams(form.fields).toString(), FORM);
+      if (created.status !== 200) throw new Unexpected('create', `HTTP ${created.status}, ${created.body.slice(0, 200)}`);
+      const id = CREATED.exec(created.body)?.[1];
+      if (!id) throw new Unexpected('create', 'no /v1/checkout/<cs_id> form action on the loading page');
+      const page = await go('page', 'GET', `/pay/${id}`);
+      if (page.status !== 200) throw new Unexpected('page', `HTTP ${page.status}`);
+      const form_token = FORM_TOKEN.exec(page.body)?.[1];
+      if (!form_token) throw new Unexpected('page', 'no form_token input on the payment page');
+      const pay = await go(
+        'pay',
+        'POST',
+        `/pay/${id}`,
+        new URLSearchParams({ form_token, card_number: card as string, expiry_month: '12', expiry_year: PAGE_YEAR, security_code: '123' }).toString(),
+        FORM,
+      );
+      if (pay.status !== 303 || pay.headers.location !== `/pay/${id}`)
+        throw new Unexpected('pay', `HTTP ${pay.status}, location ${pay.headers.location ?? '(none)'}`);
+      paid.push(order_no);
+    };
+
+    await driveSequences({ url: ctx.url, connections: o.connections, duration_s: o.warmup_s, sequence });
+    const loaded = await o.measure(() => driveSequences({ url: ctx.url, connections: o.connections, duration_s: o.duration_s, sequence }));
+
+    // Unloaded: each step's own cost, without 64 shoppers queueing in front of it. A direct
+    // authorise follows each session, so both see the same moment of a machine others share.
+    const count = ctx.quick ? 100 : 300;
+    const wholeMs: number[] = [];
+    const one = await driveSequences({
+      url: ctx.url,
+      connections: 1,
+      duration_s: 120,
+      max_sequences: count,
+      sequence: async (go) => {
+        const at = performance.now();
+        await sequence(go);
+        wholeMs.push(performance.now() - at);
+        const body = JSON.stringify(signBody(authoriseBody(m, `${ctx.tag}-U${n++}`), m.secret_key));
+        const r = await go('authorise', 'POST', '/v1/authorise', body, 'application/json');
+        if (r.status !== 200 || !r.body.includes('0000:Success')) throw new Unexpected('authorise', `HTTP ${r.status}, not 0000:Success`);
+      },
+    });
+    const { authorise: auth, ...steps } = one.steps;
+    if (!auth) throw new Error(`unloaded run: no authorise answered (${one.samples.join('; ')})`);
+
+    // Every session paid: read back (100 order numbers a query) and count the approved ones.
+    const other: Record<string, number> = {};
+    let approved = 0;
+    for (let i = 0; i < paid.length; i += 100) {
+      const batch = paid.slice(i, i + 100);
+      const answer = await client.queryOrders({ order_nos: batch });
+      const missing = batch.length - answer.orders_list.length;
+      if (missing > 0) other['(not found)'] = (other['(not found)'] ?? 0) + missing;
+      for (const order of answer.orders_list) {
+        if (order.payment_status === '2000' || order.payment_status === '3000') approved++;
+        else other[order.payment_status || '(none)'] = (other[order.payment_status || '(none)'] ?? 0) + 1;
+      }
+    }
+    return {
+      loaded: { ...loaded, connections: o.connections },
+      unloaded: { sequences: count, whole: summarise(wholeMs, one.elapsed_s), steps, authorise: auth },
+      verified: { sessions: paid.length, approved, other },
+    };
+  },
+};
+
 /** Run in this order; the query needs authorised orders. */
-export const SCENARIOS: Scenario[] = [authorise, query100, capture50, refund50];
+export const SCENARIOS: Array<Scenario | SequenceScenario> = [authorise, query100, capture50, refund50, checkout];
