@@ -278,14 +278,15 @@ export function registerCheckoutRoutes(app: FastifyInstance, deps: Deps, risk: R
       }
       const { session, payment } = created;
       const request_fields = JSON.parse(session.request) as Record<string, unknown>;
+      const name = await merchantName(payment.merchant_id);
       const fixed: LoadingInputs = {
         gbc_id: session.session_id,
         connector_code: deps.processorFor(creds.account)?.name ?? '',
-        account_name: await merchantName(payment.merchant_id),
+        account_name: name,
         webSite: typeof body.website === 'string' ? body.website : '',
         pm_id: '',
         apm_type: '',
-        descriptor: await merchantName(payment.merchant_id),
+        descriptor: name,
         orderprefix: '',
         rrtimezone: 'UTC',
         ordernumlength: String(payment.order_no.length),
