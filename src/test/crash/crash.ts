@@ -1,4 +1,4 @@
-// `npm run test:crash [-- --engine sqlite|postgres] [-- --cycles N]` (issue 6): under
+// `npm run test:crash [-- --engine sqlite|postgres] [-- --cycles N] [-- --part load|checkout]` (issue 6): under
 // concurrent mixed load the gateway is killed with SIGKILL at random moments and restarted.
 // Then: every payment answered as successful exists with its amount and transaction_id, no
 // order is charged twice (repeats got the same transaction, a changed body got 1011), every
@@ -7,7 +7,9 @@
 // local notify_url receiver, signed, deduplicated by webhook-id. Refunds, `ledger verify`
 // and delivery are mandatory: a build without them fails. Ends with "N passed, N failed".
 // The load goes through the client library (tollgate/client), so every answer's signature
-// is verified, and the receiver verifies each delivery with it too. `--quick`: 3 cycles.
+// is verified, and the receiver verifies each delivery with it too. Then the hosted
+// checkout (checkout.ts): sessions paid by card while the gateway is killed are charged
+// exactly once. `--quick`: 3 cycles and two checkout rounds.
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
@@ -39,13 +41,24 @@ import {
   pgReachable,
   startGateway,
 } from '../process.js';
+import { checkoutCrash } from './checkout.js';
 
 const { values: args } = parseArgs({
-  options: { engine: { type: 'string', multiple: true }, cycles: { type: 'string' }, 'no-build': { type: 'boolean' }, quick: { type: 'boolean' } },
+  options: {
+    engine: { type: 'string', multiple: true },
+    cycles: { type: 'string' },
+    'no-build': { type: 'boolean' },
+    quick: { type: 'boolean' },
+    /** `load` or `checkout`: one part only (both by default). */
+    part: { type: 'string' },
+  },
 });
 // A full run kills at least 10 times; --quick (3 kills) only proves the harness works.
 const CYCLES = args.quick ? 3 : Math.max(10, Number(args.cycles ?? 12));
 const CLIENTS = 16;
+/** Hosted checkout: kill -9 rounds, and sessions paid at once in each. */
+const CHECKOUT_ROUNDS = args.quick ? 2 : 6;
+const CHECKOUT_SESSIONS = 24;
 const REQUEST_TIMEOUT_MS = 10_000;
 const DELIVERY_TIMEOUT_MS = 90_000;
 const CI = process.env.CI === 'true' || process.env.CI === '1';
@@ -452,11 +465,18 @@ async function main(): Promise<void> {
     engines = engines.filter((x) => x !== 'postgres');
   }
   for (const engine of engines) {
-    try {
-      await runEngine(engine);
-    } catch (e) {
-      check(`crash test on ${engine} ran to the end`, false, (e as Error).message.slice(0, 500));
-    }
+    if (args.part !== 'checkout')
+      try {
+        await runEngine(engine);
+      } catch (e) {
+        check(`crash test on ${engine} ran to the end`, false, (e as Error).message.slice(0, 500));
+      }
+    if (args.part !== 'load')
+      try {
+        await checkoutCrash(engine, { rounds: CHECKOUT_ROUNDS, sessions: CHECKOUT_SESSIONS, check, log });
+      } catch (e) {
+        check(`hosted checkout crash test on ${engine} ran to the end`, false, (e as Error).message.slice(0, 500));
+      }
   }
   log(`\n${results.passed} passed, ${results.failed} failed`);
   process.exit(results.failed > 0 ? 1 : 0);

@@ -3,30 +3,53 @@
 // missing and extra fields, huge and deeply nested values, invalid UTF-8, malformed
 // JSON/XML/form, XML entity bombs, boundary amounts and dates, injection strings, signed
 // (so validation is reached) and not. Each case must answer below 500, a refusal must name
-// its problem and write nothing. A smaller part goes over a real socket to a spawned
-// gateway, which must stay up. TOLLGATE_TEST_ENGINE picks the engine (sqlite by default).
-// Bodies are signed and encoded with the client library (tollgate/client), and the seed
-// payments go through its client, so every fuzz run exercises it too. `--quick` runs a
-// few hundred cases to prove the harness works; only a full run counts toward 20,000.
+// its problem and write nothing (every table's contents hashed around it), an HTML answer
+// must carry the pages' Content-Security-Policy, and no answer may echo a card number the
+// request carried as card data. The shopper pages (3-D Secure here; the hosted checkout and
+// the APM issuer in shopper.ts, issue 10 item 6) get real ids and form tokens mixed with
+// hostile ones. A smaller part goes over a real socket to a spawned gateway, which must
+// stay up. TOLLGATE_TEST_ENGINE picks the engine (sqlite by default). Bodies are signed
+// and encoded with the client library (tollgate/client), and the seed payments go through
+// its client, so every fuzz run exercises it too. `--quick` runs a few hundred cases to
+// prove the harness works; only a full run counts toward 20,000.
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import pg from 'pg';
-import { type AuthoriseRequest, encodeBody, signBody } from '../../client/index.js';
+import { cardFacts } from '../../cards/card.js';
+import type { AuthoriseRequest } from '../../client/index.js';
 import { ENGINE, paymentRequest, type TestGateway, testGateway } from '../harness.js';
-import { buildDist, createMerchant, freePort, freshDatabase, gatewayEnv, startGateway } from '../process.js';
+import { buildDist, createMerchant, freePort, freshDatabase, gatewayClient, gatewayEnv, startGateway } from '../process.js';
+import {
+  type Case,
+  CONTENT_TYPES,
+  describeCase,
+  encodeLoose,
+  hostileValue,
+  INJECTIONS,
+  mutate,
+  mutation,
+  pageIdArb,
+  RAW,
+  setField,
+  signOrGarbage,
+} from './inputs.js';
+import { type Answer, type Fuzzer, fuzzShopperPages, observer, SHOPPER_ROUTES, seedShopper, socketPagePaths } from './shopper.js';
 import { type FuzzTarget, type KnownPayment, TARGETS, UNREGISTERED } from './targets.js';
 
 const { values: args } = parseArgs({
   options: { runs: { type: 'string' }, socket: { type: 'string' }, seed: { type: 'string' }, 'no-build': { type: 'boolean' }, quick: { type: 'boolean' } },
 });
 const QUICK = args.quick === true;
-// Defaults give 9 registered endpoints × 2,375 in-process cases + 400 over a socket
-// = 21,775 counted cases (issue 6 asks for at least 20,000).
+// Defaults give 10 signed endpoints × 2,425 and the two 3-D Secure page routes × 2,375
+// in-process cases + 400 over a socket (issue 6 asks for at least 20,000 counted cases), and
+// 8 shopper page routes of the hosted checkout and the APM issuer × 499 (issue 10 item 6;
+// fewer each, so that the run stays about as long as it was before they came).
 const RUNS_PER_TARGET = Number(args.runs ?? (QUICK ? 40 : 1900));
 const RAW_RUNS_PER_TARGET = Math.ceil(RUNS_PER_TARGET / 4);
 const PAGE_GET_RUNS = RUNS_PER_TARGET + RAW_RUNS_PER_TARGET;
+const SHOPPER_RUNS = { forms: Math.ceil(RUNS_PER_TARGET / 5), raw: Math.ceil(RUNS_PER_TARGET / 16) };
 const UNREGISTERED_RUNS = Math.ceil(RUNS_PER_TARGET / 16);
 const CHALLENGE_SEEDS = 40;
 const SOCKET_CASES = Number(args.socket ?? (QUICK ? 40 : 400));
@@ -35,230 +58,24 @@ const SEED = args.seed ? Number(args.seed) : Date.now() % 2 ** 31;
 const results = { passed: 0, failed: 0, cases: 0 };
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
-// ---------- hostile values ----------
-const INJECTIONS = [
-  "' OR '1'='1",
-  "'; DROP TABLE payments; --",
-  '" OR ""="',
-  '<script>alert(1)</script>',
-  '"><img src=x onerror=alert(1)>',
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: a template-injection probe, meant literally
-  '${7*7}',
-  '{{7*7}}',
-  '../../../../etc/passwd',
-  '\u0000',
-  'a\u0000b',
-  '\uFEFF',
-  '\uD800',
-  '\uDFFF\uD800',
-  '\r\nX-Injected: 1',
-  '%00%0d%0a',
-  '__proto__',
-  'constructor',
-  'prototype',
-  'NaN',
-  'Infinity',
-  '-0',
-  '1e309',
-  '0x10',
-  '4242424242424242',
-  '١٢٣',
-  'Ǆ̀͂',
-  '🙂'.repeat(50),
-];
-const AMOUNTS = [
-  '0.00',
-  '0',
-  '-1.00',
-  '0.001',
-  '0.01',
-  '9999999999999999.99',
-  '99999999999999999999.99',
-  '1e3',
-  '1,00',
-  '10.0',
-  '10.000',
-  ' 10.00',
-  '１０.００',
-  '+10.00',
-  '.5',
-  '5.',
-  '00000000000000000001.00',
-];
-const DATES = [
-  '00000000000000',
-  '99991231235959',
-  '20250229120000',
-  '20240229235959',
-  '20251301000000',
-  '2025-01-01',
-  '19700101000000',
-  '20251231236060',
-  '-1',
-  '2025010100000',
-  '202501010000000',
-];
-
-function nestObject(depth: number): unknown {
-  let v: unknown = 'x';
-  for (let i = 0; i < depth; i++) v = { a: v };
-  return v;
-}
-function nestArray(depth: number): unknown {
-  let v: unknown = 'x';
-  for (let i = 0; i < depth; i++) v = [v];
-  return v;
-}
-
-const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom(...INJECTIONS) },
-  { weight: 3, arbitrary: fc.constantFrom(...AMOUNTS) },
-  { weight: 2, arbitrary: fc.constantFrom(...DATES) },
-  {
-    weight: 3,
-    arbitrary: fc.oneof(
-      fc.integer(),
-      fc.double(),
-      fc.boolean(),
-      fc.constant(null),
-      fc.constant(-0),
-      fc.constant(1e308),
-      fc.constant(Number.MAX_SAFE_INTEGER + 2),
-    ),
-  },
-  { weight: 2, arbitrary: fc.array(fc.oneof(fc.string({ maxLength: 8 }), fc.integer()), { maxLength: 4 }) },
-  { weight: 2, arbitrary: fc.dictionary(fc.string({ maxLength: 6 }), fc.oneof(fc.string({ maxLength: 6 }), fc.integer()), { maxKeys: 4 }) },
-  { weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
-  { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 70_000 }).map((n) => 'A'.repeat(n)) },
-  // Rare: past the 1 MiB body limit (413 path).
-  { weight: 1, arbitrary: fc.constantFrom(600_000, 1_100_000, 1_500_000).map((n) => 'x'.repeat(n)) },
-  { weight: 1, arbitrary: fc.integer({ min: 20, max: 600 }).map(nestObject) },
-  { weight: 1, arbitrary: fc.integer({ min: 20, max: 600 }).map(nestArray) },
-);
-
-type Mutation = { op: 'delete' | 'set' | 'extra' | 'set_nested'; which: number; value: unknown; name: string };
-const mutation: fc.Arbitrary<Mutation> = fc.record({
-  op: fc.constantFrom('delete', 'set', 'set', 'extra', 'set_nested'),
-  which: fc.nat(),
-  value: hostileValue,
-  name: fc.oneof(
-    fc.constantFrom('__proto__', 'constructor', 'encryption_data', 'merchant_id', 'unknown_field', 'a.b', 'x[0]', ''),
-    fc.string({ maxLength: 12 }),
-  ),
-}) as fc.Arbitrary<Mutation>;
-
-function mutate(body: Record<string, unknown>, muts: Mutation[]): Record<string, unknown> {
-  const b = structuredClone(body);
-  for (const mu of muts) {
-    const keys = Object.keys(b);
-    const key = keys[mu.which % Math.max(1, keys.length)] as string;
-    if (mu.op === 'delete') delete b[key];
-    else if (mu.op === 'set') b[key] = mu.value;
-    else if (mu.op === 'extra') Object.defineProperty(b, mu.name, { value: mu.value, enumerable: true, writable: true, configurable: true });
-    else {
-      // Inside the first array item or nested object of the body, when there is one.
-      const holder = Object.values(b).find((v) => v !== null && typeof v === 'object') as Record<string, unknown> | unknown[] | undefined;
-      const inner = Array.isArray(holder) ? holder[0] : holder;
-      if (inner && typeof inner === 'object' && !Array.isArray(inner)) {
-        const ik = Object.keys(inner);
-        (inner as Record<string, unknown>)[ik[mu.which % Math.max(1, ik.length)] ?? mu.name] = mu.value;
-      } else b[key] = mu.value;
-    }
-  }
-  return b;
-}
-
-/** Deeper nesting than the signer's recursion allows is sent with a made-up signature. */
-function signOrGarbage(body: Record<string, unknown>, secret: string, format: 'json' | 'form' | 'xml'): string {
-  try {
-    return signBody(body, secret, format).encryption_data;
-  } catch {
-    return '0'.repeat(64);
-  }
-}
-
-// ---------- raw payloads ----------
-const billionLaughs = `<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;"><!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">]><request><merchant_id>&lol3;</merchant_id></request>`;
-const RAW: Array<string | Buffer> = [
-  '',
-  '   ',
-  '{',
-  '{"merchant_id":',
-  '{"merchant_id":"1",}',
-  '[1,2',
-  '[]',
-  'null',
-  '"string"',
-  '123',
-  '{"a":"\\u12"}',
-  '{"__proto__":{"polluted":1},"merchant_id":"1","account_id":"1","encryption_data":"00"}',
-  '{"constructor":{"prototype":{"polluted":1}}}',
-  `${'['.repeat(50_000)}${']'.repeat(50_000)}`,
-  `${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}`,
-  billionLaughs,
-  '<?xml version="1.0"?><!DOCTYPE r [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><r><merchant_id>&xxe;</merchant_id></r>',
-  '<?xml version="1.0"?><!DOCTYPE r SYSTEM "http://169.254.169.254/latest/meta-data/"><r/>',
-  '<r><merchant_id>1</merchant_id>',
-  '<r><merchant_id>1</merchant_id><merchant_id>2</merchant_id><account_id><x>1</x></account_id></r>',
-  '<r><![CDATA[<merchant_id>1</merchant_id>]]></r>',
-  '<?xml version="1.0"?>',
-  '<r attr="1" attr="2"/>',
-  `${'<a>'.repeat(10_000)}x${'</a>'.repeat(10_000)}`,
-  '<r>&#0;&#x110000;&#xD800;&amp;&unknown;</r>',
-  'a[b][c][d][e][f][g][h][i][j][k]=1',
-  'a[999999999]=1',
-  '&&&',
-  '=',
-  '==&==',
-  'merchant_id=%E0%A4%A&account_id=%',
-  'merchant_id[__proto__][x]=1',
-  Array.from({ length: 6000 }, (_, i) => `p${i}=1`).join('&'),
-  `a=${'b'.repeat(1_200_000)}`,
-  Buffer.from([0x7b, 0x22, 0x6d, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc3, 0x28, 0x22, 0x7d]),
-  Buffer.from([0xef, 0xbb, 0xbf, 0x7b, 0x7d]),
-  Buffer.from([0x3c, 0x72, 0x3e, 0xed, 0xa0, 0x80, 0x3c, 0x2f, 0x72, 0x3e]),
-  Buffer.from([0x80, 0x81, 0x82, 0xc0, 0xaf]),
-  Buffer.alloc(2048, 0),
-];
-const CONTENT_TYPES = [
-  'application/json',
-  'application/xml',
-  'text/xml',
-  'application/x-www-form-urlencoded',
-  'text/plain',
-  'multipart/form-data; boundary=x',
-  'application/json; charset=latin1',
-  '',
-];
-
 // ---------- checks ----------
 /** Cases per endpoint label ("POST /v1/authorise"): counted ones are registered endpoints. */
 const counted = new Map<string, number>();
 const uncounted = new Map<string, number>();
 /** Answers in Fastify's own error shape (router level, before our error handler). */
 const frameworkAnswers = new Map<string, number>();
-const bump = (m: Map<string, number>, k: string, n = 1) => m.set(k, (m.get(k) ?? 0) + n);
-
-interface Case {
-  method: 'GET' | 'POST';
-  path: string;
-  payload?: string | Buffer;
-  contentType: string;
-  headers?: Record<string, string>;
-}
-
-function describeCase(c: Case): string {
-  if (c.payload === undefined) return `${c.method} ${c.path.length > 300 ? `${c.path.slice(0, 300)}… (${c.path.length} chars)` : c.path}`;
-  const p = typeof c.payload === 'string' ? c.payload : `<bytes ${c.payload.toString('hex').slice(0, 60)}>`;
-  return `${c.method} ${c.path} [${c.contentType}] ${p.length > 300 ? `${p.slice(0, 300)}… (${p.length} chars)` : p}`;
-}
+const bump = <K>(m: Map<K, number>, k: K, n = 1) => m.set(k, (m.get(k) ?? 0) + n);
+/** In-process answers per endpoint label and HTTP status: how often the fuzz got past each refusal. */
+const statusesOf = new Map<string, Map<number, number>>();
 
 /** "Names a problem": a result code and, for 400, a non-empty description; an HTML page says what happened. */
 function namesProblem(status: number, body: string, contentType: string): string | null {
   if (contentType.startsWith('text/html')) {
     const title = /<h1>([^<]+)<\/h1>/.exec(body)?.[1]?.trim();
     const message = /<p id="message">([^<]+)<\/p>/.exec(body)?.[1]?.trim();
-    return title && message ? null : `an HTML ${status} page without a title and message: ${body.slice(0, 200)}`;
+    // A form shown again (the payment page's card or method form) says so in its alert.
+    const alert = /<p class="error" id="errors" role="alert">([^<]+)<\/p>/.exec(body)?.[1]?.trim();
+    return title && (message || (status === 400 && alert)) ? null : `an HTML ${status} page without a title and message: ${body.slice(0, 200)}`;
   }
   let rec: Record<string, unknown> = {};
   try {
@@ -280,6 +97,71 @@ function namesProblem(status: number, body: string, contentType: string): string
   return null;
 }
 
+/** Field names that carry card numbers (the gateway's own list for masking, signature-refusal.ts). */
+const CARD_FIELD = /card|pan$|^number$/i;
+
+/**
+ * Card numbers a request carries as card data: the values of card fields (`card`,
+ * `card_number`, any spelling the gateway masks) in a JSON, form or XML body or in the
+ * query, that the gateway's own card check (cards/card.ts: brand, length and Luhn) calls
+ * valid once spaces and dashes are gone. An order_no or merchant_id that happens to look
+ * like a card is the merchant's own identifier, which answers echo by design.
+ */
+function cardNumbersIn(c: Case): string[] {
+  const cards: string[] = [];
+  /** Values of other fields: a number also sent as an identifier (order_no, merchant_id) is echoed by design. */
+  const others = new Set<string>();
+  const add = (key: string, v: string) => {
+    if (CARD_FIELD.test(key)) cards.push(v);
+    else others.add(v.replace(/[\s-]/g, ''));
+  };
+  // Iterative: the fuzz nests bodies 20,000 levels deep.
+  const walk = (root: unknown): void => {
+    const stack: Array<[unknown, string]> = [[root, '']];
+    for (let steps = 0; stack.length > 0 && steps < 200_000; steps++) {
+      const [v, key] = stack.pop() as [unknown, string];
+      if (Array.isArray(v)) for (const x of v) stack.push([x, key]);
+      else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) stack.push([x, k]);
+      else if (typeof v === 'string' || typeof v === 'number') add(key, String(v));
+    }
+  };
+  const pairs = (text: string) => {
+    for (const [k, v] of new URLSearchParams(text)) add(/([^[\]]+)\]*$/.exec(k)?.[1] ?? k, v);
+  };
+  const query = c.path.indexOf('?');
+  if (query >= 0) pairs(c.path.slice(query + 1));
+  const body = typeof c.payload === 'string' ? c.payload : (c.payload?.toString('utf8') ?? '');
+  if (body.length > 0 && body.length < 2_000_000) {
+    let json: unknown;
+    try {
+      json = JSON.parse(body);
+    } catch {
+      json = undefined;
+    }
+    if (json !== undefined) walk(json);
+    else if (body.trimStart().startsWith('<')) for (const [, k, v] of body.matchAll(/<([A-Za-z_][\w.-]*)>([^<]*)<\/\1>/g)) add(k as string, v as string);
+    else pairs(body);
+  }
+  const pans = cards.map((v) => v.replace(/[\s-]/g, '')).filter((v) => /^\d{12,19}$/.test(v) && !others.has(v) && cardFacts(v).valid);
+  return [...new Set(pans)];
+}
+
+/**
+ * The answer's body or a header (Location above all) holding one of `pans`, whole or in
+ * groups of four. The payment page's test-mode note names the sandbox test card on every
+ * test account's page, whatever was posted: it is left out.
+ */
+function echoedCard(pans: string[], a: Answer): string | null {
+  if (pans.length === 0) return null;
+  const body = a.body.replace(/<p class="note" id="test-mode">[^<]*<\/p>/, '');
+  const text = `${Object.values(a.headers).join('\n')}\n${body}`;
+  for (const pan of pans) {
+    const groups = pan.match(/.{1,4}/g) ?? [];
+    for (const form of [pan, groups.join(' '), groups.join('-')]) if (text.includes(form)) return `${pan.slice(0, 6)}…${pan.slice(-4)}`;
+  }
+  return null;
+}
+
 /**
  * A content checksum of every table ("a refused request writes nothing" compares whole
  * contents, not row counts, so an in-place UPDATE shows too). SQLite: every row of every
@@ -295,6 +177,8 @@ interface Checksum {
   take(): Promise<Map<string, string>>;
   /** How many readings hashed every table (the others were provably unchanged). */
   recomputed: number;
+  /** Time spent hashing (the price of the no-write check; it grows with the tables). */
+  hash_ms: number;
   close(): Promise<void>;
 }
 
@@ -314,6 +198,7 @@ async function openChecksum(gw: TestGateway): Promise<Checksum> {
     let last: { version: unknown; sums: Map<string, string> } | null = null;
     const sum: Checksum = {
       recomputed: 0,
+      hash_ms: 0,
       async take() {
         const out = new Map<string, string>();
         // One read transaction: the version and all tables from the same snapshot.
@@ -323,6 +208,7 @@ async function openChecksum(gw: TestGateway): Promise<Checksum> {
           if (last && last.version === v) return last.sums;
           sum.recomputed++;
           last = { version: v, sums: out };
+          const t0 = Date.now();
           for (const [t, stmt] of reads) {
             const h = createHash('sha256');
             let n = 0;
@@ -333,6 +219,7 @@ async function openChecksum(gw: TestGateway): Promise<Checksum> {
             }
             out.set(t, `${n}:${h.digest('hex').slice(0, 16)}`);
           }
+          sum.hash_ms += Date.now() - t0;
         } finally {
           raw.exec('COMMIT');
         }
@@ -360,6 +247,7 @@ async function openChecksum(gw: TestGateway): Promise<Checksum> {
   let last: { version: string; sums: Map<string, string> } | null = null;
   const sum: Checksum = {
     recomputed: 0,
+    hash_ms: 0,
     async take() {
       await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
       try {
@@ -367,7 +255,9 @@ async function openChecksum(gw: TestGateway): Promise<Checksum> {
         const v = (await c.query<{ v: string }>('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS v')).rows[0]?.v ?? '';
         if (last && last.version === v) return last.sums;
         sum.recomputed++;
+        const t0 = Date.now();
         const r = await c.query<{ name: string; h: string }>(query);
+        sum.hash_ms += Date.now() - t0;
         last = { version: v, sums: new Map(r.rows.map((row) => [row.name, row.h])) };
         return last.sums;
       } finally {
@@ -390,58 +280,30 @@ function changedTables(a: Map<string, string>, b: Map<string, string>): string[]
   return [...names].filter((t) => a.get(t) !== b.get(t)).map((t) => `${t} ${a.get(t)} → ${b.get(t)}`);
 }
 
-// ---------- in-process run ----------
-/** Cases per endpoint label ("POST /v1/authorise"): counted ones are registered endpoints. */
+/** Guard: the card-echo check must see a card in each encoding and place (else "no echo" proves nothing). */
+function guardCardEcho(): void {
+  const pan = '4242424242424242';
+  const probes: Array<[string, Case, string]> = [
+    ['form', { method: 'POST', path: '/pay/x', payload: 'form_token=t&card_number=4242+4242+4242+4242', contentType: '' }, `value="${pan}"`],
+    ['JSON', { method: 'POST', path: '/v1/authorise', payload: `{"card":"${pan}"}`, contentType: '' }, `<card>${pan}</card>`],
+    ['XML', { method: 'POST', path: '/v1/authorise', payload: `<request><card>${pan}</card></request>`, contentType: '' }, '4242-4242-4242-4242'],
+    ['query', { method: 'GET', path: `/pay/x?card_number=${pan}`, contentType: '' }, `Location: ${pan}`],
+  ];
+  for (const [where, c, answer] of probes)
+    if (!echoedCard(cardNumbersIn(c), { statusCode: 400, headers: {}, body: answer })) throw new Error(`the card-echo check misses a card sent in ${where}`);
+  const hint = `<p class="note" id="test-mode">Pay with a test card such as 4242 4242 4242 4242.</p>`;
+  if (echoedCard([pan], { statusCode: 200, headers: {}, body: hint })) throw new Error('the card-echo check flags the test-mode note');
+  if (cardNumbersIn({ method: 'POST', path: '/v1/authorise', payload: `{"order_no":"${pan}"}`, contentType: '' }).length)
+    throw new Error('the card-echo check takes an order_no for card data');
+}
 
+// ---------- in-process run ----------
 interface Challenge {
   id: string;
   form_token: string;
 }
 
 const CHALLENGE_CARD = '4000000000003220';
-
-/** Ids for GET/POST /threeds/:id: real ones (open, then used), near misses and hostile strings. */
-function challengeIdArb(challenges: Challenge[]): fc.Arbitrary<string> {
-  const real = fc.nat().map((i) => (challenges[i % challenges.length] as Challenge).id);
-  return fc.oneof(
-    { weight: 4, arbitrary: real.map(encodeURIComponent) },
-    { weight: 1, arbitrary: real.map((id) => id.slice(0, 31)) },
-    { weight: 1, arbitrary: real.map((id) => `${id}A`) },
-    { weight: 1, arbitrary: real.map((id) => id.toLowerCase()) },
-    { weight: 1, arbitrary: real.map((id) => `${id}%00`) },
-    { weight: 1, arbitrary: real.map((id) => `${id}?outcome=complete&form_token=x`) },
-    {
-      weight: 3,
-      arbitrary: fc.constantFrom(...INJECTIONS).map((s) => {
-        try {
-          return encodeURIComponent(s);
-        } catch {
-          return '%ED%A0%80'; // a lone surrogate as (invalid) UTF-8 bytes
-        }
-      }),
-    },
-    { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 80 }).map((s) => encodeURIComponent(s.replace(/[\uD800-\uDFFF]/g, '?'))) },
-    { weight: 1, arbitrary: fc.integer({ min: 60, max: 9_000 }).map((n) => 'A'.repeat(n)) },
-    {
-      weight: 2,
-      arbitrary: fc.constantFrom(
-        '%',
-        '%zz',
-        '%E0%A4%A',
-        '%ff%fe',
-        '%c0%af',
-        '..%2f..%2fetc%2fpasswd',
-        '%2e%2e',
-        'a%2Fb',
-        '%0d%0aX-Injected:%201',
-        ';jsessionid=1',
-        '__proto__',
-        'constructor',
-        `${'A'.repeat(32)}#frag`,
-      ),
-    },
-  );
-}
 
 async function inProcess(): Promise<void> {
   const gw = await testGateway({ settings: { public_url: 'http://tollgate.test' } });
@@ -467,9 +329,14 @@ async function inProcess(): Promise<void> {
       challenges.push({ id, form_token });
     }
 
+    // Sessions and APM issuer pages for the shopper page routes (decisions §14, §15).
+    const pool = await seedShopper(gw, m);
+    log(`  seeded ${pool.sessions.length} checkout sessions and ${pool.issuer.length} APM issuer pages`);
+
     check = await openChecksum(gw);
     const sums = check;
     let state = await sums.take();
+    guardCardEcho();
     // Guard: the checksum must see a committed write (else "writes nothing" proves nothing).
     await client.authorise(seedPayment('SEED-GUARD'));
     const seen = changedTables(state, await sums.take());
@@ -481,9 +348,7 @@ async function inProcess(): Promise<void> {
     let refused = 0;
     let n = 0;
 
-    const runCase = async (label: string, isCounted: boolean, c: Case): Promise<void> => {
-      results.cases++;
-      bump(isCounted ? counted : uncounted, label);
+    const inject = async (c: Case): Promise<Answer> => {
       const res = await gw.app.inject({
         method: c.method,
         url: c.path,
@@ -491,8 +356,28 @@ async function inProcess(): Promise<void> {
         headers: { ...(c.contentType ? { 'content-type': c.contentType } : {}), ...c.headers },
         remoteAddress: '127.0.0.1',
       });
+      return { statusCode: res.statusCode, headers: res.headers, body: res.body };
+    };
+    let observe: ((c: Case, a: Answer) => Promise<void>) | null = null;
+    let htmlAnswers = 0;
+
+    const runCase = async (label: string, isCounted: boolean, c: Case): Promise<Answer> => {
+      results.cases++;
+      bump(isCounted ? counted : uncounted, label);
+      const res = await inject(c);
       statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+      if (!statusesOf.has(label)) statusesOf.set(label, new Map());
+      bump(statusesOf.get(label) as Map<number, number>, res.statusCode);
       if (res.statusCode >= 500) throw new Error(`HTTP ${res.statusCode} for ${describeCase(c)}: ${res.body.slice(0, 300)}`);
+      // Every page carries the shared layer's policy (nonce scripts, frame-ancestors), refusals too.
+      if (String(res.headers['content-type'] ?? '').startsWith('text/html')) {
+        htmlAnswers++;
+        const csp = String(res.headers['content-security-policy'] ?? '');
+        if (!csp.includes("default-src 'none'") || !csp.includes('frame-ancestors'))
+          throw new Error(`an HTML ${res.statusCode} answer without its Content-Security-Policy for ${describeCase(c)}`);
+      }
+      const echoed = echoedCard(cardNumbersIn(c), res);
+      if (echoed) throw new Error(`a ${res.statusCode} answer echoes the card number ${echoed} the request carried, for ${describeCase(c)}`);
       // Before this case = after the previous one (nothing else writes: no worker, a fixed clock).
       const after = await sums.take();
       if (res.statusCode >= 400) {
@@ -503,6 +388,18 @@ async function inProcess(): Promise<void> {
         if (changed.length) throw new Error(`a ${res.statusCode} refusal changed table contents (${changed.join('; ')}) for ${describeCase(c)}`);
       }
       state = after;
+      if (observe) await observe(c, res);
+      return res;
+    };
+
+    /** A read the run makes for itself (a new session's page, for its token): never a write. */
+    const quiet = async (c: Case): Promise<Answer> => {
+      const res = await inject(c);
+      const after = await sums.take();
+      const changed = changedTables(state, after);
+      if (res.statusCode >= 500 || changed.length)
+        throw new Error(`reading ${describeCase(c)} answered ${res.statusCode} and changed ${changed.join('; ') || 'nothing'}`);
+      return res;
     };
 
     const headerArb = fc.option(
@@ -546,12 +443,7 @@ async function inProcess(): Promise<void> {
           const body = mutate(t.base(m, known, n++), bc.muts);
           if (bc.signing === 'valid') body.encryption_data = signOrGarbage(body, m.secret_key, bc.format);
           else if (bc.signing === 'wrong') body.encryption_data = 'f'.repeat(64);
-          let enc: { payload: string; contentType: string };
-          try {
-            enc = encodeBody(body, bc.format);
-          } catch {
-            enc = encodeBody(body, 'json'); // a lone surrogate cannot be URL-encoded
-          }
+          const enc = encodeLoose(body, bc.format);
           await runCase(label, isCounted, {
             method: 'POST',
             path: t.path,
@@ -572,17 +464,25 @@ async function inProcess(): Promise<void> {
       );
     };
 
+    // Sessions the fuzzed POST /v1/checkout opens join the shopper pages' pool.
+    observe = observer(pool, { quiet });
     for (const t of TARGETS) {
       const before = results.cases;
+      const t0 = Date.now();
       await acquiring(t, true, RUNS_PER_TARGET, RAW_RUNS_PER_TARGET);
-      log(`    ${results.cases - before} cases`);
+      log(`    ${results.cases - before} cases, ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     }
 
     // The shopper-facing 3-D Secure page (decisions §10): hostile ids and form posts.
-    const idArb = challengeIdArb(challenges);
+    const idArb = pageIdArb(
+      fc.nat().map((i) => (challenges[i % challenges.length] as Challenge).id),
+      32,
+      'outcome=complete&form_token=x',
+    );
     {
       const label = 'GET /threeds/:id';
       const before = results.cases;
+      const t0 = Date.now();
       await property(
         label,
         'ids',
@@ -599,11 +499,12 @@ async function inProcess(): Promise<void> {
         }),
         PAGE_GET_RUNS,
       );
-      log(`    ${results.cases - before} cases`);
+      log(`    ${results.cases - before} cases, ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     }
     {
       const label = 'POST /threeds/:id';
       const before = results.cases;
+      const t0 = Date.now();
       const formCase = fc.record({
         pick: fc.nat(),
         idKind: fc.constantFrom('real', 'real', 'real', 'hostile'),
@@ -631,13 +532,8 @@ async function inProcess(): Promise<void> {
           else if (fcase.tokenKind === 'other') body.form_token = other.form_token;
           else if (fcase.tokenKind === 'hostile') body.form_token = fcase.hostileToken;
           if (fcase.outcome !== undefined) body.outcome = fcase.outcome;
-          for (const x of fcase.extras) Object.defineProperty(body, x.name, { value: x.value, enumerable: true, writable: true, configurable: true });
-          let enc: { payload: string; contentType: string };
-          try {
-            enc = encodeBody(body, fcase.format);
-          } catch {
-            enc = encodeBody(body, 'json');
-          }
+          for (const x of fcase.extras) setField(body, x.name, x.value);
+          const enc = encodeLoose(body, fcase.format);
           await runCase(label, true, { method: 'POST', path: `/threeds/${id}`, payload: enc.payload, contentType: fcase.contentType ?? enc.contentType });
         }),
         RUNS_PER_TARGET,
@@ -651,17 +547,23 @@ async function inProcess(): Promise<void> {
         }),
         RAW_RUNS_PER_TARGET,
       );
-      log(`    ${results.cases - before} cases`);
+      log(`    ${results.cases - before} cases, ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     }
+
+    // The hosted checkout's and the APM issuer's shopper pages (decisions §14, §15).
+    const fuzzer: Fuzzer = { run: (label, c) => runCase(label, true, c), quiet, property, headers: headerArb as Fuzzer['headers'] };
+    await fuzzShopperPages(fuzzer, pool, SHOPPER_RUNS, log, () => results.cases);
+    log(`  every HTML answer (${htmlAnswers}) carried the Content-Security-Policy; no answer echoed a card number its request carried`);
 
     // Spec paths this build does not register: only the 404 handler answers. Reported, not counted.
     for (const t of UNREGISTERED) {
       const before = results.cases;
+      const t0 = Date.now();
       await acquiring(t, false, UNREGISTERED_RUNS, Math.ceil(UNREGISTERED_RUNS / 4));
-      log(`    ${results.cases - before} cases (unregistered path: not counted)`);
+      log(`    ${results.cases - before} cases, ${((Date.now() - t0) / 1000).toFixed(1)} s (unregistered path: not counted)`);
     }
     log(
-      `  in-process: ${results.cases} cases (${refused} refused, each with every table's checksum unchanged; all tables hashed ${sums.recomputed} times), statuses ${[
+      `  in-process: ${results.cases} cases (${refused} refused, each with every table's checksum unchanged; all tables hashed ${sums.recomputed} times, ${(sums.hash_ms / 1000).toFixed(1)} s), statuses ${[
         ...statuses.entries(),
       ]
         .sort((a, b) => a[0] - b[0])
@@ -688,6 +590,15 @@ async function overSocket(): Promise<void> {
   });
   const bad: string[] = [];
   try {
+    // The signed endpoints with JSON bodies, and the shopper page forms (real ids) with form bodies.
+    const routes: Array<{ label: string; path: string; contentType: string }> = [
+      ...TARGETS.map((t) => ({ label: `POST ${t.path}`, path: t.path, contentType: 'application/json' })),
+      ...(await socketPagePaths(gw.url, gatewayClient(gw.url, m))).map(([label, path]) => ({
+        label,
+        path,
+        contentType: 'application/x-www-form-urlencoded',
+      })),
+    ];
     const payloads = fc.sample(
       fc.oneof(
         fc.constantFrom(...RAW),
@@ -704,17 +615,18 @@ async function overSocket(): Promise<void> {
       Array.from({ length: 8 }, async () => {
         while (i < payloads.length) {
           const payload = payloads[i] as string | Buffer;
-          const path = (TARGETS[i++ % TARGETS.length] as (typeof TARGETS)[number]).path;
-          bump(counted, `POST ${path}`);
+          const { label, path, contentType } = routes[i++ % routes.length] as (typeof routes)[number];
+          bump(counted, label);
           try {
             const r = await fetch(`${gw.url}${path}`, {
               method: 'POST',
               body: payload,
-              headers: { 'content-type': 'application/json' },
+              headers: { 'content-type': contentType },
+              redirect: 'manual',
               signal: AbortSignal.timeout(15_000),
             });
             await r.arrayBuffer();
-            if (r.status >= 500) bad.push(`HTTP ${r.status} for ${describeCase({ method: 'POST', path, payload, contentType: 'application/json' })}`);
+            if (r.status >= 500) bad.push(`HTTP ${r.status} for ${describeCase({ method: 'POST', path, payload, contentType })}`);
           } catch (e) {
             // A connection the server closes on an oversized body is fine; a dead server is not.
             if (exited) bad.push(`the gateway died: ${(e as Error).message}`);
@@ -741,14 +653,19 @@ async function overSocket(): Promise<void> {
 
 const t0 = Date.now();
 log(
-  `fuzz on ${ENGINE}, seed ${SEED} (rerun with --seed ${SEED}), ${TARGETS.length + 2} registered endpoints (+${UNREGISTERED.length} unregistered paths, not counted)`,
+  `fuzz on ${ENGINE}, seed ${SEED} (rerun with --seed ${SEED}), ${TARGETS.length + 2 + SHOPPER_ROUTES.length} registered endpoints (+${UNREGISTERED.length} unregistered paths, not counted)`,
 );
 await inProcess();
 await overSocket();
 const countedTotal = [...counted.values()].reduce((a, b) => a + b, 0);
 const uncountedTotal = [...uncounted.values()].reduce((a, b) => a + b, 0);
-log('\ncases per registered endpoint (counted):');
-for (const [k, v] of [...counted.entries()].sort()) log(`  ${k.padEnd(28)} ${String(v).padStart(6)}`);
+log('\ncases per registered endpoint (counted; in-process answers by HTTP status):');
+const byStatus = (k: string) =>
+  [...(statusesOf.get(k) ?? new Map<number, number>()).entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([st, x]) => `${st}×${x}`)
+    .join(' ');
+for (const [k, v] of [...counted.entries()].sort()) log(`  ${k.padEnd(28)} ${String(v).padStart(6)}  ${byStatus(k)}`);
 log(`  ${'total'.padEnd(28)} ${String(countedTotal).padStart(6)}`);
 log(`unregistered paths (404 handler only, not counted): ${[...uncounted.entries()].map(([k, v]) => `${k} ${v}`).join(', ')}; total ${uncountedTotal}`);
 if (frameworkAnswers.size)

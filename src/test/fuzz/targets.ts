@@ -1,6 +1,7 @@
-// Fuzz targets: every registered acquiring endpoint (spec and decisions §8), with a
+// Fuzz targets: every registered signed endpoint (spec and decisions §8, §14), with a
 // valid-ish body to mutate. The 3-D Secure page routes (GET and POST /threeds/:id) are
-// fuzzed by fuzz.ts with their own generators (hostile ids and form fields). Paths of the
+// fuzzed by fuzz.ts, and the hosted checkout's and APM issuer's shopper pages by shopper.ts,
+// with their own generators (hostile ids and form fields). Paths of the
 // spec that this build does not register are in UNREGISTERED: they only reach the 404
 // handler, so they are fuzzed as a separate group that is reported but never counted
 // toward the 20,000 cases of issue 6.
@@ -39,11 +40,17 @@ export const TARGETS: FuzzTarget[] = [
       security_code: '123',
       shopper_email: 'a@example.com',
       shopper_ip: '203.0.113.9',
-      notify_url: 'https://merchant.example/notify',
+      // A notify_url host must resolve (decisions §11; the harness allows loopback webhooks),
+      // and cavv and xid are 20 bytes in base64: a body the gateway accepts, before mutation.
+      notify_url: 'http://127.0.0.1:9/notify',
       birth_date: '01-02-1990',
       checkout_time: 1763596800,
       cart_items: [{ basic_item_data: { name: 'Tee', quantity: '1', price: { amount_usd: 10.5, amount_local_currency: 10.5, currency: 'USD' } } }],
-      additional_information: [{ mpi_info: { eci: '05', cavv: 'AAABBB==', xid: 'x1', dsTransID: '0b1c7a3e-3d41-4a8e-9c8e-2a8f0e1d2c3b' } }],
+      additional_information: [
+        {
+          mpi_info: { eci: '05', cavv: 'AAECAwQFBgcICQoLDA0ODxAREhM=', xid: 'FBUWFxgZGhscHR4fICEiIyQlJic=', dsTransID: '0b1c7a3e-3d41-4a8e-9c8e-2a8f0e1d2c3b' },
+        },
+      ],
       subscription: { contract: 'c', contract_name: 'gold', contract_amount: '10.00', interval: 'month', interval_count: '1', billing_cycle: 12 },
     }),
   },
@@ -81,14 +88,36 @@ export const TARGETS: FuzzTarget[] = [
       return { ...ids(m), ...where, ...(n % 3 === 0 ? {} : { card_bin: ['424242', '55555555', '378282'][n % 3] }), device_type: 'mobile' };
     },
   },
+  {
+    // The hosted checkout (decisions §14): a direct payment's fields without the card, in the
+    // four places the payment page offers different methods; accepted bodies open sessions,
+    // which the shopper page fuzz (shopper.ts) then uses.
+    path: '/v1/checkout',
+    base: (m, _k, n) => ({
+      ...ids(m),
+      order_no: `FZC-${n}`,
+      ...[
+        { currency: 'USD', amount: '10.00', billing_country: 'US' },
+        { currency: 'BRL', amount: '50.00', billing_country: 'BR' },
+        { currency: 'EUR', amount: '25.00', billing_country: 'NL' },
+        { currency: 'JPY', amount: '1200', billing_country: 'JP' },
+      ][n % 4],
+      return_url: 'https://merchant.example/r?cart=1',
+      cancel_url: 'https://merchant.example/cart',
+      notify_url: 'http://127.0.0.1:9/notify', // must resolve (decisions §11); the harness allows loopback
+      shopper_email: 'a@example.com',
+      first_name: 'Ana',
+      last_name: 'Silva',
+      default_lang: ['en', 'pt-BR', 'de', 'fr'][n % 4],
+      website: 'merchant.example',
+      items: 'Tee#,#1#,#10.00#,#T1',
+      cart_items: [{ basic_item_data: { name: 'Tee', quantity: '1', price: { amount_usd: 10.5, amount_local_currency: 10.5, currency: 'USD' } } }],
+    }),
+  },
 ];
 
 /** Spec paths with no route on this build: fuzzed for 404 answers only, not counted. */
 export const UNREGISTERED: FuzzTarget[] = [
-  {
-    path: '/v1/checkout',
-    base: (m, _k, n) => ({ ...ids(m), order_no: `FZC-${n}`, currency: 'USD', amount: '10.00', return_url: 'https://merchant.example/r' }),
-  },
   { path: '/v1/cancelsubscription', base: (m) => ({ ...ids(m), recurring_id: 'R1', contract_name: 'gold' }) },
   {
     path: '/v1/payout',
