@@ -12,6 +12,7 @@ import { paymentsMigration } from '../payments/migration.js';
 import { refundIdempotencyMigration, refundsMigration } from '../refunds/migration.js';
 import { reviewMigration } from '../review/migration.js';
 import { riskMigration } from '../risk/migration.js';
+import { scheduledJobsMigration } from '../scheduler/migration.js';
 import { threedsMigration } from '../threeds/migration.js';
 
 // Names sort in the order they must run.
@@ -32,6 +33,7 @@ export const migrations: Record<string, Migration> = {
   '0040_payment_methods': paymentMethodsMigration,
   '0041_checkout_sessions': checkoutMigration,
   '0042_apm_issuer_pages': apmIssuerPagesMigration,
+  '0043_scheduled_jobs': scheduledJobsMigration,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {

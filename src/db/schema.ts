@@ -13,6 +13,7 @@ import type { PaymentTables } from '../payments/tables.js';
 import type { RefundTables } from '../refunds/tables.js';
 import type { ReviewTables } from '../review/tables.js';
 import type { RiskTables } from '../risk/tables.js';
+import type { SchedulerTables } from '../scheduler/tables.js';
 import type { ThreedsTables } from '../threeds/tables.js';
 
 export interface DB
@@ -28,4 +29,5 @@ export interface DB
     PageTables,
     MethodTables,
     CheckoutTables,
-    ApmTables {}
+    ApmTables,
+    SchedulerTables {}
