@@ -13,6 +13,7 @@ import { refundIdempotencyMigration, refundsMigration } from '../refunds/migrati
 import { reviewMigration } from '../review/migration.js';
 import { riskMigration } from '../risk/migration.js';
 import { scheduledJobsMigration } from '../scheduler/migration.js';
+import { subscriptionsMigration } from '../subscriptions/migration.js';
 import { threedsMigration } from '../threeds/migration.js';
 
 // Names sort in the order they must run.
@@ -34,6 +35,7 @@ export const migrations: Record<string, Migration> = {
   '0041_checkout_sessions': checkoutMigration,
   '0042_apm_issuer_pages': apmIssuerPagesMigration,
   '0043_scheduled_jobs': scheduledJobsMigration,
+  '0044_subscriptions': subscriptionsMigration,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {

@@ -14,6 +14,7 @@ import type { RefundTables } from '../refunds/tables.js';
 import type { ReviewTables } from '../review/tables.js';
 import type { RiskTables } from '../risk/tables.js';
 import type { SchedulerTables } from '../scheduler/tables.js';
+import type { SubscriptionTables } from '../subscriptions/tables.js';
 import type { ThreedsTables } from '../threeds/tables.js';
 
 export interface DB
@@ -30,4 +31,5 @@ export interface DB
     MethodTables,
     CheckoutTables,
     ApmTables,
-    SchedulerTables {}
+    SchedulerTables,
+    SubscriptionTables {}

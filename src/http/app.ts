@@ -13,6 +13,7 @@ import { registerRefundRoutes } from '../refunds/routes.js';
 import { registerReviewRoutes } from '../review/routes.js';
 import { createRiskEngine } from '../risk/engine.js';
 import { basicRiskEngine } from '../risk/index.js';
+import { registerSubscriptionRoutes } from '../subscriptions/routes.js';
 import { registerThreedsRoutes } from '../threeds/routes.js';
 import { BodyParseError, parseBody } from './body.js';
 import type { Deps } from './context.js';
@@ -111,6 +112,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerThreedsRoutes(app, deps);
   registerIssuerRoutes(app, deps);
   registerReviewRoutes(app, deps);
+  registerSubscriptionRoutes(app, deps);
   registerLifecycleRoutes(app, deps);
   registerRefundRoutes(app, deps);
   registerPaymentMethodRoutes(app, deps);

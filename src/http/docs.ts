@@ -55,10 +55,15 @@ const SIGNATURE_SCHEME = {
 } as const;
 
 const TAGS = [
-  { name: 'payments', description: 'Direct card payments, order queries, capture and cancel.' },
+  { name: 'payments', description: 'Card payments (direct and the hosted checkout), alternative-method payments, order queries, capture and cancel.' },
   { name: 'refunds', description: 'Refunds of captured payments and the refund search.' },
   { name: 'risk', description: 'Decisions on payments held for risk review.' },
-  { name: 'shopper pages', description: 'Pages the gateway shows the shopper (the sandbox issuer’s 3-D Secure challenge); not signed.' },
+  { name: 'subscriptions', description: 'Recurring payments created by a payment’s `subscription` object.' },
+  {
+    name: 'shopper pages',
+    description:
+      'Pages the gateway shows the shopper (the hosted checkout, the sandbox issuer’s 3-D Secure challenge and alternative-method pages); not signed.',
+  },
 ];
 
 /** Request headers every signed operation accepts (handled for all routes, documented here). */

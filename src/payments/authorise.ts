@@ -19,6 +19,8 @@ import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import type { AuthoriseOutcome, ProcessorCard } from '../processors/types.js';
 import { REVIEW_WINDOW_MS, statusAfterApproval } from '../review/hold.js';
 import type { RiskAssessment, RiskContext, RiskEngine } from '../risk/index.js';
+import { answerFields, createSubscription, prepareSubscription } from '../subscriptions/service.js';
+import type { SubscriptionRow } from '../subscriptions/tables.js';
 import { challengeFirst, onIssuerChallenge, parseMpiInfo, type ThreedsResult } from '../threeds/mpi.js';
 import { insertChallenge, type NewChallenge, newChallenge } from '../threeds/service.js';
 import { recordPaymentEvent } from './events.js';
@@ -73,7 +75,11 @@ interface ResolvedCard {
   fingerprint: string;
 }
 
-function answerRecord(row: PaymentRow, body: AuthoriseDirect, extra: { token_id: string; threeds_url?: string }): Record<string, unknown> {
+function answerRecord(
+  row: PaymentRow,
+  body: AuthoriseDirect,
+  extra: { token_id: string; threeds_url?: string; subscription?: ReturnType<typeof answerFields> },
+): Record<string, unknown> {
   const reasons = JSON.parse(row.risk_reasons) as Array<{ name: string; status: string }>;
   const record: Record<string, unknown> = {
     merchant_id: row.merchant_id,
@@ -85,10 +91,7 @@ function answerRecord(row: PaymentRow, body: AuthoriseDirect, extra: { token_id:
     card: row.card_masked,
     order_status: orderStatusOf(row.status),
     result_info: resultText(row.result_code as ResultCode),
-    contract_name: '',
-    recurring_id: '',
-    recurring_deduction_period: '',
-    recurring_deduction_time: '',
+    ...(extra.subscription ?? answerFields(null)),
     note: body.note ?? '',
     token_id: extra.token_id,
     connector: row.connector,
@@ -256,6 +259,8 @@ export class AuthoriseService {
     }
     // decisions §10: 3-D Secure results from an outside server, validated (400 names the field).
     const mpi = parseMpiInfo(body.additional_information, facts.brand);
+    // decisions §16: the subscription is checked before anything is charged, written with its first payment's approval.
+    const subscription = await prepareSubscription(deps.store.db, account.account_id, body, amount_minor, now);
 
     const transaction_id = pending ? pending.transaction_id : timeOrderedId(now);
     const capture_method = (body.capture_method ?? account.capture_method) as 'automatic' | 'manual';
@@ -351,7 +356,14 @@ export class AuthoriseService {
     };
     // decisions §10: a challenge page for the shopper, created with the payment.
     const challenge: NewChallenge | null = status === 'pending' ? newChallenge(deps.settings.public_url, row, now) : null;
-    const record = answerRecord(row, body, { token_id: status === 'declined' ? '' : token_id, threeds_url: challenge?.url });
+    const approved = status === 'authorised' || status === 'captured';
+    // A payment that waits (3-D Secure, review) keeps its `subscription` in details; it is created when that ends approved.
+    if (approved && subscription) row.details = JSON.stringify({ ...JSON.parse(row.details || '{}'), recurring_id: subscription.recurring_id });
+    const record = answerRecord(row, body, {
+      token_id: status === 'declined' ? '' : token_id,
+      threeds_url: challenge?.url,
+      subscription: approved ? answerFields(subscription) : undefined,
+    });
     row.answer = JSON.stringify(record);
 
     const inserted = await deps.store
@@ -385,7 +397,8 @@ export class AuthoriseService {
         }
         if (riskCtx) await this.risk.record(tx, riskCtx, transaction_id);
         if (challenge) await insertChallenge(tx, challenge.row);
-        await this.afterInsert(tx, pending, row, now);
+        const created = approved && subscription ? await createSubscription(tx, subscription, row, now) : undefined;
+        await this.afterInsert(tx, pending, row, now, created);
         return true;
       })
       .catch(async (e) => {
@@ -403,7 +416,7 @@ export class AuthoriseService {
   }
 
   /** Everything written with the payment: its ledger postings (hold or capture) and its event. */
-  private async afterInsert(tx: Tx, before: PaymentRow | null, row: PaymentRow, now: number): Promise<void> {
+  private async afterInsert(tx: Tx, before: PaymentRow | null, row: PaymentRow, now: number, subscription?: SubscriptionRow): Promise<void> {
     await postPaymentChange(tx, before, row, now);
     const type: EventType =
       row.status === 'pending'
@@ -413,7 +426,7 @@ export class AuthoriseService {
           : row.status === 'declined'
             ? 'payment.failed'
             : 'payment.succeeded';
-    await recordPaymentEvent(tx, row, type, now);
+    await recordPaymentEvent(tx, row, type, now, subscription);
   }
 }
 

@@ -2,11 +2,13 @@
 // the order record the query answer carries as its data.
 import type { Tx } from '../db/store.js';
 import { type EventType, recordEvent } from '../notifications/outbox.js';
+import { subscriptionResult } from '../subscriptions/result.js';
+import type { SubscriptionRow } from '../subscriptions/tables.js';
 import { toOrderRecord } from './order-record.js';
 import type { PaymentRow } from './tables.js';
 
-/** `row` is the payment as it stands after the change. */
-export function recordPaymentEvent(tx: Tx, row: PaymentRow, event_type: EventType, now_ms: number): Promise<string> {
+/** `row` is the payment as it stands after the change; `subscription`, the one it created or charged, if any. */
+export function recordPaymentEvent(tx: Tx, row: PaymentRow, event_type: EventType, now_ms: number, subscription?: SubscriptionRow): Promise<string> {
   return recordEvent(
     tx,
     {
@@ -15,7 +17,7 @@ export function recordPaymentEvent(tx: Tx, row: PaymentRow, event_type: EventTyp
       event_type,
       object_id: row.transaction_id,
       notify_url: row.notify_url,
-      data: toOrderRecord(row),
+      data: toOrderRecord(row, subscription ? new Map([[subscription.recurring_id, subscriptionResult(subscription)]]) : undefined),
     },
     now_ms,
   );

@@ -50,8 +50,10 @@ export const ORDER_RECORD_COLUMNS = [
 
 export type OrderRecordRow = Pick<PaymentRow, (typeof ORDER_RECORD_COLUMNS)[number]>;
 
-export function toOrderRecord(row: OrderRecordRow): Record<string, unknown> {
+/** `subscriptions`: `subscription_result` by recurring_id, for rows that created or charged one (details.recurring_id). */
+export function toOrderRecord(row: OrderRecordRow, subscriptions?: ReadonlyMap<string, Readonly<Record<string, string>>>): Record<string, unknown> {
   const d = parseDetails(row);
+  const sub = typeof d.recurring_id === 'string' ? subscriptions?.get(d.recurring_id) : undefined;
   const reasons = JSON.parse(row.risk_reasons || '[]') as Array<{ name: string; status: string }>;
   return {
     amount: formatAmount(row.amount_minor, row.currency),
@@ -74,7 +76,7 @@ export function toOrderRecord(row: OrderRecordRow): Record<string, unknown> {
     reference_no: typeof d.reference_no === 'string' ? d.reference_no : '',
     shopper_email: d.shopper_email ?? '',
     shopper_phone: d.shopper_phone ?? '',
-    subscription_result: {
+    subscription_result: sub ?? {
       contract_name: '',
       recurring_deduction_period: '',
       recurring_deduction_time: '',

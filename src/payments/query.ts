@@ -5,8 +5,25 @@ import type { Store } from '../db/store.js';
 import { ApiError, invalid } from '../http/errors.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import { ipAllowed } from '../merchants/service.js';
+import { subscriptionResult } from '../subscriptions/result.js';
 import { parseCompactTime } from './format.js';
-import { notFoundRecord, ORDER_RECORD_COLUMNS, toOrderRecord } from './order-record.js';
+import { notFoundRecord, ORDER_RECORD_COLUMNS, type OrderRecordRow, parseDetails, toOrderRecord } from './order-record.js';
+
+/** `subscription_result` of the rows that created or charged a subscription: one read, and none when no row did. */
+async function subscriptionsOf(store: Store, rows: readonly OrderRecordRow[]): Promise<Map<string, Record<string, string>> | undefined> {
+  const ids = new Set<string>();
+  for (const r of rows) {
+    const id = parseDetails(r).recurring_id;
+    if (typeof id === 'string') ids.add(id);
+  }
+  if (ids.size === 0) return undefined;
+  const subs = await store.db
+    .selectFrom('subscriptions')
+    .selectAll()
+    .where('recurring_id', 'in', [...ids])
+    .execute();
+  return new Map(subs.map((x) => [x.recurring_id, subscriptionResult(x)]));
+}
 
 export const MAX_QUERY_IDS = 100;
 export const QUERY_PAGE = 100;
@@ -100,9 +117,10 @@ export async function queryOrders(
         .where('transaction_id', 'in', txIds)
         .execute();
       const byId = new Map(rows.map((r) => [r.transaction_id, r]));
+      const subs = await subscriptionsOf(store, rows);
       for (const id of txIds) {
         const r = byId.get(id);
-        orders.push(r ? toOrderRecord(r) : notFoundRecord({ transaction_id: id }));
+        orders.push(r ? toOrderRecord(r, subs) : notFoundRecord({ transaction_id: id }));
       }
     }
     if (orderNos.length) {
@@ -113,9 +131,10 @@ export async function queryOrders(
         .where('order_no', 'in', orderNos)
         .execute();
       const byNo = new Map(rows.map((r) => [r.order_no, r]));
+      const subs = await subscriptionsOf(store, rows);
       for (const no of orderNos) {
         const r = byNo.get(no);
-        orders.push(r ? toOrderRecord(r) : notFoundRecord({ order_no: no }));
+        orders.push(r ? toOrderRecord(r, subs) : notFoundRecord({ order_no: no }));
       }
     }
     return { orders };
@@ -139,8 +158,9 @@ export async function queryOrders(
     .execute();
   const page = rows.slice(0, QUERY_PAGE);
   const last = page[page.length - 1];
+  const subs = await subscriptionsOf(store, page);
   return {
-    orders: page.map(toOrderRecord),
+    orders: page.map((r) => toOrderRecord(r, subs)),
     ...(rows.length > QUERY_PAGE && last ? { next_cursor: encodeCursor(last.created_at, last.transaction_id) } : {}),
   };
 }

@@ -1,0 +1,171 @@
+// Subscriptions (decisions §16): created in the transaction that approves their first
+// payment (direct, hosted checkout, after a 3-D Secure challenge or a review), cancelled by
+// the merchant, read into the answer and the order record. The deductions run from the
+// scheduler (issue 11); this module owns the row and its transitions.
+import type { Kysely } from 'kysely';
+import { randomToken } from '../crypto/ids.js';
+import type { DB } from '../db/schema.js';
+import type { Tx } from '../db/store.js';
+import { invalid } from '../http/errors.js';
+import type { AuthoriseDirect } from '../payments/schema.js';
+import type { PaymentRow } from '../payments/tables.js';
+import { amountField } from '../payments/validate.js';
+import { checkPlanFields, formatDeductionTime, type Interval, nextDeduction, type Plan, periodLabel } from './schedule.js';
+import { applySubscriptionTransition } from './states.js';
+import type { SubscriptionRow } from './tables.js';
+
+type SubscriptionFields = NonNullable<AuthoriseDirect['subscription']>;
+
+/** A subscription checked before its first payment is charged; written once the payment is approved. */
+export interface Prepared {
+  recurring_id: string;
+  contract_name: string;
+  contract: string;
+  price_id: string;
+  plan: Plan;
+}
+
+const whole = (v: string | number | undefined, fallback: number) => (v === undefined || v === '' ? fallback : Number(v));
+
+/**
+ * Checks a payment's `subscription` object (400 naming the field) before anything is
+ * charged: the plan's fields, and that no subscription of the account that still charges
+ * has this contract_name. Null when the payment has none.
+ */
+export async function prepareSubscription(
+  db: Kysely<DB>,
+  account_id: string,
+  body: AuthoriseDirect,
+  amount_minor: number,
+  now_ms: number,
+): Promise<Prepared | null> {
+  const sub = body.subscription as SubscriptionFields | undefined;
+  if (!sub) return null;
+  const contract_name = (sub.contract_name ?? '').trim();
+  if (!contract_name) throw invalid('subscription.contract_name', 'is required: it names the subscription with recurring_id');
+  if (!sub.interval) throw invalid('subscription.interval', 'is required: day, week, month or year');
+  const problem = checkPlanFields(
+    {
+      interval: sub.interval,
+      interval_count: sub.interval_count,
+      billing_cycle: sub.billing_cycle,
+      promotion_cycle: sub.promotion_cycle,
+      contract_start: sub.contract_start || undefined,
+      contract_end: sub.contract_end || undefined,
+    },
+    now_ms,
+  );
+  if (problem) throw invalid(problem.field, problem.message);
+  // The first payment is today's charge: a first deduction on its own date would charge twice at once.
+  if (sub.contract_start && sub.contract_start <= new Date(now_ms).toISOString().slice(0, 10)) {
+    throw invalid('subscription.contract_start', 'must be after the date of the first payment (the first payment is this period’s charge)');
+  }
+  if (body.card === undefined && body.token_id === undefined) throw invalid('subscription', 'needs a card payment: the card is what later deductions charge');
+  const live = await db
+    .selectFrom('subscriptions')
+    .select('recurring_id')
+    .where('account_id', '=', account_id)
+    .where('contract_name', '=', contract_name)
+    .where('status', 'in', ['Active', 'PastDue'])
+    .executeTakeFirst();
+  if (live) throw invalid('subscription.contract_name', 'is taken by a subscription of this account that is still active; cancel it or choose another name');
+  const contract_amount_minor = sub.contract_amount ? amountField('subscription.contract_amount', sub.contract_amount, body.currency) : amount_minor;
+  if (contract_amount_minor <= 0) throw invalid('subscription.contract_amount', 'must be greater than zero');
+  return {
+    recurring_id: `rec_${randomToken(18)}`,
+    contract_name,
+    contract: sub.contract ?? '',
+    price_id: sub.price_id ?? '',
+    plan: {
+      interval: sub.interval as Interval,
+      interval_count: whole(sub.interval_count, 1),
+      first_payment_ms: now_ms,
+      contract_start: sub.contract_start || undefined,
+      contract_end: sub.contract_end || undefined,
+      billing_cycle: whole(sub.billing_cycle, 0),
+      promotion_cycle: whole(sub.promotion_cycle, 0),
+      amount_minor,
+      contract_amount_minor,
+    },
+  };
+}
+
+/** The answer's subscription fields for a prepared subscription whose first payment was approved. */
+export function answerFields(p: Prepared | null): Record<'contract_name' | 'recurring_id' | 'recurring_deduction_period' | 'recurring_deduction_time', string> {
+  if (!p) return { contract_name: '', recurring_id: '', recurring_deduction_period: '', recurring_deduction_time: '' };
+  const next = nextDeduction(p.plan, p.plan.first_payment_ms);
+  return {
+    contract_name: p.contract_name,
+    recurring_id: p.recurring_id,
+    recurring_deduction_period: periodLabel(p.plan.interval, p.plan.interval_count),
+    recurring_deduction_time: next ? formatDeductionTime(next.at_ms) : '',
+  };
+}
+
+/** Writes the subscription in the transaction that approves its first payment. */
+export async function createSubscription(tx: Tx, p: Prepared, payment: PaymentRow, now_ms: number): Promise<SubscriptionRow> {
+  if (!payment.card_id) throw new Error('a subscription needs the vaulted card of its first payment');
+  const next = nextDeduction(p.plan, p.plan.first_payment_ms);
+  const row: SubscriptionRow = {
+    recurring_id: p.recurring_id,
+    merchant_id: payment.merchant_id,
+    account_id: payment.account_id,
+    contract_name: p.contract_name,
+    contract: p.contract,
+    price_id: p.price_id,
+    first_transaction_id: payment.transaction_id,
+    first_order_no: payment.order_no,
+    first_payment_at: p.plan.first_payment_ms,
+    card_id: payment.card_id,
+    currency: payment.currency,
+    amount_minor: p.plan.amount_minor,
+    contract_amount_minor: p.plan.contract_amount_minor,
+    interval: p.plan.interval,
+    interval_count: p.plan.interval_count,
+    billing_cycle: p.plan.billing_cycle,
+    promotion_cycle: p.plan.promotion_cycle,
+    contract_start: p.plan.contract_start ?? '',
+    contract_end: p.plan.contract_end ?? '',
+    status: next ? 'Active' : 'Completed',
+    next_n: next ? next.n : 0,
+    next_at: next ? next.at_ms : null,
+    notify_url: payment.notify_url,
+    end_reason: next ? '' : 'no deduction left in the plan',
+    created_at: now_ms,
+    updated_at: now_ms,
+  };
+  await tx.insertInto('subscriptions').values(row).execute();
+  return row;
+}
+
+export type CancelOutcome = { kind: 'cancelled' | 'already_ended'; row: SubscriptionRow } | { kind: 'not_found' };
+
+/**
+ * `POST /v1/cancelsubscription` (decisions §16): Inactived at once, nothing prorated or
+ * refunded; an ended one answers success again (safe to retry).
+ */
+export async function cancelSubscription(
+  store: { transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> },
+  account_id: string,
+  recurring_id: string,
+  contract_name: string,
+  now_ms: number,
+): Promise<CancelOutcome> {
+  return store.transaction(async (tx) => {
+    const row = await tx
+      .selectFrom('subscriptions')
+      .selectAll()
+      .where('recurring_id', '=', recurring_id)
+      .where('account_id', '=', account_id)
+      .where('contract_name', '=', contract_name)
+      .executeTakeFirst();
+    if (!row) return { kind: 'not_found' } as const;
+    if (row.status !== 'Active' && row.status !== 'PastDue') return { kind: 'already_ended', row } as const;
+    const patch = { next_at: null, end_reason: 'cancelled by the merchant' };
+    if (!(await applySubscriptionTransition(tx, recurring_id, 'cancel', row.status, patch, now_ms))) {
+      const now = await tx.selectFrom('subscriptions').selectAll().where('recurring_id', '=', recurring_id).executeTakeFirstOrThrow();
+      return { kind: 'already_ended', row: now } as const;
+    }
+    return { kind: 'cancelled', row: { ...row, ...patch, status: 'Inactived', updated_at: now_ms } } as const;
+  });
+}
