@@ -11,6 +11,7 @@ import type { EventType } from '../notifications/outbox.js';
 import { recordPaymentEvent } from '../payments/events.js';
 import { applyTransition, MANUAL_CAPTURE_WINDOW_MS, PAYMENT_STATUS_CODE, type PaymentEvent, type PaymentStatus } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
+import { createForApproved } from '../subscriptions/service.js';
 
 export const MAX_REVIEW_ORDERS = 50;
 
@@ -112,7 +113,9 @@ export class ReviewService {
         .insertInto('risk_reviews')
         .values({ transaction_id: row.transaction_id, account_id: row.account_id, decision, note: note.slice(0, 1024), source, decided_at: now })
         .execute();
-      await recordPaymentEvent(tx, after, type, now);
+      // decisions §16: an accepted hold is the approval a subscription's first payment waited for.
+      const subscription = await createForApproved(tx, after, now);
+      await recordPaymentEvent(tx, after, type, now, subscription);
       return after;
     });
   }

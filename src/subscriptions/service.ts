@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import { randomToken } from '../crypto/ids.js';
 import type { DB } from '../db/schema.js';
 import type { Tx } from '../db/store.js';
-import { invalid } from '../http/errors.js';
+import { ApiError, invalid } from '../http/errors.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
 import type { PaymentRow } from '../payments/tables.js';
 import { amountField } from '../payments/validate.js';
@@ -88,6 +88,37 @@ export async function prepareSubscription(
       contract_amount_minor,
     },
   };
+}
+
+/**
+ * A payment that waited (3-D Secure challenge, risk review) and is now approved: the
+ * `subscription` it kept in its details becomes the subscription, in the caller's
+ * transaction, and the payment's details gain its recurring_id (for the order record).
+ * Undefined when it has none, or when its contract_name was taken while it waited (the
+ * payment stands; the merchant sees no recurring_id).
+ */
+export async function createForApproved(tx: Tx, payment: PaymentRow, now_ms: number): Promise<SubscriptionRow | undefined> {
+  if (payment.status !== 'authorised' && payment.status !== 'captured') return undefined;
+  const details = JSON.parse(payment.details || '{}') as Record<string, unknown>;
+  if (!details.subscription || typeof details.recurring_id === 'string') return undefined;
+  const body = { subscription: details.subscription, currency: payment.currency, token_id: '' } as unknown as AuthoriseDirect;
+  let prepared: Prepared | null;
+  try {
+    prepared = await prepareSubscription(tx as unknown as Kysely<DB>, payment.account_id, body, payment.amount_minor, now_ms);
+  } catch (e) {
+    if (e instanceof ApiError) return undefined;
+    throw e;
+  }
+  if (!prepared) return undefined;
+  const created = await createSubscription(tx, prepared, payment, now_ms);
+  details.recurring_id = created.recurring_id;
+  await tx
+    .updateTable('payments')
+    .set({ details: JSON.stringify(details) })
+    .where('transaction_id', '=', payment.transaction_id)
+    .execute();
+  payment.details = JSON.stringify(details);
+  return created;
 }
 
 /** The answer's subscription fields for a prepared subscription whose first payment was approved. */

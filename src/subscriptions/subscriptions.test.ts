@@ -79,6 +79,35 @@ describe('created by the first payment', () => {
     assert.deepEqual(rows, []);
   });
 
+  test('after a passed 3-D Secure challenge, and after a held payment is accepted, the subscription exists', async () => {
+    const sub = monthly();
+    const waiting = await subscribe(sub, { card: '4000000000003220' });
+    assert.ok(waiting.x?.threeds_url);
+    const path = new URL(waiting.x.threeds_url).pathname;
+    const page = await gw.app.inject({ method: 'GET', url: path });
+    const token = /name="form_token" value="([^"]+)"/.exec(page.body)?.[1] as string;
+    await gw.app.inject({
+      method: 'POST',
+      url: path,
+      payload: new URLSearchParams({ form_token: token, outcome: 'complete' }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    const order = await orderOf(gw, waiting.x.transaction_id);
+    assert.equal(order.payment_status, '3000');
+    assert.equal(order.subscription_result.contract_name, sub.contract_name);
+    assert.equal(order.subscription_result.recurring_status, '1');
+
+    const held = await subscribe(monthly(), { card: '4000000000009235' });
+    assert.equal(held.x?.order_status, '3');
+    const r = await gw.post('/v1/review', {
+      merchant_id: gw.merchant.merchant_id,
+      account_id: gw.merchant.account_id,
+      review_orders: [{ transaction_id: held.x?.transaction_id, order_no: held.body.order_no, decision: 'ACCEPT', note: '' }],
+    });
+    assert.equal(JSON.parse(r.body).review_orders[0].review_status, '1', r.body);
+    assert.equal((await orderOf(gw, held.x?.transaction_id)).subscription_result.recurring_status, '1');
+  });
+
   test('contract_name is unique among the account’s active subscriptions; free again once cancelled', async () => {
     const sub = monthly();
     const first = await subscribe(sub);

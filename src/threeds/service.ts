@@ -19,6 +19,8 @@ import type { AuthoriseOutcome } from '../processors/types.js';
 import { REVIEW_WINDOW_MS, statusAfterApproval } from '../review/hold.js';
 import { withAuthentication } from '../risk/rules.js';
 import { thresholdsFor } from '../risk/settings.js';
+import { createForApproved } from '../subscriptions/service.js';
+import type { SubscriptionRow } from '../subscriptions/tables.js';
 import type { ThreedsChallengeRow } from './tables.js';
 
 /** decisions §10: a challenge not finished within 15 minutes fails. */
@@ -222,7 +224,9 @@ export class ChallengeService {
       if (moved) {
         // The hold placed at authorise is kept (authorised, review), captured or released (declined).
         await postPaymentChange(tx, payment, row, now);
-        await paymentEvent(tx, row, now);
+        // decisions §16: the first payment of a subscription is approved only now.
+        const subscription = await createForApproved(tx, row, now);
+        await paymentEvent(tx, row, now, subscription);
       }
       return row;
     });
@@ -237,9 +241,9 @@ export class ChallengeService {
 }
 
 /** The event a challenge's end sends: the payment as it now stands. */
-async function paymentEvent(tx: Tx, row: PaymentRow, now: number): Promise<void> {
+async function paymentEvent(tx: Tx, row: PaymentRow, now: number, subscription?: SubscriptionRow): Promise<void> {
   const type: EventType = row.status === 'declined' ? 'payment.failed' : row.status === 'review' ? 'payment.held' : 'payment.succeeded';
-  await recordPaymentEvent(tx, row, type, now);
+  await recordPaymentEvent(tx, row, type, now, subscription);
 }
 
 /** What the sandbox issuer's access control server hands back after a passed challenge. */
