@@ -7,6 +7,7 @@ import type { Settings } from '../config/index.js';
 import { sign } from '../crypto/signature.js';
 import { buildApp } from '../http/app.js';
 import { createRuntime, type Runtime } from '../runtime.js';
+import { schedulerTask } from '../scheduler/jobs.js';
 import { exitIfStopHangs, stopRequested } from './signals.js';
 
 export interface Server {
@@ -15,9 +16,14 @@ export interface Server {
   close(): Promise<void>;
 }
 
-/** Background work the server runs beside HTTP (notifications, expiries). Capabilities add theirs. */
+/**
+ * Background work the server runs beside HTTP: notification delivery (its own leased
+ * outbox worker) and the shared scheduler's one loop, which runs every timed job
+ * (expiries, purges, settlement, …). Capabilities add job kinds to the scheduler
+ * (src/scheduler/jobs.ts `jobSetups`), not tasks here.
+ */
 export type BackgroundTask = { start(): void; stop(): Promise<void> };
-export const backgroundTasks: Array<(rt: Runtime) => BackgroundTask> = [];
+export const backgroundTasks: Array<(rt: Runtime) => BackgroundTask> = [(rt) => schedulerTask(rt)];
 
 async function demoMerchant(rt: Runtime, out: (line: string) => void): Promise<void> {
   const existing = await rt.merchants.listMerchants();

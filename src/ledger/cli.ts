@@ -1,9 +1,8 @@
 // Operator commands of the ledger: verify the books, show balances, set pricing; and the
-// settlement task run inside `serve`.
+// settlement sweep of the shared scheduler (src/scheduler).
 import { command, need, out, UsageError } from '../cli/registry.js';
-import { backgroundTasks } from '../cli/serve.js';
 import { formatAmount } from '../money/currency.js';
-import { intervalTask } from '../ops/interval-task.js';
+import { jobSetups } from '../scheduler/jobs.js';
 import { type AccountBalance, accountBalances, formatBalance } from './balances.js';
 import { describePrice, listPricing, setPricing } from './pricing.js';
 import { settleDue, settlementDelayMs } from './settlement.js';
@@ -114,7 +113,7 @@ command({
   },
 });
 
-backgroundTasks.push((rt) => {
+jobSetups.push((rt, scheduler) => {
   const delay = settlementDelayMs();
-  return intervalTask('settlement', 60_000, () => settleDue(rt.store, rt.deps.now(), delay));
+  scheduler.recurring('ledger.settlement', 60_000, (ctx) => settleDue(rt.store, ctx.now_ms, delay));
 });

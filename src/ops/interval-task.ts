@@ -1,5 +1,6 @@
-// A background task that runs one bounded step every `every_ms` inside `serve`; a step
-// never overlaps the previous one, and stop() waits for the running step.
+// The one timer of `serve`: runs one bounded step every `every_ms` (the scheduler's loop,
+// src/scheduler/jobs.ts); a step never overlaps the previous one, and stop() signals the
+// running step to end early and waits for it.
 import type { BackgroundTask } from '../cli/serve.js';
 
 /** A failed step is reported and the next tick tries again. */
@@ -10,14 +11,15 @@ export const reportToStderr = (name: string, e: unknown): void => {
 export function intervalTask(
   name: string,
   every_ms: number,
-  step: () => Promise<unknown>,
+  step: (stopping: AbortSignal) => Promise<unknown>,
   onError: (name: string, e: unknown) => void = reportToStderr,
 ): BackgroundTask {
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
+  const stopping = new AbortController();
   const tick = () => {
-    if (running) return;
-    running = step()
+    if (running || stopping.signal.aborted) return;
+    running = step(stopping.signal)
       .then(() => undefined)
       .catch((e) => onError(name, e))
       .finally(() => {
@@ -31,6 +33,7 @@ export function intervalTask(
       tick();
     },
     async stop() {
+      stopping.abort();
       if (timer) clearInterval(timer);
       timer = null;
       if (running) await running;

@@ -1,9 +1,12 @@
-// Background tasks of the payment lifecycle inside `serve`: expire lapsed manual
-// authorisations (decisions §7) and purge Idempotency-Keys past 24 h (decisions §4).
-import { backgroundTasks } from '../cli/serve.js';
+// Recurring sweeps of the payment lifecycle, run by the shared scheduler (src/scheduler):
+// expire lapsed manual authorisations, checkout sessions and APM payments (decisions §7,
+// §14, §15) and purge Idempotency-Keys past 24 h (decisions §4). Each run is bounded and
+// each change a compare-and-set, as the scheduler's at-least-once contract asks.
 import { purgeExpiredKeys } from '../idempotency/plugin.js';
-import { intervalTask } from '../ops/interval-task.js';
+import { jobSetups } from '../scheduler/jobs.js';
 import { expireDue } from './expiry.js';
 
-backgroundTasks.push((rt) => intervalTask('payment expiry', 30_000, () => expireDue(rt.deps, rt.deps.now())));
-backgroundTasks.push((rt) => intervalTask('idempotency purge', 10 * 60_000, () => purgeExpiredKeys(rt.deps, rt.deps.now())));
+jobSetups.push((rt, scheduler) => {
+  scheduler.recurring('payment.expiry', 30_000, (ctx) => expireDue(rt.deps, ctx.now_ms));
+  scheduler.recurring('idempotency.purge', 10 * 60_000, (ctx) => purgeExpiredKeys(rt.deps, ctx.now_ms));
+});

@@ -1,9 +1,9 @@
-// Inside `serve`: review holds nobody decided within 7 days expire (decisions §8).
-import { backgroundTasks } from '../cli/serve.js';
-import { intervalTask } from '../ops/interval-task.js';
+// A recurring sweep of the shared scheduler (src/scheduler): review holds nobody decided
+// within 7 days expire (decisions §8). Bounded per run; each decision is a compare-and-set.
+import { jobSetups } from '../scheduler/jobs.js';
 import { ReviewService } from './service.js';
 
-backgroundTasks.push((rt) => {
+jobSetups.push((rt, scheduler) => {
   const reviews = new ReviewService(rt.deps);
-  return intervalTask('review hold expiry', 60_000, () => reviews.expireDue());
+  scheduler.recurring('review.expiry', 60_000, () => reviews.expireDue());
 });

@@ -1,9 +1,9 @@
-// Inside `serve`: challenges left unfinished past 15 minutes fail (decisions §10).
-import { backgroundTasks } from '../cli/serve.js';
-import { intervalTask } from '../ops/interval-task.js';
+// A recurring sweep of the shared scheduler (src/scheduler): challenges left unfinished
+// past 15 minutes fail (decisions §10). Bounded per run; each end is a compare-and-set.
+import { jobSetups } from '../scheduler/jobs.js';
 import { ChallengeService } from './service.js';
 
-backgroundTasks.push((rt) => {
+jobSetups.push((rt, scheduler) => {
   const challenges = new ChallengeService(rt.deps);
-  return intervalTask('3-D Secure challenge expiry', 30_000, () => challenges.expireDue());
+  scheduler.recurring('threeds.expiry', 30_000, () => challenges.expireDue());
 });
