@@ -500,6 +500,17 @@ describe('the order afterwards: capture, refund and query as a card payment', ()
   });
 });
 
+describe('a subscription sold on the hosted page', () => {
+  test('the card paid on the page creates it: subscription_result in the query', async () => {
+    const o = await open({ subscription: { contract_name: `co-plan-${Date.now()}`, interval: 'month' } });
+    await card(o);
+    const order = await orderOf(gw, o.transaction_id);
+    assert.equal(order.payment_status, '3000');
+    assert.equal(order.subscription_result.recurring_status, '1');
+    assert.equal(order.subscription_result.recurring_deduction_period, '1 month');
+  });
+});
+
 describe('bad input to POST /v1/checkout: 400 naming the field, nothing stored', () => {
   const cases: Array<[string, Record<string, unknown>, string]> = [
     ['no return_url', { return_url: undefined }, 'return_url'],
@@ -514,6 +525,7 @@ describe('bad input to POST /v1/checkout: 400 naming the field, nothing stored',
     ['an unknown currency', { currency: 'XXY' }, 'currency'],
     ['three decimals', { amount: '1.001' }, 'amount'],
     ['a bad billing country', { billing_country: 'ZZ' }, 'billing_country'],
+    ['a subscription without an interval', { subscription: { contract_name: 'plan' } }, 'subscription.interval'],
   ];
   for (const [name, overrides, field] of cases) {
     test(`${name}: 400 naming ${field}`, async () => {

@@ -19,6 +19,7 @@ import { recordPaymentEvent } from '../payments/events.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
 import { applyTransition } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
+import { prepareSubscription } from '../subscriptions/service.js';
 import type { Checkout } from './schema.js';
 import type { CheckoutSessionRow } from './tables.js';
 
@@ -68,6 +69,9 @@ export class CheckoutService {
     if (body.token_id) throw invalid('token_id', 'is not used by the hosted checkout: the shopper enters the card on the payment page');
     const amount_minor = validateBody(body as AuthoriseDirect);
     await requireSafeNotifyUrl(body.notify_url, deps.settings.allow_private_webhooks); // decisions §11
+    // decisions §16: a bad `subscription` is the merchant's 400 here, not the shopper's at the card form.
+    // (The card is entered later; the check runs again, with it, when the shopper pays.)
+    await prepareSubscription(deps.store.db, creds.account.account_id, { ...(body as AuthoriseDirect), token_id: '' }, amount_minor, deps.now());
     const account = creds.account;
     const request_hash = deps.keyring.fingerprint(canonicalString(body as Record<string, unknown>));
     const prior = await this.replay(account.account_id, body.order_no, request_hash);
