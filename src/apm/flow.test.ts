@@ -318,6 +318,7 @@ describe('bad input (decisions §15): 404 for a method not offered, 400 naming t
     ['iDEAL with a bank not on the list', () => idealBody({ bank_code: 'FAKENL2A' }), 400, 'bank_code'],
     ['card fields with payment_method', () => pixBody({ card: '4242424242424242' }), 400, 'card'],
     ['no return_url', () => pixBody({ return_url: undefined }), 400, 'return_url'],
+    ['a subscription', () => pixBody({ subscription: { contract_name: 'p', interval: 'month' } }), 400, 'subscription'],
     ['amount not a decimal', () => pixBody({ amount: '12,00' }), 400, 'amount'],
   ];
   for (const [name, make, status, field] of cases) {

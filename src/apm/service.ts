@@ -101,6 +101,8 @@ export class ApmService {
   /** The checks of an APM request after its schema; the amount in minor units and the method. */
   private async check(creds: AccountCredentials, body: AuthoriseDirect): Promise<{ amount_minor: number; method: ApmMethod }> {
     for (const f of CARD_ONLY) if (body[f] !== undefined && body[f] !== '') throw invalid(f, 'is not sent with payment_method: the shopper pays at the issuer');
+    // decisions §16: deductions charge a stored card; an alternative method leaves none.
+    if (body.subscription !== undefined) throw invalid('subscription', 'needs a card payment: later deductions charge the stored card');
     const amount_minor = validateBody(body);
     const method = await this.offered(creds.account, body.payment_method as string, body.currency, body.billing_country ?? '');
     const problem = checkApmFields(method, body as Record<string, unknown>);
