@@ -10,3 +10,6 @@ import '../methods/cli.js';
 import '../threeds/tasks.js';
 import '../review/tasks.js';
 import '../payments/tasks.js';
+import '../subscriptions/tasks.js';
+import '../subscriptions/cli.js';
+import '../scheduler/clock-cli.js';

@@ -332,6 +332,10 @@ export interface OrderRecord {
     recurring_deduction_time: string;
     recurring_id: string;
     recurring_status: Flag | '';
+    /** `Active`, `PastDue` (a deduction failed; retrying), `Inactived` (cancelled, or retries exhausted), `Completed`; empty when none. */
+    subscription_status: 'Active' | 'PastDue' | 'Inactived' | 'Completed' | '';
+    /** Why it ended: `cancelled by the merchant`, `payment failed: …`, `billing_cycle reached`, …; empty while it runs. */
+    end_reason: string;
   };
   /** `YYYYMMDDhhmmss`, UTC */
   transaction_date: string;
@@ -555,7 +559,13 @@ export type PaymentEventType =
   | 'payment.held'
   | 'payment.expired'
   | 'payment.captured'
-  | 'payment.cancelled';
+  | 'payment.cancelled'
+  /** A subscription deduction was paid; `data` is the deduction's order record. */
+  | 'subscription.charged'
+  /** A deduction declined (retried after 1, 3 and 5 days); `data` is the deduction's order record. */
+  | 'subscription.failed'
+  /** The subscription ended: cancelled, or its last retry failed (`subscription_result.end_reason` says which). */
+  | 'subscription.cancelled';
 export type RefundEventType = 'refund.succeeded' | 'refund.failed';
 
 interface EventBase {

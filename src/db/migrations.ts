@@ -12,8 +12,8 @@ import { paymentsMigration } from '../payments/migration.js';
 import { refundIdempotencyMigration, refundsMigration } from '../refunds/migration.js';
 import { reviewMigration } from '../review/migration.js';
 import { riskMigration } from '../risk/migration.js';
-import { scheduledJobsMigration } from '../scheduler/migration.js';
-import { subscriptionsMigration } from '../subscriptions/migration.js';
+import { scheduledJobsMigration, testClocksMigration } from '../scheduler/migration.js';
+import { subscriptionDeductionsMigration, subscriptionsMigration } from '../subscriptions/migration.js';
 import { threedsMigration } from '../threeds/migration.js';
 
 // Names sort in the order they must run.
@@ -36,6 +36,8 @@ export const migrations: Record<string, Migration> = {
   '0042_apm_issuer_pages': apmIssuerPagesMigration,
   '0043_scheduled_jobs': scheduledJobsMigration,
   '0044_subscriptions': subscriptionsMigration,
+  '0045_subscription_deductions': subscriptionDeductionsMigration,
+  '0046_test_clocks': testClocksMigration,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {

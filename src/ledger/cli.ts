@@ -115,5 +115,5 @@ command({
 
 jobSetups.push((rt, scheduler) => {
   const delay = settlementDelayMs();
-  scheduler.recurring('ledger.settlement', 60_000, (ctx) => settleDue(rt.store, ctx.now_ms, delay));
+  scheduler.recurring('ledger.settlement', 60_000, (ctx) => settleDue(rt.store, ctx.now_ms, delay, undefined, ctx.account_id), { per_account: true });
 });

@@ -20,16 +20,15 @@ export function settlementDelayMs(env: NodeJS.ProcessEnv = process.env): number 
 class SettledElsewhere extends Error {}
 
 /** Settles merchant_pending entries older than the delay; returns how many entries moved. */
-export async function settleDue(store: Store, now_ms: number, delay_ms: number, limit = SETTLEMENT_BATCH): Promise<number> {
-  const due = await store.db
+export async function settleDue(store: Store, now_ms: number, delay_ms: number, limit = SETTLEMENT_BATCH, account_id?: string): Promise<number> {
+  let q = store.db
     .selectFrom('ledger_entries')
     .select(['entry_id', 'account_id', 'currency', 'amount_minor'])
     .where('ledger_account', '=', 'merchant_pending')
     .where('settled', '=', 0)
-    .where('created_at', '<=', now_ms - delay_ms)
-    .orderBy('created_at')
-    .limit(limit)
-    .execute();
+    .where('created_at', '<=', now_ms - delay_ms);
+  if (account_id !== undefined) q = q.where('account_id', '=', account_id);
+  const due = await q.orderBy('created_at').limit(limit).execute();
   const groups = new Map<string, { account_id: string; currency: string; ids: string[]; total: number }>();
   for (const e of due) {
     const k = `${e.account_id}/${e.currency}`;

@@ -15,6 +15,9 @@ export const EVENT_TYPES = [
   'payment.cancelled',
   'refund.succeeded',
   'refund.failed',
+  'subscription.charged',
+  'subscription.failed',
+  'subscription.cancelled',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

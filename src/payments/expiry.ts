@@ -37,18 +37,13 @@ export async function expireIfDue(deps: Pick<Deps, 'store'>, transaction_id: str
   });
 }
 
-/** Expires due payments; returns how many it expired. */
-export async function expireDue(deps: Pick<Deps, 'store'>, now_ms: number, limit = EXPIRY_BATCH): Promise<number> {
+/** Expires due payments (of one account when given: a test clock); returns how many it expired. */
+export async function expireDue(deps: Pick<Deps, 'store'>, now_ms: number, limit = EXPIRY_BATCH, account_id?: string): Promise<number> {
   let n = 0;
   for (const status of WAITING) {
-    const due = await deps.store.db
-      .selectFrom('payments')
-      .select('transaction_id')
-      .where('status', '=', status)
-      .where('expires_at', '<=', now_ms)
-      .orderBy('expires_at')
-      .limit(limit)
-      .execute();
+    let q = deps.store.db.selectFrom('payments').select('transaction_id').where('status', '=', status).where('expires_at', '<=', now_ms);
+    if (account_id !== undefined) q = q.where('account_id', '=', account_id);
+    const due = await q.orderBy('expires_at').limit(limit).execute();
     // One transaction per payment, issued together so SQLite commits them as a group.
     const done = await Promise.all(due.map(({ transaction_id }) => expireIfDue(deps, transaction_id, now_ms)));
     n += done.filter(Boolean).length;

@@ -2,6 +2,7 @@
 // the query answer item and the `data` of payment notifications (decisions §11).
 import { type ResultCode, resultText } from '../http/errors.js';
 import { formatAmount } from '../money/currency.js';
+import { EMPTY_SUBSCRIPTION_RESULT } from '../subscriptions/result.js';
 import { compactTime } from './format.js';
 import { PAYMENT_STATUS_CODE } from './states.js';
 import type { PaymentRow } from './tables.js';
@@ -76,13 +77,7 @@ export function toOrderRecord(row: OrderRecordRow, subscriptions?: ReadonlyMap<s
     reference_no: typeof d.reference_no === 'string' ? d.reference_no : '',
     shopper_email: d.shopper_email ?? '',
     shopper_phone: d.shopper_phone ?? '',
-    subscription_result: sub ?? {
-      contract_name: '',
-      recurring_deduction_period: '',
-      recurring_deduction_time: '',
-      recurring_id: '',
-      recurring_status: '',
-    },
+    subscription_result: sub ?? EMPTY_SUBSCRIPTION_RESULT,
     transaction_date: compactTime(row.created_at),
     transaction_id: row.transaction_id,
     website: d.website ?? '',
@@ -117,7 +112,7 @@ export function notFoundRecord(id: { transaction_id?: string; order_no?: string 
     reference_no: '',
     shopper_email: '',
     shopper_phone: '',
-    subscription_result: { contract_name: '', recurring_deduction_period: '', recurring_deduction_time: '', recurring_id: '', recurring_status: '' },
+    subscription_result: EMPTY_SUBSCRIPTION_RESULT,
     transaction_date: '',
     transaction_id: id.transaction_id ?? '',
     website: '',

@@ -350,6 +350,13 @@ const SubscriptionResult = Type.Object({
   recurring_deduction_time: text('`YYYY-MM-DD`, or empty'),
   recurring_id: text('or empty'),
   recurring_status: oneOf(['', '0', '1'], '`1` active, `0` inactive; empty when the payment has no subscription'),
+  subscription_status: oneOf(
+    ['', 'Active', 'PastDue', 'Inactived', 'Completed'],
+    'the named state: `PastDue` while a failed deduction is retried (after 1, 3 and 5 days), `Inactived` once cancelled or its retries ran out, `Completed` at `billing_cycle` or `contract_end`',
+  ),
+  end_reason: text(
+    'why it ended (`cancelled by the merchant`, `payment failed: 1002:Card declined (retried 3 times)`, `billing_cycle reached`, …); empty while it runs',
+  ),
 });
 
 /** The order record: an item of the query answer, and the `data` of payment notifications. */

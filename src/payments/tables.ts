@@ -22,7 +22,8 @@ export interface PaymentRow {
   merchant_id: string;
   account_id: string;
   order_no: string;
-  kind: 'card' | 'apm' | 'checkout';
+  /** `recurring`: a subscription deduction, charged by the gateway from the vaulted card (decisions §16). */
+  kind: 'card' | 'apm' | 'checkout' | 'recurring';
   livemode: number;
   currency: string;
   amount_minor: number;

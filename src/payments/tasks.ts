@@ -7,6 +7,6 @@ import { jobSetups } from '../scheduler/jobs.js';
 import { expireDue } from './expiry.js';
 
 jobSetups.push((rt, scheduler) => {
-  scheduler.recurring('payment.expiry', 30_000, (ctx) => expireDue(rt.deps, ctx.now_ms));
+  scheduler.recurring('payment.expiry', 30_000, (ctx) => expireDue(rt.deps, ctx.now_ms, undefined, ctx.account_id), { per_account: true });
   scheduler.recurring('idempotency.purge', 10 * 60_000, (ctx) => purgeExpiredKeys(rt.deps, ctx.now_ms));
 });

@@ -121,15 +121,10 @@ export class ReviewService {
   }
 
   /** The scheduled job: holds older than 7 days expire, at most `limit` per run. */
-  async expireDue(limit = 100): Promise<number> {
-    const due = await this.deps.store.db
-      .selectFrom('payments')
-      .selectAll()
-      .where('status', '=', 'review')
-      .where('expires_at', '<=', this.deps.now())
-      .orderBy('expires_at')
-      .limit(limit)
-      .execute();
+  async expireDue(limit = 100, account_id?: string): Promise<number> {
+    let q = this.deps.store.db.selectFrom('payments').selectAll().where('status', '=', 'review').where('expires_at', '<=', this.deps.now());
+    if (account_id !== undefined) q = q.where('account_id', '=', account_id);
+    const due = await q.orderBy('expires_at').limit(limit).execute();
     let n = 0;
     for (const row of due) if (await this.decide(row, 'EXPIRE', '', 'expiry')) n++;
     return n;

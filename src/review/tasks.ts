@@ -4,6 +4,8 @@ import { jobSetups } from '../scheduler/jobs.js';
 import { ReviewService } from './service.js';
 
 jobSetups.push((rt, scheduler) => {
-  const reviews = new ReviewService(rt.deps);
-  scheduler.recurring('review.expiry', 60_000, () => reviews.expireDue());
+  // Decided as of the run's business time (a test clock's, when one moved the account).
+  scheduler.recurring('review.expiry', 60_000, (ctx) => new ReviewService({ ...rt.deps, now: () => ctx.now_ms }).expireDue(100, ctx.account_id), {
+    per_account: true,
+  });
 });

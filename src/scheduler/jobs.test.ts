@@ -21,7 +21,15 @@ after(async () => {
 
 test('every periodic job is a recurring kind of the one scheduler; serve runs two background tasks', () => {
   const kinds = createScheduler(gw.runtime).registeredKinds().sort();
-  assert.deepEqual(kinds, ['idempotency.purge', 'ledger.settlement', 'payment.expiry', 'review.expiry', 'scheduler.purge', 'threeds.expiry']);
+  assert.deepEqual(kinds, [
+    'idempotency.purge',
+    'ledger.settlement',
+    'payment.expiry',
+    'review.expiry',
+    'scheduler.purge',
+    'subscription.charge',
+    'threeds.expiry',
+  ]);
   // The scheduler's loop and the notification delivery worker: no other timer.
   assert.equal(backgroundTasks.length, 2);
 });

@@ -26,3 +26,21 @@ export const scheduledJobsMigration: Migration = {
     await db.schema.dropTable('scheduled_jobs').execute();
   },
 };
+
+/**
+ * Test clocks (decisions §16): where a test account's clock stands once an operator moved
+ * it forward. One row per moved account; live accounts never have one.
+ */
+export const testClocksMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable('test_clocks')
+      .addColumn('account_id', 'text', (c) => c.primaryKey())
+      .addColumn('now_ms', 'bigint', (c) => c.notNull())
+      .addColumn('updated_at', 'bigint', (c) => c.notNull())
+      .execute();
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropTable('test_clocks').execute();
+  },
+};

@@ -52,8 +52,18 @@ export interface JobSpec {
 }
 
 export interface JobContext {
-  /** The business time of this run (`runDue`'s `now_ms`). */
+  /** The business time of this run (`runDue`'s `now_ms`; a test clock's time for its account). */
   now_ms: number;
+  /** Set when a sweep runs for one account only (a test clock moved, decisions §16). */
+  account_id?: string;
+}
+
+export interface RecurringOptions {
+  /**
+   * The sweep can be run for one account (its step honours `ctx.account_id`), so a test
+   * clock that moves an account's time runs it as of each moment it passes (`runSweeps`).
+   */
+  per_account?: boolean;
 }
 
 /** Nothing: the job is done. `again_at`: the same row is due again then (recurring work). */
@@ -200,6 +210,7 @@ interface Pending {
 export class Scheduler {
   private readonly kinds = new Map<string, Kind>();
   private readonly recurringEvery = new Map<string, number>();
+  private readonly accountSweeps = new Map<string, (ctx: JobContext) => Promise<unknown>>();
   private readonly lease_ms: number;
   private readonly concurrency: number;
   private readonly clock: () => number;
@@ -230,7 +241,7 @@ export class Scheduler {
    * several processes one runs each tick, and a killed one's tick is taken over when its
    * lease lapses. A failing sweep is retried (at most `every_ms` later), never given up.
    */
-  recurring(kind: string, every_ms: number, step: (ctx: JobContext) => Promise<unknown>): void {
+  recurring(kind: string, every_ms: number, step: (ctx: JobContext) => Promise<unknown>, opts: RecurringOptions = {}): void {
     if (!Number.isSafeInteger(every_ms) || every_ms < 1) throw new Error(`${kind}: every_ms must be a positive integer`);
     this.register(
       kind,
@@ -241,6 +252,16 @@ export class Scheduler {
       { max_attempts: Number.POSITIVE_INFINITY, retry_delay_ms: (n) => Math.min(every_ms, defaultRetryDelay(n)) },
     );
     this.recurringEvery.set(kind, every_ms);
+    if (opts.per_account) this.accountSweeps.set(kind, step);
+  }
+
+  /**
+   * Runs every per-account sweep once for `account_id` as of `now_ms` (a test clock's
+   * moment), outside the recurring rows: the sweeps are compare-and-sets, so running one
+   * beside the gateway-wide tick is safe.
+   */
+  async runSweeps(now_ms: number, account_id: string): Promise<void> {
+    for (const step of this.accountSweeps.values()) await step({ now_ms, account_id });
   }
 
   /** The registered kinds (this process claims only these: an older process leaves a newer kind alone). */

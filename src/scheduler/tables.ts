@@ -33,6 +33,15 @@ export interface ScheduledJobRow {
   updated_at: number;
 }
 
+/** A test account's clock once moved forward (decisions §16); live accounts have none. */
+export interface TestClockRow {
+  account_id: string;
+  /** Where the account's clock stands: every job of the account due by then has run. */
+  now_ms: number;
+  updated_at: number;
+}
+
 export interface SchedulerTables {
   scheduled_jobs: ScheduledJobRow;
+  test_clocks: TestClockRow;
 }

@@ -45,3 +45,31 @@ export const subscriptionsMigration: Migration = {
     await db.schema.dropTable('subscriptions').execute();
   },
 };
+
+/**
+ * Deductions (issue 11 item 4): where the charging stands. `charge_seq` numbers the orders
+ * (`<first order_no>-R<charge_seq>`, every attempt a new order), `charged_count` counts the
+ * paid deductions, `retry_count` the failed attempts of the deduction now due (dunning).
+ */
+export const subscriptionDeductionsMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .alterTable('subscriptions')
+      .addColumn('charge_seq', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
+    await db.schema
+      .alterTable('subscriptions')
+      .addColumn('charged_count', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
+    await db.schema
+      .alterTable('subscriptions')
+      .addColumn('retry_count', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
+    // The CLI lists an account's subscriptions newest first.
+    await db.schema.createIndex('subscriptions_account').on('subscriptions').columns(['account_id', 'created_at']).execute();
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropIndex('subscriptions_account').execute();
+    for (const c of ['charge_seq', 'charged_count', 'retry_count']) await db.schema.alterTable('subscriptions').dropColumn(c).execute();
+  },
+};

@@ -1,15 +1,17 @@
 // Subscriptions (decisions §16): created in the transaction that approves their first
 // payment (direct, hosted checkout, after a 3-D Secure challenge or a review), cancelled by
-// the merchant, read into the answer and the order record. The deductions run from the
-// scheduler (issue 11); this module owns the row and its transitions.
+// the merchant (API, CLI), read into the answer and the order record. Creating one writes
+// its first deduction's job; the deductions themselves are in deductions.ts.
 import type { Kysely } from 'kysely';
 import { randomToken } from '../crypto/ids.js';
 import type { DB } from '../db/schema.js';
 import type { Tx } from '../db/store.js';
 import { ApiError, invalid } from '../http/errors.js';
+import { recordPaymentEvent } from '../payments/events.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
 import type { PaymentRow } from '../payments/tables.js';
 import { amountField } from '../payments/validate.js';
+import { enqueueCharge } from './deductions.js';
 import { checkPlanFields, formatDeductionTime, type Interval, nextDeduction, type Plan, periodLabel } from './schedule.js';
 import { applySubscriptionTransition } from './states.js';
 import type { SubscriptionRow } from './tables.js';
@@ -161,42 +163,54 @@ export async function createSubscription(tx: Tx, p: Prepared, payment: PaymentRo
     next_n: next ? next.n : 0,
     next_at: next ? next.at_ms : null,
     notify_url: payment.notify_url,
+    charge_seq: 0,
+    charged_count: 0,
+    retry_count: 0,
     end_reason: next ? '' : 'no deduction left in the plan',
     created_at: now_ms,
     updated_at: now_ms,
   };
   await tx.insertInto('subscriptions').values(row).execute();
+  // Its first deduction is due from the moment it exists: one job, committed with it.
+  if (next) await enqueueCharge(tx, row, next.n, 0, next.at_ms, now_ms);
   return row;
 }
 
 export type CancelOutcome = { kind: 'cancelled' | 'already_ended'; row: SubscriptionRow } | { kind: 'not_found' };
 
+/** Compare-and-set rounds a cancel takes at most while deductions move the subscription (bounded, style §9). */
+const CANCEL_TRIES = 5;
+
 /**
- * `POST /v1/cancelsubscription` (decisions §16): Inactived at once, nothing prorated or
- * refunded; an ended one answers success again (safe to retry).
+ * `POST /v1/cancelsubscription` (decisions §16), the CLI and the portal: Inactived at once,
+ * nothing prorated or refunded, `subscription.cancelled` to its notify_url in the same
+ * transaction; an ended one answers success again (safe to retry). `contract_name` must
+ * match when given (the API always gives it). Its pending deduction job finds it ended and
+ * does nothing.
  */
 export async function cancelSubscription(
   store: { transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> },
   account_id: string,
   recurring_id: string,
-  contract_name: string,
+  contract_name: string | undefined,
   now_ms: number,
+  reason = 'cancelled by the merchant',
 ): Promise<CancelOutcome> {
   return store.transaction(async (tx) => {
-    const row = await tx
-      .selectFrom('subscriptions')
-      .selectAll()
-      .where('recurring_id', '=', recurring_id)
-      .where('account_id', '=', account_id)
-      .where('contract_name', '=', contract_name)
-      .executeTakeFirst();
-    if (!row) return { kind: 'not_found' } as const;
-    if (row.status !== 'Active' && row.status !== 'PastDue') return { kind: 'already_ended', row } as const;
-    const patch = { next_at: null, end_reason: 'cancelled by the merchant' };
-    if (!(await applySubscriptionTransition(tx, recurring_id, 'cancel', row.status, patch, now_ms))) {
-      const now = await tx.selectFrom('subscriptions').selectAll().where('recurring_id', '=', recurring_id).executeTakeFirstOrThrow();
-      return { kind: 'already_ended', row: now } as const;
+    for (let i = 0; i < CANCEL_TRIES; i++) {
+      let q = tx.selectFrom('subscriptions').selectAll().where('recurring_id', '=', recurring_id).where('account_id', '=', account_id);
+      if (contract_name !== undefined) q = q.where('contract_name', '=', contract_name);
+      const row = await q.executeTakeFirst();
+      if (!row) return { kind: 'not_found' } as const;
+      if (row.status !== 'Active' && row.status !== 'PastDue') return { kind: 'already_ended', row } as const;
+      const patch = { next_at: null, end_reason: reason };
+      // A deduction that moved it meanwhile (Active ↔ PastDue) wins this round; read again.
+      if (!(await applySubscriptionTransition(tx, recurring_id, 'cancel', row.status, patch, now_ms))) continue;
+      const after: SubscriptionRow = { ...row, ...patch, status: 'Inactived', updated_at: now_ms };
+      const first = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', row.first_transaction_id).executeTakeFirst();
+      if (first) await recordPaymentEvent(tx, { ...first, notify_url: row.notify_url }, 'subscription.cancelled', now_ms, after);
+      return { kind: 'cancelled', row: after } as const;
     }
-    return { kind: 'cancelled', row: { ...row, ...patch, status: 'Inactived', updated_at: now_ms } } as const;
+    throw new Error(`subscription ${recurring_id} kept changing under its cancel`);
   });
 }

@@ -53,6 +53,8 @@ describe('created by the first payment', () => {
       recurring_deduction_time: '2027-02-28',
       recurring_id: x.recurring_id,
       recurring_status: '1',
+      subscription_status: 'Active',
+      end_reason: '',
     });
     const ev = await gw.runtime.store.db.selectFrom('events').select('payload').where('object_id', '=', x.transaction_id).executeTakeFirstOrThrow();
     assert.equal(JSON.parse(ev.payload).data.subscription_result.recurring_id, x.recurring_id, 'the notification carries it too');

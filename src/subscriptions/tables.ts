@@ -38,6 +38,12 @@ export interface SubscriptionRow {
   next_n: number;
   next_at: number | null;
   notify_url: string;
+  /** The last order number used: deduction orders are `<first_order_no>-R<charge_seq>`, every attempt (retries too) a new one. */
+  charge_seq: number;
+  /** Deductions paid so far (the first payment not counted). */
+  charged_count: number;
+  /** Failed attempts of deduction `next_n` so far: 0 while Active; 1..3 while PastDue (retried after 1, 3 and 5 days). */
+  retry_count: number;
   /** Why it ended ('' while it runs): `cancelled by the merchant`, `payment failed`, … */
   end_reason: string;
   created_at: number;

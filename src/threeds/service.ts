@@ -158,16 +158,11 @@ export class ChallengeService {
   }
 
   /** The scheduled job: fails challenges that lapsed, at most `limit` per run. */
-  async expireDue(limit = 100): Promise<number> {
+  async expireDue(limit = 100, account_id?: string): Promise<number> {
     const now = this.deps.now();
-    const due = await this.deps.store.db
-      .selectFrom('threeds_challenges')
-      .selectAll()
-      .where('status', '=', 'open')
-      .where('expires_at', '<=', now)
-      .orderBy('expires_at')
-      .limit(limit)
-      .execute();
+    let q = this.deps.store.db.selectFrom('threeds_challenges').selectAll().where('status', '=', 'open').where('expires_at', '<=', now);
+    if (account_id !== undefined) q = q.where('account_id', '=', account_id);
+    const due = await q.orderBy('expires_at').limit(limit).execute();
     let n = 0;
     for (const challenge of due) {
       const payment = await this.deps.store.db.selectFrom('payments').selectAll().where('transaction_id', '=', challenge.transaction_id).executeTakeFirst();

@@ -4,6 +4,8 @@ import { jobSetups } from '../scheduler/jobs.js';
 import { ChallengeService } from './service.js';
 
 jobSetups.push((rt, scheduler) => {
-  const challenges = new ChallengeService(rt.deps);
-  scheduler.recurring('threeds.expiry', 30_000, () => challenges.expireDue());
+  // Ended as of the run's business time (a test clock's, when one moved the account).
+  scheduler.recurring('threeds.expiry', 30_000, (ctx) => new ChallengeService({ ...rt.deps, now: () => ctx.now_ms }).expireDue(100, ctx.account_id), {
+    per_account: true,
+  });
 });
