@@ -30,6 +30,8 @@ export interface Settings {
   risk_rules: boolean;
   /** How long a hosted-checkout session waits for the shopper (decisions §14: 60 minutes). */
   checkout_ttl_ms: number;
+  /** How long a scheduler claim holds (TOLLGATE_SCHEDULER_LEASE_MS, 60 s): the longest a batch of jobs may run, and how soon a dead process's jobs are taken over. */
+  scheduler_lease_ms: number;
 }
 
 export type LogFormat = 'json' | 'pretty';
@@ -92,5 +94,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, stdout_is_tty
     demo_merchant: env.TOLLGATE_DEMO_MERCHANT !== '0',
     risk_rules: env.TOLLGATE_RISK_RULES !== '0',
     checkout_ttl_ms: positive(intSetting(env, 'TOLLGATE_CHECKOUT_TTL_MS', 60 * 60 * 1000), 'TOLLGATE_CHECKOUT_TTL_MS'),
+    scheduler_lease_ms: positive(intSetting(env, 'TOLLGATE_SCHEDULER_LEASE_MS', 60_000), 'TOLLGATE_SCHEDULER_LEASE_MS'),
   };
 }

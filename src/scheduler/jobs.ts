@@ -21,7 +21,7 @@ const MAX_BATCHES_PER_TICK = 50;
 /** A Scheduler with every declared kind (and the scheduler's own purge of old done rows). */
 export function createScheduler(rt: Runtime, opts: SchedulerOptions = {}): Scheduler {
   const log = createLogger(rt.settings);
-  const scheduler = new Scheduler(rt.store, { log: (msg, fields) => log.warn(fields, msg), ...opts });
+  const scheduler = new Scheduler(rt.store, { log: (msg, fields) => log.warn(fields, msg), lease_ms: rt.settings.scheduler_lease_ms, ...opts });
   // 1,000 rows every 5 minutes: up to 288,000 finished jobs a day leave the table.
   scheduler.recurring('scheduler.purge', 300_000, (ctx) => purgeFinishedJobs(rt.store, ctx.now_ms));
   for (const setup of jobSetups) setup(rt, scheduler);
