@@ -170,6 +170,32 @@ describe('deductions on schedule', () => {
   });
 });
 
+describe('after 3-D Secure', () => {
+  test('4000000000003220: the first payment passes its challenge, the deductions are charged without one', async () => {
+    const merchant = await gw.newMerchant();
+    const body = directPayment(merchant, { card: '4000000000003220', subscription: { contract_name: 'sca', interval: 'month' } });
+    const waiting = readXml(await gw.post('/v1/authorise', body, { merchant }));
+    assert.equal(waiting.order_status, '2');
+    const path = new URL(waiting.threeds_url).pathname;
+    const page = await gw.app.inject({ method: 'GET', url: path });
+    const token = /name="form_token" value="([^"]+)"/.exec(page.body)?.[1] as string;
+    await gw.app.inject({
+      method: 'POST',
+      url: path,
+      payload: new URLSearchParams({ form_token: token, outcome: 'complete' }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    await advance(merchant.account_id, Date.UTC(2027, 3, 1));
+    assert.deepEqual(
+      (await deductions(merchant.account_id, body.order_no as string)).map((p) => [p.order_no, p.status]),
+      [
+        [`${body.order_no}-R1`, 'captured'],
+        [`${body.order_no}-R2`, 'captured'],
+      ],
+    );
+  });
+});
+
 describe('dunning', () => {
   test('4000000000000341: the first payment succeeds, the deduction declines, PastDue, retried on days 1, 3 and 5, then Inactived with subscription.cancelled', async () => {
     const { merchant, x, order_no } = await subscribe({}, { card: '4000000000000341' });

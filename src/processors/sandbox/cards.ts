@@ -43,7 +43,10 @@ export const TEST_CARDS: Readonly<Record<string, TestCard>> = {
   '4000000000000119': { issuer: declined('1007'), outcome: '1007:Processing error' },
   '4000000000003220': {
     issuer: { kind: 'challenge_required' },
-    outcome: '3-D Secure challenge required: order_status 2 with threeds_url, then success or 1009 by the challenge',
+    // A merchant-initiated charge has no shopper to authenticate (out of scope of strong customer authentication).
+    merchant_initiated: approved,
+    outcome:
+      '3-D Secure challenge required: order_status 2 with threeds_url, then success or 1009 by the challenge; merchant-initiated charges of the stored card (subscription deductions) succeed without one',
   },
   '4100000000000019': { issuer: approved, risk: 'REJECT', outcome: 'anti-fraud REJECT: 1008:Rejected by risk control' },
   '4000000000009235': { issuer: approved, risk: 'REVIEW', outcome: 'anti-fraud REVIEW: held (order_status 3, payment_status 2100) until reviewed' },

@@ -17,9 +17,8 @@ export const sandboxProcessor: Processor = {
     const rule: IssuerOutcome = (input.merchant_initiated ? card?.merchant_initiated : undefined) ?? card?.issuer ?? { kind: 'approved' };
     const ref = reference(input.transaction_id);
     if (rule.kind === 'challenge_required') {
-      // Authenticated already (mpi_info or a completed challenge), or a merchant-initiated
-      // charge (out of scope of strong customer authentication: no shopper is there): approve.
-      return input.threeds || input.merchant_initiated ? { kind: 'approved', reference: ref } : { kind: 'challenge_required', reference: ref };
+      // Authenticated already (mpi_info or a completed challenge): approve.
+      return input.threeds ? { kind: 'approved', reference: ref } : { kind: 'challenge_required', reference: ref };
     }
     if (rule.kind === 'declined') return { kind: 'declined', code: rule.code, reference: ref };
     return { kind: 'approved', reference: ref };
