@@ -11,6 +11,8 @@ import type {
   AuthoriseRequest,
   CancelAnswer,
   CancelRequest,
+  CancelSubscriptionAnswer,
+  CancelSubscriptionRequest,
   CaptureAnswer,
   CaptureRequest,
   CheckoutForm,
@@ -82,6 +84,7 @@ export const ENDPOINTS = {
   review: '/v1/review',
   paymentMethods: '/v1/paymentmethods',
   authoriseApm: '/v1/authorise',
+  cancelSubscription: '/v1/cancelsubscription',
 } as const;
 
 /** Request and answer type of each endpoint. */
@@ -95,6 +98,7 @@ export interface Endpoints {
   review: { request: ReviewRequest; answer: ReviewAnswer };
   paymentMethods: { request: PaymentMethodsRequest; answer: PaymentMethodsAnswer };
   authoriseApm: { request: ApmRequest; answer: ApmAnswer };
+  cancelSubscription: { request: CancelSubscriptionRequest; answer: CancelSubscriptionAnswer };
 }
 
 export type EndpointName = keyof typeof ENDPOINTS & keyof Endpoints;
@@ -176,6 +180,14 @@ export class TollgateClient {
    */
   authoriseApm(request: ApmRequest, options?: CallOptions): Promise<ApmAnswer> {
     return this.answer('authoriseApm', request, options);
+  }
+
+  /**
+   * Cancels a subscription (`Inactived` at once; no later deduction; `subscription.cancelled`
+   * notified). `cancel_status` `1` also when it had ended already, `0` for an unknown pair.
+   */
+  cancelSubscription(request: CancelSubscriptionRequest, options?: CallOptions): Promise<CancelSubscriptionAnswer> {
+    return this.answer('cancelSubscription', request, options);
   }
 
   /**

@@ -499,6 +499,23 @@ export interface ReviewAnswer extends Processed {
   review_orders: ReviewResult[];
 }
 
+// ---------- POST /v1/cancelsubscription ----------
+
+export interface CancelSubscriptionRequest {
+  recurring_id: string;
+  contract_name: string;
+}
+
+export interface CancelSubscriptionAnswer extends Identity {
+  recurring_id: string;
+  contract_name: string;
+  /** `1` the subscription is inactive (now, or it had ended already: safe to retry); `0` no such pair. */
+  cancel_status: Flag;
+  /** `''`, or `0404:Record not found`. */
+  error_message: string;
+  encryption_data: string;
+}
+
 // ---------- POST /v1/paymentmethods (methods ranked by expected approval) ----------
 
 export interface PaymentMethodsRequest {

@@ -192,6 +192,18 @@ describe('POST /v1/cancelsubscription', () => {
     assert.equal((await orderOf(gw, x.transaction_id)).subscription_result.recurring_status, '1');
   });
 
+  test('the client library: cancelSubscription answers verified, 1 then 1 again, 0 for an unknown pair', async () => {
+    const sub = monthly();
+    const { x } = await subscribe(sub);
+    assert.ok(x);
+    const client = gw.client();
+    const first = await client.cancelSubscription({ recurring_id: x.recurring_id, contract_name: sub.contract_name });
+    assert.deepEqual([first.cancel_status, first.error_message, first.recurring_id], ['1', '', x.recurring_id]);
+    assert.equal((await client.cancelSubscription({ recurring_id: x.recurring_id, contract_name: sub.contract_name })).cancel_status, '1');
+    const unknown = await client.cancelSubscription({ recurring_id: 'rec_unknown', contract_name: sub.contract_name });
+    assert.deepEqual([unknown.cancel_status, unknown.error_message], ['0', '0404:Record not found']);
+  });
+
   test('missing fields and unknown fields: 400 naming them', async () => {
     const ids = { merchant_id: gw.merchant.merchant_id, account_id: gw.merchant.account_id };
     const a = await gw.post('/v1/cancelsubscription', { ...ids, contract_name: 'x' });
