@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Settings } from '../config/index.js';
 import { sign } from '../crypto/signature.js';
 import { buildApp } from '../http/app.js';
+import type { BackgroundTask } from '../ops/interval-task.js';
 import { createRuntime, type Runtime } from '../runtime.js';
 import { schedulerTask } from '../scheduler/jobs.js';
 import { exitIfStopHangs, stopRequested } from './signals.js';
@@ -22,7 +23,7 @@ export interface Server {
  * (expiries, purges, settlement, …). Capabilities add job kinds to the scheduler
  * (src/scheduler/jobs.ts `jobSetups`), not tasks here.
  */
-export type BackgroundTask = { start(): void; stop(): Promise<void> };
+export type { BackgroundTask };
 export const backgroundTasks: Array<(rt: Runtime) => BackgroundTask> = [(rt) => schedulerTask(rt)];
 
 async function demoMerchant(rt: Runtime, out: (line: string) => void): Promise<void> {

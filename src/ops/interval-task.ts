@@ -1,7 +1,9 @@
 // The one timer of `serve`: runs one bounded step every `every_ms` (the scheduler's loop,
 // src/scheduler/jobs.ts); a step never overlaps the previous one, and stop() signals the
 // running step to end early and waits for it.
-import type { BackgroundTask } from '../cli/serve.js';
+
+/** Background work a process runs beside HTTP (serve, worker): started once, stopped gracefully. */
+export type BackgroundTask = { start(): void; stop(): Promise<void> };
 
 /** A failed step is reported and the next tick tries again. */
 export const reportToStderr = (name: string, e: unknown): void => {

@@ -2,9 +2,8 @@
 // Scheduler holding every capability's job kinds and recurring sweeps, polled by one
 // interval task. Capabilities declare their kinds in `jobSetups` when their module loads
 // (src/cli/commands.ts imports them), as they declare CLI commands.
-import type { BackgroundTask } from '../cli/serve.js';
 import { createLogger } from '../http/logging.js';
-import { intervalTask } from '../ops/interval-task.js';
+import { type BackgroundTask, intervalTask } from '../ops/interval-task.js';
 import type { Runtime } from '../runtime.js';
 import { purgeFinishedJobs, Scheduler, type SchedulerOptions } from './scheduler.js';
 
