@@ -1,4 +1,4 @@
-// `npm run test:crash [-- --engine sqlite|postgres] [-- --cycles N] [-- --part load|checkout]` (issue 6): under
+// `npm run test:crash [-- --engine sqlite|postgres] [-- --cycles N] [-- --part load|checkout|subscriptions]` (issue 6): under
 // concurrent mixed load the gateway is killed with SIGKILL at random moments and restarted.
 // Then: every payment answered as successful exists with its amount and transaction_id, no
 // order is charged twice (repeats got the same transaction, a changed body got 1011), every
@@ -9,7 +9,9 @@
 // The load goes through the client library (tollgate/client), so every answer's signature
 // is verified, and the receiver verifies each delivery with it too. Then the hosted
 // checkout (checkout.ts): sessions paid by card while the gateway is killed are charged
-// exactly once. `--quick`: 3 cycles and two checkout rounds.
+// exactly once. Then subscription deductions (subscriptions.ts): batches of scheduled
+// charges killed mid-flight lose and double none. `--quick`: 3 cycles, two checkout rounds
+// and two subscription rounds.
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
@@ -42,6 +44,7 @@ import {
   startGateway,
 } from '../process.js';
 import { checkoutCrash } from './checkout.js';
+import { subscriptionCrash } from './subscriptions.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -49,7 +52,7 @@ const { values: args } = parseArgs({
     cycles: { type: 'string' },
     'no-build': { type: 'boolean' },
     quick: { type: 'boolean' },
-    /** `load` or `checkout`: one part only (both by default). */
+    /** `load`, `checkout` or `subscriptions`: one part only (all by default). */
     part: { type: 'string' },
   },
 });
@@ -59,6 +62,10 @@ const CLIENTS = 16;
 /** Hosted checkout: kill -9 rounds, and sessions paid at once in each. */
 const CHECKOUT_ROUNDS = args.quick ? 2 : 6;
 const CHECKOUT_SESSIONS = 24;
+/** Subscription deductions: kill -9 rounds (even ones kill twice), and subscriptions created in each. */
+const SUBSCRIPTION_ROUNDS = args.quick ? 2 : 6;
+const SUBSCRIPTIONS_PER_ROUND = args.quick ? 60 : 150;
+const PARTS = ['load', 'checkout', 'subscriptions'] as const;
 const REQUEST_TIMEOUT_MS = 10_000;
 const DELIVERY_TIMEOUT_MS = 90_000;
 const CI = process.env.CI === 'true' || process.env.CI === '1';
@@ -464,18 +471,29 @@ async function main(): Promise<void> {
     else skip('PostgreSQL', `no server at ${PG_URL} (set TOLLGATE_TEST_PG_URL)`);
     engines = engines.filter((x) => x !== 'postgres');
   }
+  if (args.part !== undefined && !(PARTS as readonly string[]).includes(args.part)) {
+    check(`--part ${args.part} is one of ${PARTS.join(', ')}`, false);
+    engines = [];
+  }
+  const runs = (part: (typeof PARTS)[number]) => args.part === undefined || args.part === part;
   for (const engine of engines) {
-    if (args.part !== 'checkout')
+    if (runs('load'))
       try {
         await runEngine(engine);
       } catch (e) {
         check(`crash test on ${engine} ran to the end`, false, (e as Error).message.slice(0, 500));
       }
-    if (args.part !== 'load')
+    if (runs('checkout'))
       try {
         await checkoutCrash(engine, { rounds: CHECKOUT_ROUNDS, sessions: CHECKOUT_SESSIONS, check, log });
       } catch (e) {
         check(`hosted checkout crash test on ${engine} ran to the end`, false, (e as Error).message.slice(0, 500));
+      }
+    if (runs('subscriptions'))
+      try {
+        await subscriptionCrash(engine, { rounds: SUBSCRIPTION_ROUNDS, subscriptions: SUBSCRIPTIONS_PER_ROUND, check, log });
+      } catch (e) {
+        check(`subscription deductions crash test on ${engine} ran to the end`, false, (e as Error).message.slice(0, 500));
       }
   }
   log(`\n${results.passed} passed, ${results.failed} failed`);

@@ -277,3 +277,190 @@ export function pageIdArb(real: fc.Arbitrary<string>, idLength: number, query: s
     ...others.map((arbitrary) => ({ weight: 1, arbitrary })),
   );
 }
+
+// ---------- the `subscription` object (decisions §16) ----------
+const DAY_MS = 86_400_000;
+const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/**
+ * Hostile `subscription` objects for POST /v1/authorise and /v1/checkout: each field mostly
+ * valid (so whole objects often pass and the subscription is created, or the session opened
+ * with it), else a near miss for that field (interval_count 0, 366, "1e3"; dates like
+ * 2027-02-30 or year 9999; amounts with the wrong precision; cycles past their bounds), a
+ * wrong type, a nested object or array, or any hostile value; sometimes absent; sometimes
+ * extra keys. One object in eight is no object at all (a string, a number, an array of
+ * subscriptions, the object as JSON text, a deep nesting). `today_ms` is the gateway's
+ * clock, for dates that are valid relative to the first payment; `prefix` starts the contract
+ * names it makes (one per endpoint, so one endpoint's names are not taken by the other's).
+ */
+export function subscriptionArb(today_ms: number, prefix = 'fzs'): fc.Arbitrary<unknown> {
+  const day = (offset: number) => isoDay(today_ms + offset * DAY_MS);
+  const badDates: unknown[] = [
+    '2027-02-30',
+    '2027-02-29',
+    '2028-02-29',
+    '2100-02-29',
+    '2027-04-31',
+    '2027-13-01',
+    '2027-00-10',
+    '0000-00-00',
+    '0000-01-01',
+    '1970-01-01',
+    '9999-12-31',
+    '+275760-09-13',
+    '275760-09-14',
+    '2027-1-1',
+    '2027/01/01',
+    '20270101',
+    '2027-01-01T00:00:00Z',
+    ' 2027-01-01',
+    '2027-01-01\u0000',
+    '２０２７-０１-０１',
+    '2027-01-01'.repeat(4),
+    day(0),
+    day(-1),
+    day(-400),
+    '',
+    20270101,
+    ['2027-01-01'],
+    { date: '2027-01-01' },
+  ];
+  const badCycles: unknown[] = [-1, 1001, 1000, 1.5, -0, 2 ** 53, 1e308, '3', '0', '1e3', '12abc', '', true, null, [3], { n: 3 }];
+  /** Near misses and wrong types per field; any field may also get any hostile value. */
+  const BAD: Record<string, unknown[]> = {
+    contract_name: ['', '   ', 'x'.repeat(129), 'x'.repeat(70_000), '\u0000', 'gold\u0000', 'gold', 'seed-plan-1'],
+    interval: ['DAY', 'Day', ' day', 'days', 'monthly', 'fortnight', '', 'day\u0000', 0, ['day'], { interval: 'day' }],
+    interval_count: [
+      0,
+      366,
+      365,
+      1000,
+      -1,
+      1.5,
+      1e308,
+      Number.MAX_SAFE_INTEGER + 2,
+      '0',
+      '366',
+      '1e3',
+      '001',
+      '-1',
+      ' 1',
+      '1.0',
+      '0x1',
+      '１',
+      '999',
+      '1000',
+      '',
+      true,
+      null,
+      [1],
+      { n: 1 },
+    ],
+    billing_cycle: badCycles,
+    promotion_cycle: [...badCycles, 13, 999],
+    contract_amount: [
+      '10.001',
+      '10.0',
+      '10',
+      '1200',
+      '1e3',
+      '-5.00',
+      '0.00',
+      '0',
+      '.5',
+      '0.001',
+      '99999999999999999999.99',
+      '9999999999999999.99',
+      '10,00',
+      '１０.００',
+      '',
+      10,
+      10.5,
+      null,
+      ['10.00'],
+      { amount: '10.00' },
+    ],
+    contract_start: badDates,
+    contract_end: badDates,
+    contract: ['x'.repeat(65), 'x'.repeat(70_000), 1, ['c']],
+    price_id: ['x'.repeat(65), '<script>', 0, { id: 1 }],
+  };
+  const FIELDS = Object.keys(BAD);
+  // A plan the gateway accepts: consistent cycles, a start after today, an end after the start.
+  const valid = fc
+    .record({
+      contract_name: fc.oneof(
+        { weight: 8, arbitrary: fc.nat({ max: 1_000_000 }).map((i) => `${prefix}-${i}`) },
+        { weight: 1, arbitrary: fc.constantFrom('é'.repeat(128), 'x'.repeat(128)) },
+      ),
+      interval: fc.constantFrom('day', 'week', 'month', 'year'),
+      interval_count: fc.option(fc.constantFrom('1', '2', '12', '365'), { nil: undefined, freq: 4 }),
+      billing_cycle: fc.option(fc.constantFrom(0, 1, 2, 3, 12, 1000), { nil: undefined, freq: 4 }),
+      promotion: fc.option(fc.nat({ max: 3 }), { nil: undefined, freq: 3 }),
+      contract_amount: fc.option(fc.constantFrom('10.00', '12.50', '0.01', '99999.99'), { nil: undefined, freq: 3 }),
+      start: fc.option(fc.integer({ min: 1, max: 800 }), { nil: undefined, freq: 2 }),
+      end: fc.option(fc.integer({ min: 0, max: 2000 }), { nil: undefined, freq: 2 }),
+      contract: fc.option(fc.constantFrom('c', 'gold plan', ''), { nil: undefined, freq: 2 }),
+      price_id: fc.option(fc.constantFrom('price_1', ''), { nil: undefined, freq: 2 }),
+    })
+    .map(({ promotion, start, end, ...f }) => {
+      const o: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(f)) if (v !== undefined) o[k] = v;
+      if (promotion !== undefined) o.promotion_cycle = f.billing_cycle ? Math.min(promotion, f.billing_cycle) : promotion;
+      if (start !== undefined) o.contract_start = day(start);
+      if (end !== undefined) o.contract_end = day((start ?? 0) + end);
+      return o;
+    });
+  // Then 0 to 3 of its fields spoiled (a near miss, a hostile value, or removed), and maybe extra keys.
+  const spoil = fc.record({
+    field: fc.constantFrom(...FIELDS),
+    how: fc.oneof(
+      { weight: 6, arbitrary: fc.constant('near') },
+      { weight: 3, arbitrary: fc.constant('hostile') },
+      { weight: 1, arbitrary: fc.constant('delete') },
+    ),
+    pick: fc.nat(),
+    value: hostileValue,
+  });
+  const object = fc
+    .record({
+      base: valid,
+      spoils: fc.oneof(
+        { weight: 3, arbitrary: fc.constant([]) },
+        { weight: 4, arbitrary: fc.array(spoil, { minLength: 1, maxLength: 1 }) },
+        { weight: 2, arbitrary: fc.array(spoil, { minLength: 2, maxLength: 3 }) },
+      ),
+      // Rarely: extra keys (prototype names, brackets, dots, unknown names).
+      extras: fc.oneof(
+        { weight: 7, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: fc.array(fc.record({ name: mutation.map((mu) => mu.name), value: hostileValue }), { minLength: 1, maxLength: 2 }) },
+      ),
+    })
+    .map(({ base, spoils, extras }) => {
+      const o = base;
+      for (const sp of spoils) {
+        if (sp.how === 'delete') delete o[sp.field];
+        else if (sp.how === 'hostile') o[sp.field] = sp.value;
+        else {
+          const bad = BAD[sp.field] as unknown[];
+          o[sp.field] = bad[sp.pick % bad.length];
+        }
+      }
+      for (const x of extras ?? []) setField(o, x.name, x.value);
+      return o;
+    });
+  return fc.oneof(
+    { weight: 7, arbitrary: object },
+    {
+      weight: 1,
+      arbitrary: fc.oneof(
+        hostileValue,
+        fc.array(object, { minLength: 2, maxLength: 3 }),
+        object.map((o) => ({ subscription: o })),
+        object.map((o) => JSON.stringify(o)),
+        fc.integer({ min: 20, max: 400 }).map(nestObject),
+        fc.constantFrom<unknown>({}, [], '', 'day', 0, true, null),
+      ),
+    },
+  );
+}

@@ -4,7 +4,9 @@
 // with their own generators (hostile ids and form fields). Paths of the
 // spec that this build does not register are in UNREGISTERED: they only reach the 404
 // handler, so they are fuzzed as a separate group that is reported but never counted
-// toward the 20,000 cases of issue 6.
+// toward the 20,000 cases of issue 6. POST /v1/cancelsubscription (decisions §16) gets real
+// recurring_id/contract_name pairs of the merchant (seeded, and harvested from the fuzzed
+// authorise answers), another merchant's real pairs, and near misses of both.
 import type { CreatedMerchant } from '../../merchants/service.js';
 
 export interface KnownPayment {
@@ -13,10 +15,17 @@ export interface KnownPayment {
   amount: string;
 }
 
+/** A real subscription: its pair, and whether it is another merchant's (never cancellable with this merchant's key). */
+export interface KnownSubscription {
+  recurring_id: string;
+  contract_name: string;
+  foreign?: boolean;
+}
+
 export interface FuzzTarget {
   path: string;
-  /** A body the endpoint would accept, built from real payments of the merchant. */
-  base(m: CreatedMerchant, known: KnownPayment[], n: number): Record<string, unknown>;
+  /** A body the endpoint would accept, built from real payments (and subscriptions) of the merchant. */
+  base(m: CreatedMerchant, known: KnownPayment[], n: number, subs?: KnownSubscription[]): Record<string, unknown>;
 }
 
 const YEAR = String(new Date().getUTCFullYear() + 2);
@@ -51,7 +60,16 @@ export const TARGETS: FuzzTarget[] = [
           mpi_info: { eci: '05', cavv: 'AAECAwQFBgcICQoLDA0ODxAREhM=', xid: 'FBUWFxgZGhscHR4fICEiIyQlJic=', dsTransID: '0b1c7a3e-3d41-4a8e-9c8e-2a8f0e1d2c3b' },
         },
       ],
-      subscription: { contract: 'c', contract_name: 'gold', contract_amount: '10.00', interval: 'month', interval_count: '1', billing_cycle: 12 },
+      // A new contract_name mostly (so accepted bodies create subscriptions, which the
+      // cancelsubscription fuzz then uses); every fourth the same one, taken after its first use.
+      subscription: {
+        contract: 'c',
+        contract_name: n % 4 === 0 ? 'gold' : `gold-${n}`,
+        contract_amount: '10.00',
+        interval: 'month',
+        interval_count: '1',
+        billing_cycle: 12,
+      },
     }),
   },
   {
@@ -114,11 +132,39 @@ export const TARGETS: FuzzTarget[] = [
       cart_items: [{ basic_item_data: { name: 'Tee', quantity: '1', price: { amount_usd: 10.5, amount_local_currency: 10.5, currency: 'USD' } } }],
     }),
   },
+  {
+    // decisions §16: real pairs mostly (the first cancel of each one is accepted and writes;
+    // later ones find it ended), and near misses, swapped names, another merchant's real
+    // pairs and unknown ids, which must answer cancel_status 0 and write nothing.
+    path: '/v1/cancelsubscription',
+    base: (m, _k, n, subs = []) => {
+      const own = subs.filter((x) => !x.foreign);
+      const foreign = subs.filter((x) => x.foreign);
+      const s = own[n % Math.max(1, own.length)] ?? { recurring_id: `rec_${'A'.repeat(24)}`, contract_name: 'gold' };
+      const other = own[(n * 7 + 3) % Math.max(1, own.length)] ?? s;
+      const stranger = foreign[n % Math.max(1, foreign.length)] ?? s;
+      const pairs: Array<{ recurring_id: string; contract_name: string }> = [
+        s,
+        s,
+        s,
+        s,
+        { recurring_id: s.recurring_id, contract_name: other.contract_name },
+        { recurring_id: s.recurring_id.slice(0, -1), contract_name: s.contract_name },
+        { recurring_id: `${s.recurring_id.slice(0, 4)}${s.recurring_id.slice(4).toUpperCase()}`, contract_name: s.contract_name },
+        { recurring_id: s.recurring_id, contract_name: ` ${s.contract_name}` },
+        { recurring_id: s.recurring_id, contract_name: s.contract_name.toUpperCase() },
+        { recurring_id: stranger.recurring_id, contract_name: stranger.contract_name },
+        { recurring_id: `rec_${'A'.repeat(24)}`, contract_name: s.contract_name },
+        { recurring_id: `${s.recurring_id}%`, contract_name: '%' },
+      ];
+      const pair = pairs[n % pairs.length] as { recurring_id: string; contract_name: string };
+      return { ...ids(m), recurring_id: pair.recurring_id, contract_name: pair.contract_name };
+    },
+  },
 ];
 
 /** Spec paths with no route on this build: fuzzed for 404 answers only, not counted. */
 export const UNREGISTERED: FuzzTarget[] = [
-  { path: '/v1/cancelsubscription', base: (m) => ({ ...ids(m), recurring_id: 'R1', contract_name: 'gold' }) },
   {
     path: '/v1/payout',
     base: (m, _k, n) => ({
