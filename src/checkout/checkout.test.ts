@@ -9,7 +9,7 @@ import type { CreatedMerchant } from '../merchants/service.js';
 import { rankedPaymentMethods } from '../methods/service.js';
 import { frameOriginsOf } from '../pages/frame-origins.js';
 import { expireDue } from '../payments/expiry.js';
-import { readXml, type TestGateway, testGateway } from '../test/harness.js';
+import { directPayment, readXml, type TestGateway, testGateway } from '../test/harness.js';
 import { captureBatch, item, orderOf, refundBatch } from '../test/lifecycle.js';
 import { eventsOf, formTokenOf, pathOf } from '../threeds/testing.js';
 
@@ -508,6 +508,33 @@ describe('a subscription sold on the hosted page', () => {
     assert.equal(order.payment_status, '3000');
     assert.equal(order.subscription_result.recurring_status, '1');
     assert.equal(order.subscription_result.recurring_deduction_period, '1 month');
+  });
+
+  test('sessions paid at once with one contract_name: one creates it, the others are paid without it (no 500, no session left pending)', async () => {
+    const sub = { contract_name: `co-race-${Date.now()}`, interval: 'month' };
+    const sessions = await Promise.all([open({ subscription: sub }), open({ subscription: sub }), open({ subscription: sub })]);
+    const paid = await Promise.all(sessions.map((o) => card(o)));
+    assert.deepEqual(
+      paid.map((r) => r.statusCode),
+      [303, 303, 303],
+    );
+    const orders = await Promise.all(sessions.map((o) => orderOf(gw, o.transaction_id)));
+    assert.deepEqual(
+      orders.map((o) => o.payment_status),
+      ['3000', '3000', '3000'],
+    );
+    assert.equal(orders.filter((o) => o.subscription_result.recurring_id !== '').length, 1);
+  });
+
+  test('a name taken after the session opened: the shopper still pays, the payment carries no subscription', async () => {
+    const sub = { contract_name: `co-late-${Date.now()}`, interval: 'month' };
+    const o = await open({ subscription: sub });
+    const direct = readXml(await gw.post('/v1/authorise', directPayment(gw.merchant, { subscription: sub })));
+    assert.ok(direct.recurring_id);
+    const r = await card(o);
+    assert.equal(r.statusCode, 303, r.body);
+    const order = await orderOf(gw, o.transaction_id);
+    assert.deepEqual([order.payment_status, order.subscription_result.recurring_id], ['3000', '']);
   });
 });
 

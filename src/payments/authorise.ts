@@ -19,7 +19,7 @@ import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import type { AuthoriseOutcome, ProcessorCard } from '../processors/types.js';
 import { REVIEW_WINDOW_MS, statusAfterApproval } from '../review/hold.js';
 import type { RiskAssessment, RiskContext, RiskEngine } from '../risk/index.js';
-import { answerFields, createSubscription, prepareSubscription } from '../subscriptions/service.js';
+import { answerFields, contractNameTaken, createSubscription, prepareSubscription } from '../subscriptions/service.js';
 import type { SubscriptionRow } from '../subscriptions/tables.js';
 import { challengeFirst, onIssuerChallenge, parseMpiInfo, type ThreedsResult } from '../threeds/mpi.js';
 import { insertChallenge, type NewChallenge, newChallenge } from '../threeds/service.js';
@@ -260,7 +260,8 @@ export class AuthoriseService {
     // decisions §10: 3-D Secure results from an outside server, validated (400 names the field).
     const mpi = parseMpiInfo(body.additional_information, facts.brand);
     // decisions §16: the subscription is checked before anything is charged, written with its first payment's approval.
-    const subscription = await prepareSubscription(deps.store.db, account.account_id, body, amount_minor, now);
+    // On the hosted page a name taken since the session opened does not stop the shopper paying.
+    const subscription = await prepareSubscription(deps.store.db, account.account_id, body, amount_minor, now, { taken: pending ? 'skip' : 'refuse' });
 
     const transaction_id = pending ? pending.transaction_id : timeOrderedId(now);
     const capture_method = (body.capture_method ?? account.capture_method) as 'automatic' | 'manual';
@@ -358,12 +359,15 @@ export class AuthoriseService {
     const challenge: NewChallenge | null = status === 'pending' ? newChallenge(deps.settings.public_url, row, now) : null;
     const approved = status === 'authorised' || status === 'captured';
     // A payment that waits (3-D Secure, review) keeps its `subscription` in details; it is created when that ends approved.
+    const details_without = row.details;
     if (approved && subscription) row.details = JSON.stringify({ ...JSON.parse(row.details || '{}'), recurring_id: subscription.recurring_id });
-    const record = answerRecord(row, body, {
-      token_id: status === 'declined' ? '' : token_id,
-      threeds_url: challenge?.url,
-      subscription: approved ? answerFields(subscription) : undefined,
-    });
+    const answerOf = (sub: typeof subscription) =>
+      answerRecord(row, body, {
+        token_id: status === 'declined' ? '' : token_id,
+        threeds_url: challenge?.url,
+        subscription: approved ? answerFields(sub) : undefined,
+      });
+    let record = answerOf(subscription);
     row.answer = JSON.stringify(record);
 
     const inserted = await deps.store
@@ -398,6 +402,16 @@ export class AuthoriseService {
         if (riskCtx) await this.risk.record(tx, riskCtx, transaction_id);
         if (challenge) await insertChallenge(tx, challenge.row);
         const created = approved && subscription ? await createSubscription(tx, subscription, row, now) : undefined;
+        if (approved && subscription && !created) {
+          // Another first payment took the contract_name since it was checked. A direct
+          // payment is refused as a sequential one would have been (everything here rolls
+          // back); on the hosted page the shopper's payment stands without the subscription.
+          if (!pending) throw contractNameTaken();
+          record = answerOf(null);
+          row.details = details_without;
+          row.answer = JSON.stringify(record);
+          await tx.updateTable('payments').set({ details: row.details, answer: row.answer }).where('transaction_id', '=', transaction_id).execute();
+        }
         await this.afterInsert(tx, pending, row, now, created);
         return true;
       })

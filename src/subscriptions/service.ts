@@ -18,6 +18,11 @@ import type { SubscriptionRow } from './tables.js';
 
 type SubscriptionFields = NonNullable<AuthoriseDirect['subscription']>;
 
+/** The refusal of a contract_name another live subscription of the account holds (decisions §16). */
+export function contractNameTaken(): ApiError {
+  return invalid('subscription.contract_name', 'is taken by a subscription of this account that is still active; cancel it or choose another name');
+}
+
 /** A subscription checked before its first payment is charged; written once the payment is approved. */
 export interface Prepared {
   recurring_id: string;
@@ -40,6 +45,7 @@ export async function prepareSubscription(
   body: AuthoriseDirect,
   amount_minor: number,
   now_ms: number,
+  opts: { taken?: 'refuse' | 'skip' } = {},
 ): Promise<Prepared | null> {
   const sub = body.subscription as SubscriptionFields | undefined;
   if (!sub) return null;
@@ -70,7 +76,11 @@ export async function prepareSubscription(
     .where('contract_name', '=', contract_name)
     .where('status', 'in', ['Active', 'PastDue'])
     .executeTakeFirst();
-  if (live) throw invalid('subscription.contract_name', 'is taken by a subscription of this account that is still active; cancel it or choose another name');
+  if (live) {
+    // A hosted checkout's shopper pays anyway (the merchant gets no recurring_id), as a payment that waited does.
+    if (opts.taken === 'skip') return null;
+    throw contractNameTaken();
+  }
   const contract_amount_minor = sub.contract_amount ? amountField('subscription.contract_amount', sub.contract_amount, body.currency) : amount_minor;
   if (contract_amount_minor <= 0) throw invalid('subscription.contract_amount', 'must be greater than zero');
   return {
@@ -113,6 +123,7 @@ export async function createForApproved(tx: Tx, payment: PaymentRow, now_ms: num
   }
   if (!prepared) return undefined;
   const created = await createSubscription(tx, prepared, payment, now_ms);
+  if (!created) return undefined; // the name was taken meanwhile: the payment stands without it
   details.recurring_id = created.recurring_id;
   await tx
     .updateTable('payments')
@@ -135,8 +146,12 @@ export function answerFields(p: Prepared | null): Record<'contract_name' | 'recu
   };
 }
 
-/** Writes the subscription in the transaction that approves its first payment. */
-export async function createSubscription(tx: Tx, p: Prepared, payment: PaymentRow, now_ms: number): Promise<SubscriptionRow> {
+/**
+ * Writes the subscription in the transaction that approves its first payment. Undefined when
+ * another first payment took its contract_name between the check and this write (the
+ * partial unique index decides; nothing is written then).
+ */
+export async function createSubscription(tx: Tx, p: Prepared, payment: PaymentRow, now_ms: number): Promise<SubscriptionRow | undefined> {
   if (!payment.card_id) throw new Error('a subscription needs the vaulted card of its first payment');
   const next = nextDeduction(p.plan, p.plan.first_payment_ms);
   const row: SubscriptionRow = {
@@ -170,7 +185,12 @@ export async function createSubscription(tx: Tx, p: Prepared, payment: PaymentRo
     created_at: now_ms,
     updated_at: now_ms,
   };
-  await tx.insertInto('subscriptions').values(row).execute();
+  const r = await tx
+    .insertInto('subscriptions')
+    .values(row)
+    .onConflict((oc) => oc.doNothing())
+    .executeTakeFirst();
+  if (Number(r.numInsertedOrUpdatedRows ?? 0) !== 1) return undefined;
   // Its first deduction is due from the moment it exists: one job, committed with it.
   if (next) await enqueueCharge(tx, row, next.n, 0, next.at_ms, now_ms);
   return row;

@@ -127,6 +127,27 @@ describe('created by the first payment', () => {
   });
 });
 
+describe('one contract_name, several first payments at once', () => {
+  test('exactly one creates it; the others are refused 400 naming subscription.contract_name, nothing stored for them', async () => {
+    const sub = monthly();
+    const results = await Promise.all([1, 2, 3, 4].map(() => subscribe(sub)));
+    const ok = results.filter((r) => r.res.statusCode === 200);
+    const refused = results.filter((r) => r.res.statusCode !== 200);
+    assert.equal(ok.length, 1, results.map((r) => `${r.res.statusCode} ${r.res.body.slice(0, 200)}`).join('\n'));
+    assert.ok(ok[0]?.x?.recurring_id);
+    for (const r of refused) {
+      assert.equal(r.res.statusCode, 400, r.res.body);
+      assert.match(r.res.body, /subscription\.contract_name/);
+      const stored = await gw.runtime.store.db
+        .selectFrom('payments')
+        .select('transaction_id')
+        .where('order_no', '=', r.body.order_no as string)
+        .execute();
+      assert.deepEqual(stored, []);
+    }
+  });
+});
+
 describe('bad subscription fields: 400 naming the field, nothing charged', () => {
   const cases: Array<[string, Record<string, unknown>, string]> = [
     ['no contract_name', { contract_name: undefined, interval: 'month' }, 'subscription.contract_name'],
