@@ -7,7 +7,10 @@
 //    process: the scenarios of bench/scenarios.ts;
 //    (the hosted checkout, create + pay, under bench/driver.ts with each step timed);
 // 3. the authorise scenario again with 1,000,000 stored transactions (100,000 in --quick);
-// 4. a table of req/s, latency p50/p99/p99.9, peak RSS and each ratio to its baseline,
+// 4. subscription deductions (bench/deductions.ts): 10,000 subscriptions due at one instant
+//    (2,000 in --quick) run by the scheduler in one process, and a quarter as many, each on
+//    its own fresh database: deductions/s, peak memory of both sizes, outcome verified;
+// 5. a table of req/s, latency p50/p99/p99.9, peak RSS and each ratio to its baseline,
 //    the targets met or missed, and bench/results/<stamp>-<engine>.{json,md}.
 // SQLite by default; PostgreSQL when DATABASE_URL is postgres://… (a fresh database is
 // created on that server for the run and dropped after).
@@ -34,6 +37,7 @@ import {
   resetPeakRss,
   startGateway,
 } from '../src/test/process.js';
+import { benchDeductions, type DeductionsReport, MAX_LIVE_HEAP_GROWTH_MIB, MAX_PEAK_RSS_GROWTH } from './deductions.js';
 import { cpuMeter, type Stats } from './driver.js';
 import {
   authorise,
@@ -56,6 +60,7 @@ const { values: args } = parseArgs({
     seed: { type: 'string' },
     'no-build': { type: 'boolean' },
     workers: { type: 'string' },
+    subscriptions: { type: 'string' },
   },
 });
 const QUICK = args.quick === true;
@@ -63,6 +68,8 @@ const CONNECTIONS = Number(args.connections ?? 64);
 const DURATION_S = Number(args.duration ?? (QUICK ? 5 : 20));
 const WARMUP_S = QUICK ? 1 : 3;
 const SEED = Number(args.seed ?? (QUICK ? 100_000 : 1_000_000));
+/** Subscriptions due at once in the deductions scenario; a quarter as many run first for the memory comparison. */
+const SUBSCRIPTIONS = Number(args.subscriptions ?? (QUICK ? 2_000 : 10_000));
 const envUrl = process.env.DATABASE_URL ?? '';
 const ENGINE: Engine = /^postgres(ql)?:\/\//.test(envUrl) ? 'postgres' : 'sqlite';
 const WORKERS = Number(args.workers ?? process.env.TOLLGATE_WORKERS ?? (ENGINE === 'postgres' ? os.cpus().length : 1));
@@ -370,6 +377,17 @@ async function main(): Promise<void> {
     await gw.stop();
     gw = null;
 
+    const small = Math.max(1, Math.round(SUBSCRIPTIONS / 4));
+    log(
+      `subscription deductions: ${small.toLocaleString('en')} then ${SUBSCRIPTIONS.toLocaleString('en')} due at once, one scheduler process, fresh database each…`,
+    );
+    const deductions: DeductionsReport = await benchDeductions({
+      engine: ENGINE,
+      admin_url: ENGINE === 'postgres' ? envUrl : undefined,
+      sizes: [small, SUBSCRIPTIONS],
+      log,
+    });
+
     const auth = results.find((r) => r.name === 'authorise') as Measured;
     const query = results.find((r) => r.name === 'query100') as Measured;
     const seeded = results.find((r) => r.name === seededLabel) as Measured;
@@ -435,6 +453,36 @@ async function main(): Promise<void> {
       };
     }
 
+    const dLarge = deductions.runs[deductions.runs.length - 1] as DeductionsReport['runs'][number];
+    const dFlat = deductions.flat;
+    targets.push(
+      {
+        name: `deductions: every subscription charged once (-R1 payment, charged_count 1, next_n 2), ledger verified`,
+        goal: 'all',
+        measured: deductions.runs.map((r) => `${r.count.toLocaleString('en')}: ${r.verified.ok ? 'ok' : 'NOT ok'}`).join('; '),
+        met: deductions.runs.every((r) => r.verified.ok),
+      },
+      {
+        name: `deductions peak RSS, ${dFlat.large.toLocaleString('en')} vs ${dFlat.small.toLocaleString('en')} due`,
+        // In --quick the small run (a quarter: 500) ends while the process is still warming up (JIT, caches, young generation).
+        goal: `≤ +${round(MAX_PEAK_RSS_GROWTH * 100, 0)}%${QUICK ? ' (quick: informative, the small run ends inside the warm-up)' : ''}`,
+        measured: `${dFlat.peak_rss_large_mib} vs ${dFlat.peak_rss_small_mib} MiB (${dFlat.peak_rss_growth >= 0 ? '+' : ''}${round(dFlat.peak_rss_growth * 100)}%); RSS in the ${dFlat.large.toLocaleString('en')} run: ${dFlat.large_rss_first_quarter_mib} MiB at most in its first quarter, ${dFlat.large_rss_rest_mib} after`,
+        met: QUICK ? null : dFlat.peak_rss_growth <= MAX_PEAK_RSS_GROWTH,
+      },
+      {
+        name: `deductions live heap (after a full GC every 500 deductions) over the ${dFlat.large.toLocaleString('en')} run`,
+        goal: `≤ +${MAX_LIVE_HEAP_GROWTH_MIB} MiB`,
+        measured: `+${dFlat.live_heap_growth_mib} MiB`,
+        met: dFlat.live_heap_growth_mib <= MAX_LIVE_HEAP_GROWTH_MIB,
+      },
+      {
+        name: `deductions/s, ${dFlat.large.toLocaleString('en')} due, one scheduler process (informative)`,
+        goal: '—',
+        measured: String(dLarge.deductions_per_s),
+        met: null,
+      },
+    );
+
     const report = {
       meta: {
         date: new Date().toISOString(),
@@ -444,6 +492,7 @@ async function main(): Promise<void> {
         duration_s: DURATION_S,
         gateway_processes: WORKERS,
         seeded_transactions: SEED,
+        subscriptions_due: SUBSCRIPTIONS,
         cores: os.cpus().length,
         cpu: os.cpus()[0]?.model ?? '',
         node: process.version,
@@ -464,6 +513,7 @@ async function main(): Promise<void> {
         vs_durable_insert: r.skipped ? null : round(ratio(r.req_per_s, insert.inserts_per_s), 2),
       })),
       checkout: checkoutSummary,
+      deductions,
       targets,
     };
     const md = markdown(report, bare, insert);
@@ -520,6 +570,22 @@ function markdown(report: any, bare: Measured, insert: { inserts_per_s: number; 
       `| checkout (whole sequence) | ${u.whole.p50_ms} | ${u.whole.p99_ms} |`,
       `| authorise | ${u.authorise.p50_ms} | ${u.authorise.p99_ms} |`,
     );
+  }
+  const d = report.deductions as DeductionsReport | undefined;
+  if (d) {
+    lines.push(
+      '',
+      `Subscription deductions (\`bench/deductions.ts\`): subscriptions due at one instant, each size on a fresh database, run by one scheduler process (\`createScheduler\`, \`runDue(now, 100)\` until nothing is claimed, 16 handlers at a time); run time without the live-heap probes' full collections (one every 500 deductions); CPU is the scheduler process's (% of one core)${m.engine === 'postgres' ? ', not the PostgreSQL server' : ''}.`,
+      '',
+      '| due | seed s | run s | deductions/s | CPU | peak RSS MiB | RSS before | live heap MiB (min–max of probes) | heap before → after GC | verified |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    );
+    for (const r of d.runs) {
+      const live = r.memory.probes.map((p) => p.live_heap_mib);
+      lines.push(
+        `| ${r.count.toLocaleString('en')} | ${r.seed_s} | ${r.run_s} | ${r.deductions_per_s} | ${r.cpu_pct}% | ${r.memory.peak_rss_mib} | ${r.memory.before.rss_mib} | ${Math.min(...live)}–${Math.max(...live)} (${live.length}) | ${r.memory.before.heap_used_mib} → ${r.memory.after.heap_used_mib} | ${r.verified.ok ? 'ok' : 'NOT ok'} |`,
+      );
+    }
   }
   lines.push('', '| target | goal | measured | met |', '|---|---|---|---|');
   for (const t of report.targets) lines.push(`| ${t.name} | ${t.goal} | ${t.measured} | ${t.met === null ? '—' : t.met ? 'yes' : 'NO'} |`);
