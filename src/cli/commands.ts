@@ -13,3 +13,4 @@ import '../payments/tasks.js';
 import '../subscriptions/tasks.js';
 import '../subscriptions/cli.js';
 import '../scheduler/clock-cli.js';
+import '../fx/cli.js';

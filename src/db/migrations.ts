@@ -2,6 +2,7 @@
 import { type Kysely, type Migration, Migrator } from 'kysely';
 import { apmIssuerPagesMigration } from '../apm/migration.js';
 import { checkoutMigration } from '../checkout/migration.js';
+import { fxRatesMigration } from '../fx/migration.js';
 import { idempotencyMigration } from '../idempotency/migration.js';
 import { ledgerBalanceSlotsMigration, ledgerMigration } from '../ledger/migration.js';
 import { coreMigration } from '../merchants/migration.js';
@@ -38,6 +39,7 @@ export const migrations: Record<string, Migration> = {
   '0044_subscriptions': subscriptionsMigration,
   '0045_subscription_deductions': subscriptionDeductionsMigration,
   '0046_test_clocks': testClocksMigration,
+  '0047_fx_rates': fxRatesMigration,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {

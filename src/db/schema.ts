@@ -3,6 +3,7 @@
 
 import type { ApmTables } from '../apm/tables.js';
 import type { CheckoutTables } from '../checkout/tables.js';
+import type { FxTables } from '../fx/tables.js';
 import type { IdempotencyTables } from '../idempotency/tables.js';
 import type { LedgerTables } from '../ledger/tables.js';
 import type { CoreTables } from '../merchants/tables.js';
@@ -32,4 +33,5 @@ export interface DB
     CheckoutTables,
     ApmTables,
     SchedulerTables,
-    SubscriptionTables {}
+    SubscriptionTables,
+    FxTables {}
