@@ -6,7 +6,7 @@ import { migrationDb, openStore, type Store } from './db/store.js';
 import type { Deps } from './http/context.js';
 import { MerchantService } from './merchants/service.js';
 import { Metrics } from './ops/metrics.js';
-import { sandboxProcessor } from './processors/sandbox/index.js';
+import { createSandboxProcessor } from './processors/sandbox/index.js';
 
 export interface Runtime {
   settings: Settings;
@@ -28,6 +28,7 @@ export async function createRuntime(settings: Settings, opts: { now?: () => numb
   const store = openStore(settings.database_url, { groupCommitMax: settings.group_commit_max });
   await migrateToLatest(migrationDb(store));
   const merchants = new MerchantService(store, keyring);
+  const sandbox = createSandboxProcessor({ swift_delay_ms: settings.sandbox_swift_delay_ms });
   const deps: Deps = {
     settings,
     store,
@@ -35,7 +36,7 @@ export async function createRuntime(settings: Settings, opts: { now?: () => numb
     merchants,
     metrics: new Metrics(opts.metricsDefaults ?? true),
     // Test accounts are served by the sandbox; no live processor is configured yet (decisions §3).
-    processorFor: (account) => (account.mode === 'test' ? sandboxProcessor : null),
+    processorFor: (account) => (account.mode === 'test' ? sandbox : null),
     now: opts.now ?? Date.now,
   };
   return { settings, store, keyring, merchants, deps };

@@ -14,3 +14,5 @@ import '../subscriptions/tasks.js';
 import '../subscriptions/cli.js';
 import '../scheduler/clock-cli.js';
 import '../fx/cli.js';
+import '../payouts/tasks.js';
+import '../payouts/cli.js';

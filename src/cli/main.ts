@@ -60,6 +60,11 @@ function commandHelp(c: Command, print: (line?: string) => void): void {
   print(`  ${c.about}`);
   for (const line of c.details ?? []) print(`  ${line}`);
   print('  -h, --help   this help');
+  // A command that is also a group's name (`balance`, `balance top-up`): the group too.
+  if (groups().has(c.name)) {
+    print();
+    groupHelp(c.name, print);
+  }
 }
 
 function groupHelp(group: string, print: (line?: string) => void): void {
@@ -156,6 +161,8 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const { cmd, args } = found;
+  // A command that is also a group, called bare but needing options: its usage and the group's commands.
+  if (args.length === 0 && groups().has(cmd.name) && Object.keys(cmd.options).length > 0 && !cmd.positionals) return help([first]);
   if (asksHelp(args)) {
     commandHelp(cmd, out);
     return 0;

@@ -32,6 +32,8 @@ export interface Settings {
   checkout_ttl_ms: number;
   /** How long a scheduler claim holds (TOLLGATE_SCHEDULER_LEASE_MS, 60 s): the longest a batch of jobs may run, and how soon a dead process's jobs are taken over. */
   scheduler_lease_ms: number;
+  /** How long the sandbox takes to settle a SWIFT payout, or to return one (TOLLGATE_SANDBOX_SWIFT_DELAY_MS, 5 s; decisions §17). */
+  sandbox_swift_delay_ms: number;
 }
 
 export type LogFormat = 'json' | 'pretty';
@@ -95,5 +97,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, stdout_is_tty
     risk_rules: env.TOLLGATE_RISK_RULES !== '0',
     checkout_ttl_ms: positive(intSetting(env, 'TOLLGATE_CHECKOUT_TTL_MS', 60 * 60 * 1000), 'TOLLGATE_CHECKOUT_TTL_MS'),
     scheduler_lease_ms: positive(intSetting(env, 'TOLLGATE_SCHEDULER_LEASE_MS', 60_000), 'TOLLGATE_SCHEDULER_LEASE_MS'),
+    sandbox_swift_delay_ms: intSetting(env, 'TOLLGATE_SANDBOX_SWIFT_DELAY_MS', 5_000),
   };
 }

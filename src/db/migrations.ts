@@ -10,6 +10,7 @@ import { paymentMethodsMigration } from '../methods/migration.js';
 import { eventAttemptsMigration, notificationsMigration } from '../notifications/migration.js';
 import { frameOriginsMigration } from '../pages/migration.js';
 import { paymentsMigration } from '../payments/migration.js';
+import { payoutsMigration } from '../payouts/migration.js';
 import { refundIdempotencyMigration, refundsMigration } from '../refunds/migration.js';
 import { reviewMigration } from '../review/migration.js';
 import { riskMigration } from '../risk/migration.js';
@@ -40,6 +41,7 @@ export const migrations: Record<string, Migration> = {
   '0045_subscription_deductions': subscriptionDeductionsMigration,
   '0046_test_clocks': testClocksMigration,
   '0047_fx_rates': fxRatesMigration,
+  '0048_payouts': payoutsMigration,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {

@@ -11,6 +11,7 @@ import type { MethodTables } from '../methods/tables.js';
 import type { NotificationTables } from '../notifications/tables.js';
 import type { PageTables } from '../pages/tables.js';
 import type { PaymentTables } from '../payments/tables.js';
+import type { PayoutTables } from '../payouts/tables.js';
 import type { RefundTables } from '../refunds/tables.js';
 import type { ReviewTables } from '../review/tables.js';
 import type { RiskTables } from '../risk/tables.js';
@@ -34,4 +35,5 @@ export interface DB
     ApmTables,
     SchedulerTables,
     SubscriptionTables,
-    FxTables {}
+    FxTables,
+    PayoutTables {}

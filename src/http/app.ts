@@ -9,6 +9,7 @@ import { registerIdempotency } from '../idempotency/plugin.js';
 import { registerPaymentMethodRoutes } from '../methods/routes.js';
 import { registerLifecycleRoutes } from '../payments/lifecycle-routes.js';
 import { registerPaymentRoutes } from '../payments/routes.js';
+import { registerPayoutRoutes } from '../payouts/routes.js';
 import { registerRefundRoutes } from '../refunds/routes.js';
 import { registerReviewRoutes } from '../review/routes.js';
 import { createRiskEngine } from '../risk/engine.js';
@@ -113,6 +114,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerIssuerRoutes(app, deps);
   registerReviewRoutes(app, deps);
   registerSubscriptionRoutes(app, deps);
+  registerPayoutRoutes(app, deps);
   registerLifecycleRoutes(app, deps);
   registerRefundRoutes(app, deps);
   registerPaymentMethodRoutes(app, deps);

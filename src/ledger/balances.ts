@@ -15,6 +15,8 @@ export interface AccountBalance {
   held_minor: number;
   refunds_in_flight_minor: number;
   fees_minor: number;
+  /** Taken from available for payouts not paid yet (SCHEDULED, PROCESSING). */
+  payouts_reserved_minor: number;
 }
 
 export async function accountBalances(db: Kysely<DB>, account_id: string): Promise<AccountBalance[]> {
@@ -30,7 +32,7 @@ export async function accountBalances(db: Kysely<DB>, account_id: string): Promi
   for (const r of rows) {
     let b = byCurrency.get(r.currency);
     if (!b) {
-      b = { currency: r.currency, pending_minor: 0, available_minor: 0, held_minor: 0, refunds_in_flight_minor: 0, fees_minor: 0 };
+      b = { currency: r.currency, pending_minor: 0, available_minor: 0, held_minor: 0, refunds_in_flight_minor: 0, fees_minor: 0, payouts_reserved_minor: 0 };
       byCurrency.set(r.currency, b);
     }
     const field: Partial<Record<LedgerAccount, keyof Omit<AccountBalance, 'currency'>>> = {
@@ -39,6 +41,7 @@ export async function accountBalances(db: Kysely<DB>, account_id: string): Promi
       customer_holds: 'held_minor',
       refunds_in_flight: 'refunds_in_flight_minor',
       fees: 'fees_minor',
+      payouts_reserved: 'payouts_reserved_minor',
     };
     const f = field[r.ledger_account];
     if (f) b[f] = Number(r.balance_minor);
@@ -54,5 +57,6 @@ export function formatBalance(b: AccountBalance): Record<string, string> {
     held: formatAmount(b.held_minor, b.currency),
     refunds_in_flight: formatAmount(b.refunds_in_flight_minor, b.currency),
     fees: formatAmount(b.fees_minor, b.currency),
+    payouts_reserved: formatAmount(b.payouts_reserved_minor, b.currency),
   };
 }

@@ -17,7 +17,7 @@ after(async () => {
   await gw.close();
 });
 
-const LEGEND = ['pending', 'available', 'held', 'refunds_in_flight', 'fees'];
+const LEGEND = ['pending', 'available', 'held', 'refunds_in_flight', 'fees', 'payouts_reserved'];
 
 test('every column has its line in the legend; a negative available says why on its own row; --json is unchanged', async () => {
   const m = await gw.newMerchant();
@@ -29,24 +29,27 @@ test('every column has its line in the legend; a negative available says why on 
   const r = await runCli('balance', '--account', m.account_id);
   assert.equal(r.code, 0, r.stderr);
   const lines = r.stdout.split('\n');
-  assert.match(lines[0] as string, /^currency\s+pending\s+available\s+held\s+refunds_in_flight\s+fees$/);
+  assert.match(lines[0] as string, /^currency\s+pending\s+available\s+held\s+refunds_in_flight\s+fees\s+payouts_reserved$/);
   // 10.00 captured less the 0.59 fee is pending; the 4.00 refund came out of available.
   const usd = lines[1] as string;
   assert.match(
     usd,
-    /^USD\s+9\.41\s+-4\.00\s+5\.00\s+0\.00\s+0\.59\s+<- below zero: refunds are taken from available while captured money is still pending settlement; the account owes 4\.00 USD \(the pending money covers it when it settles\)$/,
+    /^USD\s+9\.41\s+-4\.00\s+5\.00\s+0\.00\s+0\.59\s+0\.00\s+<- below zero: refunds are taken from available while captured money is still pending settlement; the account owes 4\.00 USD \(the pending money covers it when it settles\)$/,
   );
   for (const column of LEGEND) assert.match(r.stdout, new RegExp(`^${column}\\s+\\S`, 'm'), `legend line for ${column}`);
   assert.match(r.stdout, /^available\s+settled: the merchant's money; refunds are paid from it$/m);
 
   const json = await runCli('balance', '--account', m.account_id, '--json');
-  assert.deepEqual(JSON.parse(json.stdout), [{ currency: 'USD', pending: '9.41', available: '-4.00', held: '5.00', refunds_in_flight: '0.00', fees: '0.59' }]);
+  // --json gains payouts_reserved (issue 12); the other fields are unchanged.
+  assert.deepEqual(JSON.parse(json.stdout), [
+    { currency: 'USD', pending: '9.41', available: '-4.00', held: '5.00', refunds_in_flight: '0.00', fees: '0.59', payouts_reserved: '0.00' },
+  ]);
 
   // Once the capture settles, available is positive again and the row carries no note.
   gw.clock.advance(DEFAULT_SETTLEMENT_DELAY_MS);
   await settleDue(gw.runtime.store, gw.clock.now, DEFAULT_SETTLEMENT_DELAY_MS);
   const settled = await runCli('balance', '--account', m.account_id);
-  assert.match(settled.stdout.split('\n')[1] as string, /^USD\s+0\.00\s+5\.41\s+5\.00\s+0\.00\s+0\.59$/);
+  assert.match(settled.stdout.split('\n')[1] as string, /^USD\s+0\.00\s+5\.41\s+5\.00\s+0\.00\s+0\.59\s+0\.00$/);
 });
 
 test('a full refund of a capture that carried a fee: pending will not cover all of what is owed', async () => {

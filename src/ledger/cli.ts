@@ -17,7 +17,7 @@ command({
     const report = await verifyLedger((await runtime()).store.db);
     if (values.json) out(JSON.stringify(report));
     else {
-      out(`${report.postings} postings, ${report.entries} entries, ${report.payments} payments checked`);
+      out(`${report.postings} postings, ${report.entries} entries, ${report.payments} payments, ${report.payouts} payouts checked`);
       for (const p of report.problems) out(`PROBLEM ${p}`);
       out(report.ok ? 'ledger OK' : 'ledger NOT OK');
     }
@@ -31,7 +31,8 @@ export const BALANCE_LEGEND: ReadonlyArray<readonly [column: string, meaning: st
   ['available', "settled: the merchant's money; refunds are paid from it"],
   ['held', "authorised on shoppers' cards and not captured yet; not the merchant's money yet"],
   ['refunds_in_flight', 'refunds sent to a processor that has not answered yet'],
-  ['fees', 'fees charged on captures so far; refunds do not give them back'],
+  ['fees', 'fees charged on captures and payouts so far; refunds do not give them back'],
+  ['payouts_reserved', 'taken from available for payouts not paid yet (SCHEDULED, PROCESSING); back to available if one fails or is cancelled'],
 ];
 
 /** The note on a row whose available figure is below zero: why, and what covers it. */
@@ -64,7 +65,7 @@ command({
     const header = ['currency', ...BALANCE_LEGEND.map(([column]) => column)];
     const rows = balances.map((b) => {
       const f = formatBalance(b);
-      return [f.currency, f.pending, f.available, f.held, f.refunds_in_flight, f.fees] as string[];
+      return [f.currency, f.pending, f.available, f.held, f.refunds_in_flight, f.fees, f.payouts_reserved] as string[];
     });
     const lines = table([header, ...rows]);
     out(lines[0]);

@@ -73,19 +73,19 @@ describe('balances through a payment’s life', () => {
     await setPricing(gw.runtime.store, { account_id: m.account_id, currency: 'USD', percent: '2.9', fixed: '0.30' }, gw.clock.now);
     const p = await pay(gw, { manual: true, amount: '20.00', merchant: m });
     assert.deepEqual(await balanceOf(m.account_id), [
-      { currency: 'USD', pending: '0.00', available: '0.00', held: '20.00', refunds_in_flight: '0.00', fees: '0.00' },
+      { currency: 'USD', pending: '0.00', available: '0.00', held: '20.00', refunds_in_flight: '0.00', fees: '0.00', payouts_reserved: '0.00' },
     ]);
     await captureBatch(gw, [item(p, { amount: '10.00' })], m);
     // 10.00 captured, 0.59 fee (2.9% + 0.30), 10.00 of the hold released.
     assert.deepEqual(await balanceOf(m.account_id), [
-      { currency: 'USD', pending: '9.41', available: '0.00', held: '0.00', refunds_in_flight: '0.00', fees: '0.59' },
+      { currency: 'USD', pending: '9.41', available: '0.00', held: '0.00', refunds_in_flight: '0.00', fees: '0.59', payouts_reserved: '0.00' },
     ]);
     await refundBatch(gw, [item(p, { refund_amount: '1.00' })], m);
     assert.deepEqual((await balanceOf(m.account_id))[0]?.available, '-1.00');
     gw.clock.advance(DEFAULT_SETTLEMENT_DELAY_MS);
     assert.ok((await settleDue(gw.runtime.store, gw.clock.now, DEFAULT_SETTLEMENT_DELAY_MS)) >= 2);
     assert.deepEqual(await balanceOf(m.account_id), [
-      { currency: 'USD', pending: '0.00', available: '8.41', held: '0.00', refunds_in_flight: '0.00', fees: '0.59' },
+      { currency: 'USD', pending: '0.00', available: '8.41', held: '0.00', refunds_in_flight: '0.00', fees: '0.59', payouts_reserved: '0.00' },
     ]);
     assert.equal(await settleDue(gw.runtime.store, gw.clock.now, DEFAULT_SETTLEMENT_DELAY_MS), 0, 'nothing settles twice');
     assert.deepEqual((await verifyLedger(gw.runtime.store.db)).problems, []);
@@ -160,7 +160,7 @@ describe('operator commands', () => {
       await pay(gw, { merchant: m, amount: '10.00' });
       assert.equal(await run('balance', '--account', m.account_id, '--json'), 0);
       assert.deepEqual(JSON.parse(lines.join('')), [
-        { currency: 'USD', pending: '9.41', available: '0.00', held: '0.00', refunds_in_flight: '0.00', fees: '0.59' },
+        { currency: 'USD', pending: '9.41', available: '0.00', held: '0.00', refunds_in_flight: '0.00', fees: '0.59', payouts_reserved: '0.00' },
       ]);
       assert.equal(await run('ledger', 'verify', '--json'), 0);
       assert.equal(JSON.parse(lines.join('')).ok, true);

@@ -22,6 +22,8 @@ export interface Posting {
   entries: readonly Entry[];
   /** Marks the entries as already settled (the settlement posting itself). */
   settled?: boolean;
+  /** The balance slot to update instead of the transaction's random one (PAYOUT_SLOT). */
+  slot?: number;
 }
 
 export class UnbalancedPosting extends Error {}
@@ -37,6 +39,13 @@ const MAX_ENTRIES = 16;
  */
 export const BALANCE_SLOTS = 32;
 const slotOfTx = new WeakMap<Tx, number>();
+/**
+ * The slot of every payout posting: payments and refunds never update it, so a payout
+ * transaction (which posts in two currencies, through several ledger accounts) cannot
+ * deadlock with them on PostgreSQL; payouts lock their rows in (currency, ledger account)
+ * order among themselves (src/payouts/ledger.ts).
+ */
+export const PAYOUT_SLOT = BALANCE_SLOTS;
 
 function slotOf(tx: Tx): number {
   let slot = slotOfTx.get(tx);
@@ -85,7 +94,7 @@ export async function post(tx: Tx, p: Posting, now_ms: number): Promise<string |
       created_at: now_ms,
     })),
   );
-  const slot = slotOf(tx);
+  const slot = p.slot ?? slotOf(tx);
   // An upsert per balance line, compiled once per line count (src/db/prepared.ts).
   const values: Record<string, unknown> = { account_id: p.account_id, currency: p.currency, slot, now: now_ms };
   lines.forEach(([ledger_account, amount_minor], i) => {

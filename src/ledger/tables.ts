@@ -8,7 +8,9 @@ export type LedgerAccount =
   | 'merchant_pending' // captured, awaiting settlement
   | 'merchant_available' // settled: the merchant's to pay out
   | 'refunds_in_flight' // refunds sent to a processor that has not answered yet
-  | 'fees'; // the gateway's fees charged to this merchant
+  | 'fees' // the gateway's fees charged to this merchant
+  | 'payouts_reserved' // taken from available for payouts not paid yet (SCHEDULED, PROCESSING)
+  | 'fx_conversion'; // the conversion desk: one currency in, another out (payouts in another currency)
 
 export interface LedgerPostingRow {
   posting_id: string;
@@ -45,7 +47,7 @@ export interface LedgerBalanceRow {
   account_id: string;
   currency: string;
   ledger_account: LedgerAccount;
-  /** 0 … BALANCE_SLOTS-1: concurrent transactions update different rows. */
+  /** 0 … BALANCE_SLOTS-1: concurrent transactions update different rows; PAYOUT_SLOT for payouts' postings. */
   slot: number;
   balance_minor: number;
   updated_at: number;

@@ -1,6 +1,7 @@
 // `tollgate ledger verify`: proves the books. Every posting sums to zero, every currency
 // sums to zero, every materialised balance equals the sum of its entries, and the ledger
-// agrees with each payment's held, captured and refunded amounts.
+// agrees with each payment's held, captured and refunded amounts and with each payout's
+// reserved, paid and fee amounts.
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema.js';
 
@@ -9,6 +10,7 @@ export interface VerifyReport {
   postings: number;
   entries: number;
   payments: number;
+  payouts: number;
   problems: string[];
 }
 
@@ -125,5 +127,49 @@ export async function verifyLedger(db: Kysely<DB>): Promise<VerifyReport> {
     }
   }
 
-  return { ok: problems.length === 0, postings: Number(counts.postings), entries: Number(counts.entries), payments, problems };
+  // The ledger against the payouts table (src/payouts/ledger.ts): funds stay reserved exactly
+  // while a payout may still be paid; a completed one paid its fee and the beneficiary.
+  let payouts = 0;
+  after = '';
+  for (let page = 0; page < 1_000_000; page++) {
+    const rows = await db
+      .selectFrom('payouts')
+      .select(['transaction_id', 'status', 'source_currency', 'payment_currency', 'amount_payer_pays', 'amount_beneficiary_receives', 'fee_amount'])
+      .where('transaction_id', '>', after)
+      .orderBy('transaction_id')
+      .limit(PAGE)
+      .execute();
+    if (rows.length === 0) break;
+    payouts += rows.length;
+    after = rows[rows.length - 1]!.transaction_id;
+    const sums = await db
+      .selectFrom('ledger_entries')
+      .select(['transaction_id', 'ledger_account', 'currency', sum.as('total')])
+      .where(
+        'transaction_id',
+        'in',
+        rows.map((r) => r.transaction_id),
+      )
+      .groupBy(['transaction_id', 'ledger_account', 'currency'])
+      .execute();
+    const posted = new Map(sums.map((x) => [`${x.transaction_id}/${x.ledger_account}/${x.currency}`, Number(x.total)]));
+    for (const r of rows) {
+      const at = (ledger_account: string, currency: string) => posted.get(`${r.transaction_id}/${ledger_account}/${currency}`) ?? 0;
+      const debit = Number(r.amount_payer_pays) + Number(r.fee_amount);
+      const open = r.status === 'SCHEDULED' || r.status === 'PROCESSING';
+      const done = r.status === 'COMPLETED';
+      const want: Array<[string, string, number]> = [
+        ['payouts_reserved', r.source_currency, open ? debit : 0],
+        ['merchant_available', r.source_currency, open || done ? -debit : 0],
+        ['fees', r.source_currency, done ? Number(r.fee_amount) : 0],
+        ['processor_clearing', r.payment_currency, done ? Number(r.amount_beneficiary_receives) : 0],
+      ];
+      for (const [ledger_account, currency, amount] of want) {
+        const got = at(ledger_account, currency);
+        if (got !== amount) note(`payout ${r.transaction_id} (${r.status}): ${ledger_account} ${currency} posts ${got}, expected ${amount}`);
+      }
+    }
+  }
+
+  return { ok: problems.length === 0, postings: Number(counts.postings), entries: Number(counts.entries), payments, payouts, problems };
 }

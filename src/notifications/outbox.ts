@@ -18,6 +18,9 @@ export const EVENT_TYPES = [
   'subscription.charged',
   'subscription.failed',
   'subscription.cancelled',
+  'payout.completed',
+  'payout.failed',
+  'payout.cancelled',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

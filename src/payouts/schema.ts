@@ -348,7 +348,7 @@ const payoutRecordFields = {
   reference: text('as sent'),
   beneficiary_id: text('the saved beneficiary (`ben_…`): send it instead of `beneficiary` next time'),
   beneficiary: BeneficiaryRecord,
-  payer_id: text('the gateway’s id of the payer, or empty when none was sent'),
+  payer_id: text('the account that pays (your account_id): the payer of record; `payer` describes it as sent'),
   payer: Type.Optional(PayerRecord),
   client_data: echo('your data'),
   fund_source: echo('the fund source'),

@@ -45,6 +45,27 @@ export interface ApmStartInput {
  */
 export type ApmStart = { reference: string; issuer: { kind: 'gateway_page' } | { kind: 'url'; url: string } };
 
+/** A payout handed to the payout connector (decisions §17): the amount the beneficiary receives and where. */
+export interface PayoutInput {
+  transaction_id: string;
+  payment_method: 'LOCAL' | 'SWIFT';
+  local_clearing_system: string;
+  amount_minor: MinorUnits;
+  currency: string;
+  /** The beneficiary's bank account as validated (IBAN in electronic format, BIC upper case). */
+  account: { country: string; iban?: string; account_number?: string; swift_code?: string; bank_code?: string };
+  swift_charge_option: string;
+}
+
+/**
+ * The connector's answer about a payout: paid, refused or returned (`failed`, with why), or
+ * on its way (`processing`: ask again with `payoutStatus` after `check_after_ms`).
+ */
+export type PayoutOutcome =
+  | { kind: 'completed'; reference: string }
+  | { kind: 'failed'; failure_type: 'INVALID_ACCOUNT' | 'RETURNED' | 'PROCESSOR_ERROR'; reason: string; reference: string }
+  | { kind: 'processing'; reference: string; check_after_ms: number };
+
 export interface Processor {
   /** Shown as `connector` in the direct answer. */
   readonly name: string;
@@ -56,4 +77,8 @@ export interface Processor {
   authorise(input: AuthoriseInput): Promise<AuthoriseOutcome>;
   /** Starts an alternative-method payment; absent when the connector serves none. */
   startApm?(input: ApmStartInput): Promise<ApmStart>;
+  /** Sends a payout; absent when the connector pays out nothing. */
+  payout?(input: PayoutInput): Promise<PayoutOutcome>;
+  /** Where a `processing` payout stands now. */
+  payoutStatus?(input: PayoutInput & { reference: string }): Promise<PayoutOutcome>;
 }

@@ -1,30 +1,48 @@
-// The built-in sandbox processor for test accounts (decisions §9). Outcomes come from the
-// test-card table (cards.ts), as the widely used card platforms publish theirs.
+// The built-in sandbox processor for test accounts (decisions §9, §17). Card outcomes come
+// from the test-card table (cards.ts), as the widely used card platforms publish theirs;
+// payout outcomes from the test account numbers of payouts.ts.
 import { createHash } from 'node:crypto';
-import type { ApmStart, ApmStartInput, AuthoriseInput, AuthoriseOutcome, Processor } from '../types.js';
+import type { ApmStart, ApmStartInput, AuthoriseInput, AuthoriseOutcome, PayoutInput, PayoutOutcome, Processor } from '../types.js';
 import { type IssuerOutcome, testCard } from './cards.js';
+import { sandboxPayout, sandboxPayoutStatus } from './payouts.js';
 
 function reference(transaction_id: string): string {
   return `SBX${createHash('sha256').update(transaction_id).digest('hex').slice(0, 12).toUpperCase()}`;
 }
 
-export const sandboxProcessor: Processor = {
-  name: 'sandbox',
-  inline: true,
-  async authorise(input: AuthoriseInput): Promise<AuthoriseOutcome> {
-    const card = testCard(input.card.pan);
-    // Unlisted Luhn-valid cards are approved.
-    const rule: IssuerOutcome = (input.merchant_initiated ? card?.merchant_initiated : undefined) ?? card?.issuer ?? { kind: 'approved' };
-    const ref = reference(input.transaction_id);
-    if (rule.kind === 'challenge_required') {
-      // Authenticated already (mpi_info or a completed challenge): approve.
-      return input.threeds ? { kind: 'approved', reference: ref } : { kind: 'challenge_required', reference: ref };
-    }
-    if (rule.kind === 'declined') return { kind: 'declined', code: rule.code, reference: ref };
-    return { kind: 'approved', reference: ref };
-  },
-  /** The sandbox plays every issuer on the gateway's own issuer page (src/apm/issuer-routes.ts). */
-  async startApm(input: ApmStartInput): Promise<ApmStart> {
-    return { reference: reference(input.transaction_id), issuer: { kind: 'gateway_page' } };
-  },
-};
+export interface SandboxOptions {
+  /** How long a SWIFT payout (or a payout's return) takes (TOLLGATE_SANDBOX_SWIFT_DELAY_MS). */
+  swift_delay_ms: number;
+}
+
+export function createSandboxProcessor(opts: SandboxOptions): Processor {
+  return {
+    name: 'sandbox',
+    inline: true,
+    async authorise(input: AuthoriseInput): Promise<AuthoriseOutcome> {
+      const card = testCard(input.card.pan);
+      // Unlisted Luhn-valid cards are approved.
+      const rule: IssuerOutcome = (input.merchant_initiated ? card?.merchant_initiated : undefined) ?? card?.issuer ?? { kind: 'approved' };
+      const ref = reference(input.transaction_id);
+      if (rule.kind === 'challenge_required') {
+        // Authenticated already (mpi_info or a completed challenge): approve.
+        return input.threeds ? { kind: 'approved', reference: ref } : { kind: 'challenge_required', reference: ref };
+      }
+      if (rule.kind === 'declined') return { kind: 'declined', code: rule.code, reference: ref };
+      return { kind: 'approved', reference: ref };
+    },
+    /** The sandbox plays every issuer on the gateway's own issuer page (src/apm/issuer-routes.ts). */
+    async startApm(input: ApmStartInput): Promise<ApmStart> {
+      return { reference: reference(input.transaction_id), issuer: { kind: 'gateway_page' } };
+    },
+    async payout(input: PayoutInput): Promise<PayoutOutcome> {
+      return sandboxPayout(input, reference(input.transaction_id), opts.swift_delay_ms);
+    },
+    async payoutStatus(input: PayoutInput & { reference: string }): Promise<PayoutOutcome> {
+      return sandboxPayoutStatus(input);
+    },
+  };
+}
+
+/** The sandbox with its default settings. */
+export const sandboxProcessor: Processor = createSandboxProcessor({ swift_delay_ms: 5_000 });

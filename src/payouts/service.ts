@@ -1,0 +1,565 @@
+// Payouts (decisions §17): `POST /v1/payout`, its lifecycle on the shared scheduler, cancel
+// and the CLI all go through here.
+//
+// Creating one: the request is validated (bank details in bank.ts, named errors, nothing
+// written on a refusal) and quoted (rate with the account's markup, fee, both amounts:
+// quote.ts) before any write; then ONE transaction inserts the payout (unique per account
+// and request_id: a racing twin inserts nothing and replays the winner), takes the
+// account's funding row for the source currency (the lock that makes funding checks of one
+// balance run one after another on PostgreSQL; SQLite's single writer does the same), reads
+// the available balance and either reserves `amount_payer_pays + fee_amount` or fails the
+// payout INSUFFICIENT_FUNDS. A payout due today is dispatched in that same transaction
+// when the connector is inline (the sandbox), so its answer already says COMPLETED, FAILED
+// or PROCESSING; a later payment_date makes it SCHEDULED with a dispatch job at 00:00 UTC
+// of that day. A PROCESSING payout is asked again by a check job after the connector's
+// delay. Every end (COMPLETED, FAILED, CANCELLED) posts to the ledger (ledger.ts) and
+// records its event in the transaction that makes it.
+import { randomBytes } from 'node:crypto';
+import { timeOrderedId } from '../crypto/ids.js';
+import { canonicalString } from '../crypto/signature.js';
+import type { Store, Tx } from '../db/store.js';
+import { applyMarkup, formatRate } from '../fx/convert.js';
+import { rateFor } from '../fx/rates.js';
+import type { Deps } from '../http/context.js';
+import { ApiError, invalid } from '../http/errors.js';
+import type { AccountRow } from '../merchants/tables.js';
+import { type EventType, recordEvent } from '../notifications/outbox.js';
+import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
+import { amountField, checkCountry, requireCurrency } from '../payments/validate.js';
+import type { PayoutInput, PayoutOutcome, Processor } from '../processors/types.js';
+import { enqueueJob } from '../scheduler/scheduler.js';
+import { checkBankDetails, maskAccount } from './bank.js';
+import { postPayout } from './ledger.js';
+import { NO_PRICE, type PayoutPrice, quotePayout } from './quote.js';
+import { payoutRecord } from './record.js';
+import type { BankDetailsInput, BeneficiaryInput, PayoutRequest } from './schema.js';
+import { applyPayoutTransition, type FailureType, type PayoutStatus } from './states.js';
+import type { PayoutRow } from './tables.js';
+
+export const DISPATCH_KIND = 'payout.dispatch';
+export const CHECK_KIND = 'payout.check';
+const DAY_MS = 86_400_000;
+/** How far ahead a payment_date may be. */
+export const MAX_SCHEDULE_DAYS = 365;
+/** How often one PROCESSING payout is asked about at most (bounded, style §9). */
+const MAX_CHECKS = 100;
+
+export type PayoutDeps = Pick<Deps, 'store' | 'keyring' | 'processorFor' | 'settings'>;
+
+/** The request once checked: what the transaction needs, nothing left to validate. */
+interface Checked {
+  request_hash: string;
+  beneficiary: BeneficiaryInput;
+  /** An existing saved beneficiary, or a new one to save in the transaction. */
+  saved: { beneficiary_id: string; fingerprint: string; existing: boolean };
+  bank: PayoutInput['account'];
+  local_clearing_system: string;
+  payment_method: 'LOCAL' | 'SWIFT';
+  fee_paid_by: 'PAYER' | 'BENEFICIARY';
+  swift_charge_option: 'SHARED' | 'PAYER';
+  payment_date: string;
+  dispatch_at: number;
+  amounts: { amount_payer_pays: number; amount_beneficiary_receives: number; fee_amount: number };
+  fx_rate: string;
+  fx_source: string;
+}
+
+function utcDate(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+function parseDate(field: string, text: string): number {
+  const ms = Date.parse(`${text}T00:00:00Z`);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text) || Number.isNaN(ms) || utcDate(ms) !== text) throw invalid(field, `"${text}" is not a date (YYYY-MM-DD)`);
+  return ms;
+}
+
+function checkParty(
+  prefix: 'beneficiary' | 'payer',
+  p:
+    | { entity_type?: string; company_name?: string; first_name?: string; last_name?: string; date_of_birth?: string; address?: { country_code?: string } }
+    | undefined,
+  now_ms: number,
+  required: boolean,
+): void {
+  if (!p) return;
+  if (p.address?.country_code !== undefined) checkCountry(`${prefix}.address.country_code`, p.address.country_code);
+  if (p.date_of_birth !== undefined && p.date_of_birth !== '') {
+    if (parseDate(`${prefix}.date_of_birth`, p.date_of_birth) >= now_ms) throw invalid(`${prefix}.date_of_birth`, 'must be in the past');
+  }
+  if (!required) return;
+  const person = Boolean(p.first_name && p.last_name);
+  if (p.entity_type === 'COMPANY' && !p.company_name) throw invalid(`${prefix}.company_name`, 'is required for a COMPANY');
+  if (p.entity_type === 'PERSONAL' && !person)
+    throw invalid(p.first_name ? `${prefix}.last_name` : `${prefix}.first_name`, 'is required for a PERSONAL beneficiary');
+  if (!p.entity_type && !p.company_name && !person)
+    throw invalid(`${prefix}.entity_type`, 'is required: a COMPANY with company_name or a PERSONAL beneficiary with first_name and last_name');
+}
+
+/** A saved beneficiary of the account, decrypted; null when the id is not one. */
+export async function loadBeneficiary(deps: Pick<Deps, 'store' | 'keyring'>, account_id: string, beneficiary_id: string): Promise<BeneficiaryInput | null> {
+  const row = await deps.store.db
+    .selectFrom('beneficiaries')
+    .select('data_enc')
+    .where('account_id', '=', account_id)
+    .where('beneficiary_id', '=', beneficiary_id)
+    .executeTakeFirst();
+  return row ? (JSON.parse(deps.keyring.decrypt(row.data_enc)) as BeneficiaryInput) : null;
+}
+
+async function check(deps: PayoutDeps, account: AccountRow, body: PayoutRequest, request_hash: string, now_ms: number): Promise<Checked> {
+  const payment_method = body.payment_method as 'LOCAL' | 'SWIFT';
+  requireCurrency('source_currency', body.source_currency);
+  requireCurrency('payment_currency', body.payment_currency);
+  if (body.payment_amount === undefined && body.source_amount === undefined) {
+    throw invalid('payment_amount', 'or source_amount is required: what the beneficiary receives, or what you send');
+  }
+  if (body.payment_amount !== undefined && body.source_amount !== undefined) {
+    throw invalid('source_amount', 'cannot be sent with payment_amount: send exactly one of them');
+  }
+  const payment_minor = body.payment_amount !== undefined ? amountField('payment_amount', body.payment_amount, body.payment_currency) : undefined;
+  const source_minor = body.source_amount !== undefined ? amountField('source_amount', body.source_amount, body.source_currency) : undefined;
+  if (body.swift_charge_option !== undefined && payment_method !== 'SWIFT') throw invalid('swift_charge_option', 'applies to SWIFT payouts only');
+
+  const today = utcDate(now_ms);
+  const payment_date = body.payment_date ?? today;
+  const day_ms = parseDate('payment_date', payment_date);
+  if (payment_date < today) throw invalid('payment_date', `is in the past (today is ${today} UTC)`);
+  if (day_ms > Date.parse(`${today}T00:00:00Z`) + MAX_SCHEDULE_DAYS * DAY_MS) throw invalid('payment_date', `is more than ${MAX_SCHEDULE_DAYS} days ahead`);
+
+  // The beneficiary: sent, or saved by an earlier payout.
+  let beneficiary: BeneficiaryInput;
+  let saved: Checked['saved'];
+  if (body.beneficiary !== undefined && body.beneficiary_id !== undefined) throw invalid('beneficiary_id', 'cannot be sent together with beneficiary');
+  if (body.beneficiary_id !== undefined) {
+    const found = await loadBeneficiary(deps, account.account_id, body.beneficiary_id);
+    if (!found) throw invalid('beneficiary_id', 'is not a beneficiary saved on this account');
+    beneficiary = found;
+    saved = { beneficiary_id: body.beneficiary_id, fingerprint: '', existing: true };
+  } else if (body.beneficiary !== undefined) {
+    beneficiary = body.beneficiary;
+    const fingerprint = deps.keyring.fingerprint(`beneficiary:${canonicalString(beneficiary as Record<string, unknown>)}`);
+    const known = await deps.store.db
+      .selectFrom('beneficiaries')
+      .select('beneficiary_id')
+      .where('account_id', '=', account.account_id)
+      .where('fingerprint', '=', fingerprint)
+      .executeTakeFirst();
+    saved = known
+      ? { beneficiary_id: known.beneficiary_id, fingerprint, existing: true }
+      : { beneficiary_id: `ben_${randomBytes(12).toString('hex')}`, fingerprint, existing: false };
+  } else {
+    throw invalid('beneficiary', 'is required (or the beneficiary_id of a saved one)');
+  }
+  checkParty('beneficiary', beneficiary, now_ms, true);
+  checkParty('payer', body.payer, now_ms, false);
+  const raw: BankDetailsInput | undefined = beneficiary.bank_details;
+  if (raw && !raw.account_name) throw invalid('beneficiary.bank_details.account_name', 'is required: the name the bank account is held in');
+  const bank = checkBankDetails(raw, { payment_currency: body.payment_currency, payment_method, fallback_country: beneficiary.address?.country_code });
+
+  // FX and fees.
+  const market = await rateFor(deps.store.db, body.source_currency, body.payment_currency);
+  if (!market) throw invalid('payment_currency', `no exchange rate from ${body.source_currency} to ${body.payment_currency} is configured`);
+  const markup = body.source_currency === body.payment_currency ? 0 : await markupOf(deps.store, account.account_id);
+  const rate = applyMarkup(market.rate, markup);
+  const price = await priceOf(deps.store, account.account_id, body.source_currency, payment_method);
+  const fee_paid_by = (body.fee_paid_by ?? 'PAYER') as 'PAYER' | 'BENEFICIARY';
+  const swift_charge_option = (body.swift_charge_option ?? 'SHARED') as 'SHARED' | 'PAYER';
+  const q = quotePayout({
+    source_currency: body.source_currency,
+    payment_currency: body.payment_currency,
+    rate,
+    ...(payment_minor !== undefined ? { payment_minor } : { source_minor: source_minor as number }),
+    fee_paid_by,
+    payment_method,
+    swift_charge_option,
+    price,
+  });
+  if (!q.ok) throw invalid(q.field, q.problem);
+
+  return {
+    request_hash,
+    beneficiary,
+    saved,
+    bank: {
+      country: bank.country,
+      ...(bank.iban ? { iban: bank.iban } : {}),
+      ...(bank.account_number ? { account_number: bank.account_number } : {}),
+      ...(bank.swift_code ? { swift_code: bank.swift_code } : {}),
+      ...(bank.bank_code ? { bank_code: bank.bank_code } : {}),
+    },
+    local_clearing_system: bank.local_clearing_system,
+    payment_method,
+    fee_paid_by,
+    swift_charge_option,
+    payment_date,
+    dispatch_at: payment_date === today ? now_ms : day_ms,
+    amounts: q.quote,
+    fx_rate: formatRate(rate),
+    fx_source: market.source,
+  };
+}
+
+export async function markupOf(store: Store, account_id: string): Promise<number> {
+  const row = await store.db.selectFrom('fx_markups').select('markup_bp').where('account_id', '=', account_id).executeTakeFirst();
+  return row ? Number(row.markup_bp) : 0;
+}
+
+export async function priceOf(store: Store, account_id: string, currency: string, payment_method: string): Promise<PayoutPrice> {
+  const row = await store.db
+    .selectFrom('payout_pricing')
+    .selectAll()
+    .where('account_id', '=', account_id)
+    .where('currency', '=', currency)
+    .where('payment_method', '=', payment_method)
+    .executeTakeFirst();
+  return row ? { percent_bp: Number(row.percent_bp), fixed_minor: Number(row.fixed_minor), swift_payer_minor: Number(row.swift_payer_minor) } : NO_PRICE;
+}
+
+function shortReference(now_ms: number): string {
+  const d = new Date(now_ms).toISOString();
+  const alphabet = 'ABCDEFGHJKMNPQRSTVWXYZ23456789';
+  const rnd = randomBytes(8);
+  let tail = '';
+  for (const b of rnd) tail += alphabet[b % alphabet.length];
+  return `P${d.slice(2, 4)}${d.slice(5, 7)}${d.slice(8, 10)}-${tail}`;
+}
+
+/** The echo of the request the answer carries (decisions §17): as sent, less bank_code, with the clearing system. */
+function echoOf(body: PayoutRequest, beneficiary: BeneficiaryInput, local_clearing_system: string): Record<string, unknown> {
+  const { merchant_id: _m, account_id: _a, encryption_data: _e, beneficiary: _b, ...rest } = body as PayoutRequest & Record<string, unknown>;
+  const { bank_code: _code, ...bank } = beneficiary.bank_details ?? {};
+  return { ...rest, beneficiary: { ...beneficiary, bank_details: { ...bank, local_clearing_system } } };
+}
+
+function processorOf(deps: PayoutDeps, account: AccountRow): Processor {
+  const processor = deps.processorFor(account);
+  if (!processor) throw new ApiError('1016', 'this live account has no payout connector configured');
+  if (!processor.payout || !processor.payoutStatus) throw new ApiError('1016', `the connector ${processor.name} of this account does not pay out`);
+  return processor;
+}
+
+export type CreateResult = { row: PayoutRow; replayed: boolean };
+
+export async function createPayout(deps: PayoutDeps, account: AccountRow, body: PayoutRequest, now_ms: number): Promise<CreateResult> {
+  const request_hash = deps.keyring.fingerprint(canonicalString(body as unknown as Record<string, unknown>));
+  const prior = await findByRequestId(deps.store, account.account_id, body.request_id);
+  if (prior) return replay(prior, request_hash);
+  await requireSafeNotifyUrl(body.notify_url, deps.settings.allow_private_webhooks);
+  const processor = processorOf(deps, account);
+  const c = await check(deps, account, body, request_hash, now_ms);
+  if (!processor.inline) throw new ApiError('1016', `the connector ${processor.name} needs the two-phase payout form, which is not built yet`);
+
+  const transaction_id = timeOrderedId(now_ms);
+  const row: PayoutRow = {
+    transaction_id,
+    short_reference_id: shortReference(now_ms),
+    merchant_id: account.merchant_id,
+    account_id: account.account_id,
+    livemode: account.mode === 'live' ? 1 : 0,
+    request_id: body.request_id,
+    request_hash,
+    status: c.dispatch_at > now_ms ? 'SCHEDULED' : 'PROCESSING',
+    failure_type: '',
+    failure_reason: '',
+    payment_method: c.payment_method,
+    local_clearing_system: c.local_clearing_system,
+    source_currency: body.source_currency,
+    payment_currency: body.payment_currency,
+    ...c.amounts,
+    fee_paid_by: c.fee_paid_by,
+    swift_charge_option: c.payment_method === 'SWIFT' ? c.swift_charge_option : '',
+    fx_rate: c.fx_rate,
+    fx_source: c.fx_source,
+    payment_date: c.payment_date,
+    dispatch_at: c.dispatch_at,
+    beneficiary_id: c.saved.beneficiary_id,
+    details: JSON.stringify(echoOf(body, c.beneficiary, c.local_clearing_system)),
+    notify_url: body.notify_url ?? '',
+    processor_reference: '',
+    created_at: now_ms,
+    updated_at: now_ms,
+  };
+
+  const outcome = await deps.store.transaction(async (tx) => {
+    const inserted = await tx
+      .insertInto('payouts')
+      .values(row)
+      .onConflict((oc) => oc.columns(['account_id', 'request_id']).doNothing())
+      .returning('transaction_id')
+      .executeTakeFirst();
+    if (!inserted) return null; // a twin with the same request_id won; replay it below
+    if (!c.saved.existing) {
+      await tx
+        .insertInto('beneficiaries')
+        .values({
+          beneficiary_id: c.saved.beneficiary_id,
+          account_id: account.account_id,
+          fingerprint: c.saved.fingerprint,
+          data_enc: deps.keyring.encrypt(JSON.stringify(c.beneficiary)),
+          label: beneficiaryLabel(c.beneficiary, c.local_clearing_system, c.bank),
+          created_at: now_ms,
+        })
+        .onConflict((oc) => oc.columns(['account_id', 'fingerprint']).doNothing())
+        .execute();
+      // A twin saved the same beneficiary first: the payout names that one.
+      const kept = await tx
+        .selectFrom('beneficiaries')
+        .select('beneficiary_id')
+        .where('account_id', '=', account.account_id)
+        .where('fingerprint', '=', c.saved.fingerprint)
+        .executeTakeFirstOrThrow();
+      if (kept.beneficiary_id !== row.beneficiary_id) {
+        row.beneficiary_id = kept.beneficiary_id;
+        await tx.updateTable('payouts').set({ beneficiary_id: kept.beneficiary_id }).where('transaction_id', '=', transaction_id).execute();
+      }
+    }
+    // The funding row: payouts of one balance are funded one after another.
+    await tx
+      .insertInto('payout_funding')
+      .values({ account_id: account.account_id, currency: row.source_currency, payouts: 1, updated_at: now_ms })
+      .onConflict((oc) => oc.columns(['account_id', 'currency']).doUpdateSet((eb) => ({ payouts: eb('payout_funding.payouts', '+', 1), updated_at: now_ms })))
+      .execute();
+    const available = await availableMinor(tx, account.account_id, row.source_currency);
+    const debit = Number(row.amount_payer_pays) + Number(row.fee_amount);
+    if (available < debit) {
+      const failed = await tx
+        .updateTable('payouts')
+        .set({ status: 'FAILED', failure_type: 'INSUFFICIENT_FUNDS', failure_reason: failureReason('INSUFFICIENT_FUNDS'), updated_at: now_ms })
+        .where('transaction_id', '=', transaction_id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await recordPayoutEvent(tx, failed, 'payout.failed', now_ms);
+      return failed;
+    }
+    if (row.status === 'SCHEDULED') {
+      await postPayout(tx, row, ['reserve'], now_ms);
+      await enqueueJob(
+        tx,
+        { kind: DISPATCH_KIND, job_key: `payout:${transaction_id}:dispatch`, account_id: row.account_id, due_at: row.dispatch_at, payload: { transaction_id } },
+        now_ms,
+      );
+      return row;
+    }
+    const answer = await processor.payout!(connectorInput(row, c.bank));
+    return settle(tx, row, answer, ['reserve'], now_ms, 0);
+  });
+  if (outcome) return { row: outcome, replayed: false };
+  const winner = await findByRequestId(deps.store, account.account_id, body.request_id);
+  if (!winner) throw new Error('payout twin vanished');
+  return replay(winner, request_hash);
+}
+
+function replay(prior: PayoutRow, request_hash: string): CreateResult {
+  if (prior.request_hash !== request_hash)
+    throw new ApiError('0409', 'request_id was already used for another payout request; send a new request_id', 'request_id');
+  return { row: prior, replayed: true };
+}
+
+export function findByRequestId(store: Store, account_id: string, request_id: string): Promise<PayoutRow | undefined> {
+  return store.db.selectFrom('payouts').selectAll().where('account_id', '=', account_id).where('request_id', '=', request_id).executeTakeFirst();
+}
+
+/** The available balance: the sum of its slots, read after the funding row is held. */
+export async function availableMinor(tx: Tx, account_id: string, currency: string): Promise<number> {
+  const r = await tx
+    .selectFrom('ledger_balances')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('balance_minor'), eb.lit(0)).as('total'))
+    .where('account_id', '=', account_id)
+    .where('currency', '=', currency)
+    .where('ledger_account', '=', 'merchant_available')
+    .executeTakeFirst();
+  return Number(r?.total ?? 0);
+}
+
+function beneficiaryLabel(b: BeneficiaryInput, system: string, bank: PayoutInput['account']): string {
+  const name = b.company_name || [b.first_name, b.last_name].filter(Boolean).join(' ') || b.bank_details?.account_name || '';
+  return `${name.slice(0, 100)} · ${bank.country} · ${system} · ${maskAccount(bank.iban ?? bank.account_number ?? '')}`;
+}
+
+function connectorInput(row: PayoutRow, account: PayoutInput['account']): PayoutInput {
+  return {
+    transaction_id: row.transaction_id,
+    payment_method: row.payment_method as 'LOCAL' | 'SWIFT',
+    local_clearing_system: row.local_clearing_system,
+    amount_minor: Number(row.amount_beneficiary_receives),
+    currency: row.payment_currency,
+    account,
+    swift_charge_option: row.swift_charge_option,
+  };
+}
+
+/** The bank account of a stored payout, from its (encrypted) saved beneficiary. */
+async function bankOf(tx: Tx, deps: Pick<Deps, 'keyring'>, row: PayoutRow): Promise<PayoutInput['account']> {
+  const b = await tx.selectFrom('beneficiaries').select('data_enc').where('beneficiary_id', '=', row.beneficiary_id).executeTakeFirstOrThrow();
+  const beneficiary = JSON.parse(deps.keyring.decrypt(b.data_enc)) as BeneficiaryInput;
+  const checked = checkBankDetails(beneficiary.bank_details, {
+    payment_currency: row.payment_currency,
+    payment_method: row.payment_method as 'LOCAL' | 'SWIFT',
+    fallback_country: beneficiary.address?.country_code,
+  });
+  const code = checked.bank_code;
+  return {
+    country: checked.country,
+    ...(checked.iban ? { iban: checked.iban } : {}),
+    ...(checked.account_number ? { account_number: checked.account_number } : {}),
+    ...(checked.swift_code ? { swift_code: checked.swift_code } : {}),
+    ...(code ? { bank_code: code } : {}),
+  };
+}
+
+const FAILURE_REASONS: Record<FailureType, string> = {
+  INSUFFICIENT_FUNDS: 'The available balance does not cover the amount and the fee',
+  INVALID_ACCOUNT: 'The beneficiary account does not exist',
+  RETURNED: 'The beneficiary bank returned the payment',
+  PROCESSOR_ERROR: 'The payout connector could not pay it',
+};
+
+function failureReason(t: FailureType, detail?: string): string {
+  return detail || FAILURE_REASONS[t];
+}
+
+/**
+ * Applies the connector's answer to a PROCESSING payout: its transition, postings (with
+ * `before`, the movements this transaction already owes, merged per currency), event, and
+ * for `processing` the next check job.
+ */
+async function settle(
+  tx: Tx,
+  row: PayoutRow,
+  answer: PayoutOutcome,
+  before: readonly ('reserve' | 'complete' | 'release')[],
+  now_ms: number,
+  checks: number,
+): Promise<PayoutRow> {
+  if (answer.kind === 'processing') {
+    if (before.length) await postPayout(tx, row, before, now_ms);
+    const updated = await tx
+      .updateTable('payouts')
+      .set({ processor_reference: answer.reference, updated_at: now_ms })
+      .where('transaction_id', '=', row.transaction_id)
+      .where('status', '=', 'PROCESSING')
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (checks < MAX_CHECKS) {
+      await enqueueJob(
+        tx,
+        {
+          kind: CHECK_KIND,
+          job_key: `payout:${row.transaction_id}:check:${checks + 1}`,
+          account_id: row.account_id,
+          due_at: now_ms + answer.check_after_ms,
+          payload: { transaction_id: row.transaction_id, checks: checks + 1 },
+        },
+        now_ms,
+      );
+    }
+    return updated;
+  }
+  const event = answer.kind === 'completed' ? 'complete' : 'fail';
+  const patch =
+    answer.kind === 'completed'
+      ? { processor_reference: answer.reference }
+      : { processor_reference: answer.reference, failure_type: answer.failure_type, failure_reason: failureReason(answer.failure_type, answer.reason) };
+  const updated = await applyPayoutTransition(tx, row.transaction_id, event, 'PROCESSING', patch, now_ms);
+  if (!updated) throw new Error(`payout ${row.transaction_id} left PROCESSING under a settle`);
+  await postPayout(tx, updated, [...before, answer.kind === 'completed' ? 'complete' : 'release'], now_ms);
+  await recordPayoutEvent(tx, updated, answer.kind === 'completed' ? 'payout.completed' : 'payout.failed', now_ms);
+  return updated;
+}
+
+export async function recordPayoutEvent(tx: Tx, row: PayoutRow, event_type: EventType, now_ms: number): Promise<void> {
+  await recordEvent(
+    tx,
+    {
+      merchant_id: row.merchant_id,
+      account_id: row.account_id,
+      event_type,
+      object_id: row.transaction_id,
+      notify_url: row.notify_url,
+      data: payoutRecord(row),
+    },
+    now_ms,
+  );
+}
+
+/** The dispatch job (payment_date reached): SCHEDULED → PROCESSING, then the connector. Exactly once (registerTx). */
+export async function runDispatch(
+  tx: Tx,
+  deps: Pick<Deps, 'keyring' | 'processorFor'>,
+  transaction_id: string,
+  now_ms: number,
+): Promise<PayoutStatus | 'stale'> {
+  const row = await applyPayoutTransition(tx, transaction_id, 'dispatch', 'SCHEDULED', {}, now_ms);
+  if (!row) return 'stale'; // cancelled meanwhile
+  const account = await tx.selectFrom('accounts').selectAll().where('account_id', '=', row.account_id).executeTakeFirstOrThrow();
+  const processor = deps.processorFor(account as AccountRow);
+  if (!processor?.payout || !processor.inline) {
+    const failed = await applyPayoutTransition(
+      tx,
+      transaction_id,
+      'fail',
+      'PROCESSING',
+      { failure_type: 'PROCESSOR_ERROR', failure_reason: 'No payout connector serves this account' },
+      now_ms,
+    );
+    await postPayout(tx, failed as PayoutRow, ['release'], now_ms);
+    await recordPayoutEvent(tx, failed as PayoutRow, 'payout.failed', now_ms);
+    return 'FAILED';
+  }
+  const answer = await processor.payout(connectorInput(row, await bankOf(tx, deps, row)));
+  return (await settle(tx, row, answer, [], now_ms, 0)).status;
+}
+
+/** The check job of a PROCESSING payout: asks the connector where it stands. Exactly once (registerTx). */
+export async function runCheck(
+  tx: Tx,
+  deps: Pick<Deps, 'keyring' | 'processorFor'>,
+  transaction_id: string,
+  checks: number,
+  now_ms: number,
+): Promise<PayoutStatus | 'stale'> {
+  const row = await tx.selectFrom('payouts').selectAll().where('transaction_id', '=', transaction_id).where('status', '=', 'PROCESSING').executeTakeFirst();
+  if (!row) return 'stale';
+  const account = await tx.selectFrom('accounts').selectAll().where('account_id', '=', row.account_id).executeTakeFirstOrThrow();
+  const processor = deps.processorFor(account as AccountRow);
+  if (!processor?.payoutStatus || !processor.inline) throw new Error(`no inline payout connector for account ${row.account_id}`);
+  const answer = await processor.payoutStatus({ ...connectorInput(row, await bankOf(tx, deps, row)), reference: row.processor_reference });
+  return (await settle(tx, row, answer, [], now_ms, checks)).status;
+}
+
+export type CancelResult =
+  | { kind: 'cancelled'; row: PayoutRow }
+  | { kind: 'already'; row: PayoutRow }
+  | { kind: 'too_late'; row: PayoutRow }
+  | { kind: 'not_found' };
+
+/** `POST /v1/cancelpayout`: SCHEDULED → CANCELLED with the reserved funds back. */
+export async function cancelPayout(
+  store: Store,
+  account_id: string,
+  sel: { request_id?: string; transaction_id?: string },
+  now_ms: number,
+): Promise<CancelResult> {
+  const find = () => {
+    let q = store.db.selectFrom('payouts').selectAll().where('account_id', '=', account_id);
+    if (sel.request_id !== undefined) q = q.where('request_id', '=', sel.request_id);
+    if (sel.transaction_id !== undefined) q = q.where('transaction_id', '=', sel.transaction_id);
+    return q.executeTakeFirst();
+  };
+  const row = await find();
+  if (!row) return { kind: 'not_found' };
+  if (row.status === 'CANCELLED') return { kind: 'already', row };
+  if (row.status !== 'SCHEDULED') return { kind: 'too_late', row };
+  const done = await store.transaction(async (tx) => {
+    const cancelled = await applyPayoutTransition(tx, row.transaction_id, 'cancel', 'SCHEDULED', { failure_reason: 'Cancelled by the merchant' }, now_ms);
+    if (!cancelled) return undefined;
+    await postPayout(tx, cancelled, ['release'], now_ms);
+    await recordPayoutEvent(tx, cancelled, 'payout.cancelled', now_ms);
+    return cancelled;
+  });
+  if (done) return { kind: 'cancelled', row: done };
+  // The dispatch (or another cancel) got there first.
+  const now = (await find()) as PayoutRow;
+  return now.status === 'CANCELLED' ? { kind: 'already', row: now } : { kind: 'too_late', row: now };
+}
