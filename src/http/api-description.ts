@@ -4,6 +4,7 @@
 // them (RESULT_CODES, the sandbox's card table, the signer), so they cannot drift.
 import { canonicalString, sign } from '../crypto/signature.js';
 import { publishedTestCards, TEST_CARDS } from '../processors/sandbox/cards.js';
+import { TEST_PAYOUT_ACCOUNTS } from '../processors/sandbox/payouts.js';
 import { RESULT_CODES, type ResultCode } from './errors.js';
 import { markdownText } from './markdown.js';
 
@@ -51,7 +52,17 @@ Test accounts are served by the built-in sandbox. Any future expiry date; any 3-
 |---|---|
 ${table}
 
-On a test account the success cards ${shared.map((c) => `\`${c}\``).join(', ')} never trip the velocity, history or new-card rules, however often one shopper pays with them, so an integration suite can pay them without limit. Blocklists, thresholds and the REJECT and REVIEW cards still apply, and every rule applies in full to every other card.`;
+On a test account the success cards ${shared.map((c) => `\`${c}\``).join(', ')} never trip the velocity, history or new-card rules, however often one shopper pays with them, so an integration suite can pay them without limit. Blocklists, thresholds and the REJECT and REVIEW cards still apply, and every rule applies in full to every other card.
+
+### Sandbox payouts
+
+\`LOCAL\` payouts complete at once, \`SWIFT\` ones after \`TOLLGATE_SANDBOX_SWIFT_DELAY_MS\` (5 s). These beneficiary account numbers (or IBANs ending in them) fail:
+
+| account number | outcome |
+|---|---|
+${TEST_PAYOUT_ACCOUNTS.map((a) => `| \`${a.account_number}\` | \`${a.outcome}\`: ${markdownText(a.description)} |`).join('\n')}
+
+Fund a test account with \`npx tollgate balance top-up --account ID --currency USD --amount 1000.00\`.`;
 }
 
 function resultCodeSection(): string {
