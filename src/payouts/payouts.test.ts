@@ -12,6 +12,7 @@ import { verifyLedger } from '../ledger/verify.js';
 import type { CreatedMerchant } from '../merchants/service.js';
 import { type Receiver, startReceiver } from '../notifications/test-receiver.js';
 import { DeliveryWorker } from '../notifications/worker.js';
+import { advanceClock } from '../scheduler/clock.js';
 import { createScheduler } from '../scheduler/jobs.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import { type TestGateway, testGateway } from '../test/harness.js';
@@ -334,6 +335,48 @@ describe('payouts', () => {
       .executeTakeFirstOrThrow();
     assert.equal(Number(count.n), 0);
     assert.deepEqual(await balance(m.account_id), { available: 100000, reserved: 0 });
+  });
+
+  test('a test clock dispatches a SCHEDULED payout on its date, and SWIFT checks as of the clock', async () => {
+    const m = await funded();
+    const swift = { ...ACH_BENEFICIARY, bank_details: { ...ACH_BENEFICIARY.bank_details, swift_code: 'CHASUS33' } };
+    const rec = await ok(m, { payment_date: '2026-12-01', beneficiary: swift, payment_method: 'SWIFT' });
+    assert.equal(rec.status, 'SCHEDULED');
+    await advanceClock(gw.runtime.store, scheduler, m.account_id, Date.UTC(2026, 11, 1, 0, 0, 1), gw.clock.now);
+    assert.equal((await search(m, { transaction_ids: [rec.transaction_id] }))[0]?.status, 'PROCESSING');
+    await advanceClock(gw.runtime.store, scheduler, m.account_id, Date.UTC(2026, 11, 1, 0, 0, 10), gw.clock.now);
+    assert.equal((await search(m, { transaction_ids: [rec.transaction_id] }))[0]?.status, 'COMPLETED');
+    await ledgerOk();
+  });
+
+  test('a live account without a payout connector is refused (1016) and nothing is written', async () => {
+    const live = await gw.newMerchant({ mode: 'live' });
+    const r = await payout(live, body(live));
+    assert.equal(r.status, 403, JSON.stringify(r.rec));
+    assert.match(r.rec.return_message, /^1016:/);
+    const n = await gw.runtime.store.db
+      .selectFrom('payouts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('account_id', '=', live.account_id)
+      .executeTakeFirstOrThrow();
+    assert.equal(Number(n.n), 0);
+  });
+
+  test('ledger verify notices a payout whose status disagrees with its postings', async () => {
+    const m = await funded();
+    const rec = await ok(m, { payment_amount: '3.00' });
+    await gw.runtime.store.transaction(async (tx) => {
+      await tx.updateTable('payouts').set({ status: 'PROCESSING' }).where('transaction_id', '=', rec.transaction_id).execute();
+    });
+    const report = await verifyLedger(gw.runtime.store.db);
+    assert.ok(
+      report.problems.some((p) => p.includes(rec.transaction_id) && p.includes('payouts_reserved')),
+      report.problems.join('\n'),
+    );
+    await gw.runtime.store.transaction(async (tx) => {
+      await tx.updateTable('payouts').set({ status: 'COMPLETED' }).where('transaction_id', '=', rec.transaction_id).execute();
+    });
+    await ledgerOk();
   });
 
   test('a saved beneficiary is paid again by its beneficiary_id', async () => {
