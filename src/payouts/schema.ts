@@ -8,6 +8,7 @@ import { type Static, Type } from 'typebox';
 import { Signature as AnswerSignature, NextCursor, oneOf, ReturnMessage, ReturnStatus, SignedIdentity, text } from '../http/route-schema.js';
 import { IdList } from '../payments/query.js';
 import { Url } from '../payments/schema.js';
+import { PAYOUT_STATUSES } from './tables.js';
 
 // ---- request pieces -------------------------------------------------------------------
 
@@ -226,7 +227,7 @@ export type RetrievalPayoutInput = Static<typeof RetrievalPayoutBody>;
 
 // ---- answers (they describe; answers are signed strings, never serialised) ------------
 
-export const PAYOUT_STATUSES = ['SCHEDULED', 'PROCESSING', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
+export { PAYOUT_STATUSES } from './tables.js';
 export const FAILURE_TYPES = ['', 'INSUFFICIENT_FUNDS', 'INVALID_ACCOUNT', 'RETURNED', 'CANCELLED', 'PROCESSOR_ERROR'] as const;
 
 const STATUS_SAYS =

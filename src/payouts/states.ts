@@ -3,11 +3,9 @@
 // payment_date), PROCESSING (dispatched now) or FAILED (not funded); every later move is
 // one of these events.
 import type { Tx } from '../db/store.js';
-import type { PayoutRow } from './tables.js';
+import type { PayoutRow, PayoutStatus } from './tables.js';
 
-export const PAYOUT_STATUSES = ['SCHEDULED', 'PROCESSING', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
-export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
-export type FeePaidBy = 'PAYER' | 'BENEFICIARY';
+export { type FeePaidBy, PAYOUT_STATUSES, type PayoutStatus } from './tables.js';
 
 /** What ended a payout other than COMPLETED (`failure_type`). */
 export type FailureType = 'INSUFFICIENT_FUNDS' | 'INVALID_ACCOUNT' | 'RETURNED' | 'PROCESSOR_ERROR';

@@ -1,7 +1,10 @@
 // Payout rows (decisions §17). A payout is one row moved through the transition table in
 // states.ts; its money is in the ledger (reserve, complete, release), its answer is built
 // from the row (record.ts).
-import type { FeePaidBy, PayoutStatus } from './states.js';
+
+export const PAYOUT_STATUSES = ['SCHEDULED', 'PROCESSING', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
+export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
+export type FeePaidBy = 'PAYER' | 'BENEFICIARY';
 
 export interface PayoutRow {
   /** The payout's id (`transaction_id` in the answer), time-ordered. */
