@@ -1,4 +1,4 @@
-// The merchant client: one method per acquiring endpoint over one signed, retrying,
+// The merchant client: one method per acquiring and payout endpoint over one signed, retrying,
 // verifying `call`. A new endpoint is one line in ENDPOINTS, one in Endpoints and one method.
 import { randomUUID } from 'node:crypto';
 import { apiErrorFor, SignatureVerificationError, TollgateError, UnexpectedAnswerError } from './errors.js';
@@ -10,6 +10,8 @@ import type {
   AuthoriseAnswer,
   AuthoriseRequest,
   CancelAnswer,
+  CancelPayoutAnswer,
+  CancelPayoutRequest,
   CancelRequest,
   CancelSubscriptionAnswer,
   CancelSubscriptionRequest,
@@ -20,10 +22,14 @@ import type {
   NotificationEvent,
   PaymentMethodsAnswer,
   PaymentMethodsRequest,
+  PayoutAnswer,
+  PayoutRequest,
   QueryOrdersAnswer,
   QueryOrdersRequest,
   RefundAnswer,
   RefundRequest,
+  RetrievalPayoutAnswer,
+  RetrievalPayoutRequest,
   ReviewAnswer,
   ReviewRequest,
   SearchRefundsAnswer,
@@ -85,6 +91,9 @@ export const ENDPOINTS = {
   paymentMethods: '/v1/paymentmethods',
   authoriseApm: '/v1/authorise',
   cancelSubscription: '/v1/cancelsubscription',
+  createPayout: '/v1/payout',
+  cancelPayout: '/v1/cancelpayout',
+  retrievePayouts: '/v1/retrievalPayout',
 } as const;
 
 /** Request and answer type of each endpoint. */
@@ -99,6 +108,9 @@ export interface Endpoints {
   paymentMethods: { request: PaymentMethodsRequest; answer: PaymentMethodsAnswer };
   authoriseApm: { request: ApmRequest; answer: ApmAnswer };
   cancelSubscription: { request: CancelSubscriptionRequest; answer: CancelSubscriptionAnswer };
+  createPayout: { request: PayoutRequest; answer: PayoutAnswer };
+  cancelPayout: { request: CancelPayoutRequest; answer: CancelPayoutAnswer };
+  retrievePayouts: { request: RetrievalPayoutRequest; answer: RetrievalPayoutAnswer };
 }
 
 export type EndpointName = keyof typeof ENDPOINTS & keyof Endpoints;
@@ -188,6 +200,40 @@ export class TollgateClient {
    */
   cancelSubscription(request: CancelSubscriptionRequest, options?: CallOptions): Promise<CancelSubscriptionAnswer> {
     return this.answer('cancelSubscription', request, options);
+  }
+
+  /**
+   * Pays a beneficiary's bank account from the available balance of `source_currency`. The
+   * answer is the payout record: `COMPLETED` at once for sandbox `LOCAL` payouts,
+   * `PROCESSING` (outcome by `payout.completed`/`payout.failed` and `retrievePayouts`),
+   * `SCHEDULED` for a later `payment_date`, or `FAILED` with `failure_type` (an answer, not
+   * an error: `INSUFFICIENT_FUNDS` reserves nothing).
+   *
+   * `request.request_id` (a UUID you choose and store first) is the payout's idempotency
+   * key. This call's retries resend the same signed body, so they keep it; a retry of your
+   * own (after a crash or a NetworkError) must send the same `request_id` and body, and gets
+   * the same payout in its current status, never a second one. The same `request_id` with
+   * another body raises ConflictError (0409, `error_field` `request_id`).
+   */
+  createPayout(request: PayoutRequest, options?: CallOptions): Promise<PayoutAnswer> {
+    return this.answer('createPayout', request, options);
+  }
+
+  /**
+   * Cancels a `SCHEDULED` payout named by `request_id` or `transaction_id`; its reserved
+   * funds are available again. `cancel_status` `1` (also when it was cancelled already), or
+   * `0` with `error_message` `1012:…` (already dispatched) or `0404:Record not found`.
+   */
+  cancelPayout(request: CancelPayoutRequest, options?: CallOptions): Promise<CancelPayoutAnswer> {
+    return this.answer('cancelPayout', request, options);
+  }
+
+  /**
+   * Payouts by `request_ids`, `transaction_ids` or `short_reference_ids` (an unknown id is an
+   * item with `query_result` `0`), or by `start_date`/`end_date` with `cursor`.
+   */
+  retrievePayouts(request: RetrievalPayoutRequest, options?: CallOptions): Promise<RetrievalPayoutAnswer> {
+    return this.answer('retrievePayouts', request, options);
   }
 
   /**

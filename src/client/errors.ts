@@ -58,7 +58,7 @@ export class PermissionError extends TollgateApiError {
 export class NotFoundError extends TollgateApiError {
   override name = 'NotFoundError';
 }
-/** 0409: the Idempotency-Key was used with another body, or its first request is still running. */
+/** 0409: the Idempotency-Key was used with another body, or its first request is still running; or a payout's `request_id` with another body (`error_field` `request_id`). */
 export class ConflictError extends TollgateApiError {
   override name = 'ConflictError';
 }

@@ -550,6 +550,380 @@ export interface PaymentMethodsAnswer extends Processed {
   payment_methods: RankedPaymentMethod[];
 }
 
+// ---------- POST /v1/payout, /v1/cancelpayout, /v1/retrievalPayout (payouts) ----------
+// Mirrors src/payouts/schema.ts (payouts.test.ts beside this file checks every field, at
+// every depth, against those schemas and against the gateway's answers).
+
+/** `SCHEDULED` (waits for `payment_date`; can be cancelled), `PROCESSING` (sent to the bank), `COMPLETED`, `FAILED` (see `failure_type`; the funds are released) or `CANCELLED`. */
+export type PayoutStatus = 'SCHEDULED' | 'PROCESSING' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
+/**
+ * Empty unless the payout failed or was cancelled: `INSUFFICIENT_FUNDS` (the balance in
+ * `source_currency` did not cover the amount and the fee), `INVALID_ACCOUNT` (the bank
+ * refused the account), `RETURNED` (the beneficiary's bank sent the money back; the funds
+ * are released), `CANCELLED` (cancelled before dispatch), `PROCESSOR_ERROR` (the payout
+ * provider failed).
+ */
+export type PayoutFailureType = '' | 'INSUFFICIENT_FUNDS' | 'INVALID_ACCOUNT' | 'RETURNED' | 'CANCELLED' | 'PROCESSOR_ERROR';
+/** `LOCAL` through the country's clearing system, or `SWIFT`. */
+export type PayoutMethod = 'LOCAL' | 'SWIFT';
+/** Who bears the fee: `PAYER` (default) or `BENEFICIARY` (deducted from what the beneficiary receives). */
+export type FeePaidBy = 'PAYER' | 'BENEFICIARY';
+/** `SWIFT` only: `SHARED` (default; the other banks' charges come out of the amount) or `PAYER` (you pay them, for a fee). */
+export type SwiftChargeOption = 'SHARED' | 'PAYER';
+/** `PERSONAL` (a person) or `COMPANY`. */
+export type EntityType = 'PERSONAL' | 'COMPANY';
+
+/** More about the beneficiary, when the destination asks for it (each at most 256 characters). */
+export interface BeneficiaryAdditionalInfo {
+  /** The company's line of business. */
+  business_area?: string;
+  /** The company's phone number. */
+  business_phone_number?: string;
+  /** The company's registration number. */
+  business_registration_number?: string;
+  /** The person's e-mail address. */
+  personal_email?: string;
+  /** The number of the person's identity document. */
+  personal_id_number?: string;
+  /** The kind of identity document (passport, national id, …). */
+  personal_id_type?: string;
+  /** The person's mobile number. */
+  personal_mobile_number?: string;
+  /** The person's average net monthly income. */
+  personal_net_monthly_average_income?: string;
+  /** The country calling code of the person's phone. */
+  personal_phone_country_code?: string;
+  /** The area code of the person's phone. */
+  personal_phone_area_code?: string;
+  /** The country where the person pays tax. */
+  personal_fiscal_country?: string;
+}
+
+/** The beneficiary's address, echoed unchanged in the answer. */
+export interface BeneficiaryAddress {
+  /** City, at most 100 characters. */
+  city?: string;
+  /** The beneficiary's country (also the bank's country when `bank_details` has none): a two-letter uppercase ISO 3166-1 code. */
+  country_code?: string;
+  /** Postal code, at most 20 characters. */
+  postcode?: string;
+  /** State, province or region, at most 100 characters. */
+  state?: string;
+  /** Street name, at most 200 characters. */
+  street?: string;
+  /** House number, at most 20 characters. */
+  number?: string;
+  /** The street address on one line, at most 300 characters. */
+  street_address?: string;
+  /** Flat, floor, building, at most 200 characters. */
+  complement?: string;
+}
+
+/** A document about the beneficiary, by URL. */
+export interface PersonDocument {
+  /** The document's media type, such as `application/pdf` or `image/jpeg`. */
+  file_type?: string;
+  /** An http or https URL. */
+  file_url?: string;
+  /** At most 10 labels (each at most 64 characters) saying what the document is. */
+  labels?: string[];
+}
+
+/**
+ * The account the money goes to; which fields are required depends on the clearing system
+ * (country, currency and method): `ACH` (US/USD) needs `account_number` and the ABA routing
+ * number in `bank_code`, `SEPA` an `iban`, `SWIFT` a `swift_code` (and the `iban` where the
+ * country uses IBANs); `account_name` always. See `npx tollgate payouts rails`.
+ */
+export interface BankDetails {
+  /** The account's currency: a three-letter uppercase ISO 4217 code; when sent it must equal `payment_currency`. */
+  account_currency?: string;
+  /** The account holder's name as the bank knows it, at most 140 characters (required). */
+  account_name?: string;
+  /** The account holder's document number, at most 140 characters. */
+  owner_document_number?: string;
+  /** The account number (its format depends on the clearing system); spaces and dashes are ignored; at most 34 characters. */
+  account_number?: string;
+  /** Account categories, comma-separated (such as `Checking` or `Savings`), at most 140 characters. */
+  bank_account_category?: string;
+  /** The branch's name or number, at most 140 characters. */
+  bank_branch?: string;
+  /** The bank's country: a two-letter uppercase ISO 3166-1 code (taken from the IBAN when absent). */
+  bank_country_code?: string;
+  /** The national bank code: ABA routing number (ACH), sort code (FASTER_PAYMENTS), BSB (BECS), IFSC (NEFT), …; at most 20 characters; never echoed. */
+  bank_code?: string;
+  /** The bank's name, at most 140 characters. */
+  bank_name?: string;
+  /** The bank's address, at most 140 characters. */
+  bank_street_address?: string;
+  /** A mobile number bound to the account, at most 140 characters. */
+  binding_mobile_number?: string;
+  /** The IBAN, with or without the spaces of its printed form (at most 34 characters without them); its check digits are verified. */
+  iban?: string;
+  /** The bank's BIC (SWIFT code), 8 or 11 characters; required for `SWIFT` payouts. */
+  swift_code?: string;
+  /** A reference for the beneficiary's bank statement, at most 140 characters. */
+  transaction_reference?: string;
+}
+
+/** Who receives the money and where; saved by the payout, reusable as `beneficiary_id`. */
+export interface Beneficiary {
+  /** More about the beneficiary, when the destination asks for it. */
+  additional_info?: BeneficiaryAdditionalInfo;
+  /** The beneficiary's address, echoed unchanged in the answer. */
+  address?: BeneficiaryAddress;
+  /** At most 10 documents about the beneficiary. */
+  person_documents?: PersonDocument[];
+  /** The account the money goes to. */
+  bank_details?: BankDetails;
+  /** The company's name (`entity_type` `COMPANY`), at most 100 characters. */
+  company_name?: string;
+  /** The person's date of birth, `YYYY-MM-DD`. */
+  date_of_birth?: string;
+  /** `PERSONAL` (needs `first_name` and `last_name`) or `COMPANY` (needs `company_name`). */
+  entity_type?: EntityType;
+  /** The person's first name (`entity_type` `PERSONAL`), at most 100 characters. */
+  first_name?: string;
+  /** The person's last name (`entity_type` `PERSONAL`), at most 100 characters. */
+  last_name?: string;
+}
+
+/** More about the payer, when the destination asks for it (each at most 256 characters). */
+export interface PayerAdditionalInfo {
+  /** The company's registration number. */
+  business_registration_number?: string;
+  /** The kind of registration. */
+  business_registration_type?: string;
+  /** Your own id of the payer. */
+  external_id?: string;
+  /** The person's e-mail address. */
+  personal_email?: string;
+  /** The number of the person's identity document. */
+  personal_id_number?: string;
+  /** The person's occupation. */
+  job?: string;
+}
+
+/** The payer's address. */
+export interface PayerAddress {
+  /** City, at most 100 characters. */
+  city?: string;
+  /** The payer's country: a two-letter uppercase ISO 3166-1 code. */
+  country_code?: string;
+  /** Postal code, at most 20 characters. */
+  postcode?: string;
+  /** State, province or region, at most 100 characters. */
+  state?: string;
+  /** The street address on one line, at most 300 characters. */
+  street_address?: string;
+}
+
+/** On whose behalf you pay, when not yourself. */
+export interface Payer {
+  /** More about the payer, when the destination asks for it. */
+  additional_info?: PayerAdditionalInfo;
+  /** The payer's address. */
+  address?: PayerAddress;
+  /** The company's name (`entity_type` `COMPANY`), at most 100 characters. */
+  company_name?: string;
+  /** The person's date of birth, `YYYY-MM-DD`. */
+  date_of_birth?: string;
+  /** `PERSONAL` (a person) or `COMPANY`. */
+  entity_type?: EntityType;
+  /** The person's first name (`entity_type` `PERSONAL`), at most 100 characters. */
+  first_name?: string;
+  /** The person's last name (`entity_type` `PERSONAL`), at most 100 characters. */
+  last_name?: string;
+}
+
+/**
+ * A payout. `beneficiary` or `beneficiary_id`, and exactly one of `payment_amount` and
+ * `source_amount`, are required. Amounts are decimal strings with exactly the currency's
+ * minor-unit digits (`"10.00"` USD, `"1200"` JPY).
+ */
+export interface PayoutRequest {
+  /**
+   * A UUID (8-4-4-4-12 hexadecimal digits) chosen by you: the idempotency key of the
+   * payout. Store it before sending. A retry of the same payout (after a timeout, or your
+   * process restarting) must send the same `request_id` with the same body: it answers the
+   * same payout in its current status, never a second one (`Idempotent-Replayed`); another
+   * body with it is refused (HTTP 409, `ConflictError` with `error_field` `request_id`).
+   * The client's own retries resend the signed body unchanged, so they keep it. Not the
+   * `request_id` of `CallOptions`, which is only the `X-Request-Id` log header.
+   */
+  request_id: string;
+  /** Who receives the money and where (or `beneficiary_id`). */
+  beneficiary?: Beneficiary;
+  /** A beneficiary saved by an earlier payout (`ben_…`), instead of `beneficiary`. */
+  beneficiary_id?: string;
+  /** Your own data, echoed, at most 1000 characters. */
+  client_data?: string;
+  /** Who bears the fee: `PAYER` (default) or `BENEFICIARY` (deducted from what the beneficiary receives). */
+  fee_paid_by?: FeePaidBy;
+  /** On whose behalf you pay, when not yourself. */
+  payer?: Payer;
+  /** What the beneficiary receives, in `payment_currency` (send this or `source_amount`): a decimal string with the currency's minor digits. */
+  payment_amount?: string;
+  /** The currency the beneficiary receives: a three-letter uppercase ISO 4217 code. */
+  payment_currency: string;
+  /** When to pay (UTC), `YYYY-MM-DD`: today (the default) or later (at most 365 days ahead), which makes the payout `SCHEDULED`. */
+  payment_date?: string;
+  /** `LOCAL` through the country's clearing system, or `SWIFT`. */
+  payment_method: PayoutMethod;
+  /** Why you pay, 1 to 140 characters. */
+  reason: string;
+  /** The reference the beneficiary sees, 1 to 140 characters. */
+  reference: string;
+  /** What you pay, in `source_currency` (send this or `payment_amount`): a decimal string with the currency's minor digits. */
+  source_amount?: string;
+  /** The currency taken from your balance: a three-letter uppercase ISO 4217 code. */
+  source_currency: string;
+  /** `SWIFT` only: `SHARED` (default; the other banks' charges come out of the amount) or `PAYER` (you pay them, for a fee). */
+  swift_charge_option?: SwiftChargeOption;
+  /** Where the money comes from, at most 64 characters. */
+  fund_source?: string;
+  /** Where `payout.completed`, `payout.failed` and `payout.cancelled` are posted: an http or https URL. */
+  notify_url?: string;
+}
+
+/** The bank details as sent, without `bank_code`, plus `local_clearing_system`. */
+export interface BankDetailsRecord extends Omit<BankDetails, 'bank_code'> {
+  /**
+   * The clearing system the payout goes through, from the bank's country, the currency and
+   * the method: `ACH`, `SEPA`, `FASTER_PAYMENTS`, `BECS`, `EFT`, `ZENGIN`, `FAST`, `FPS`,
+   * `NEFT`, `SPEI`, `SIC`, `ELIXIR`, `BANKGIROT`, or `SWIFT`.
+   */
+  local_clearing_system: string;
+}
+
+/** The beneficiary (as sent, or as saved under `beneficiary_id`), with its bank details as recorded. */
+export interface BeneficiaryRecord extends Omit<Beneficiary, 'bank_details'> {
+  bank_details: BankDetailsRecord;
+}
+
+/**
+ * The payout record: the request echoed (less `bank_details.bank_code`) and what the
+ * gateway made of it; the answer to `createPayout`, the items of `retrievePayouts` and the
+ * `data` of payout notifications. Amounts the gateway computed are integers in minor units.
+ */
+export interface PayoutRecord {
+  /** Your request_id. */
+  request_id: string;
+  /** The gateway's id of the payout. */
+  transaction_id: string;
+  /** A short reference (`P<yymmdd>-<8 characters>`), as bank statements show it. */
+  short_reference_id: string;
+  status: PayoutStatus;
+  failure_type: PayoutFailureType;
+  /** Why it failed, in words; empty otherwise. */
+  failure_reason: string;
+  /** As sent. */
+  payment_method: PayoutMethod;
+  /** The currency the beneficiary receives. */
+  payment_currency: string;
+  /** The currency taken from your balance. */
+  source_currency: string;
+  /** The payment amount, as sent (a decimal string). */
+  payment_amount?: string;
+  /** The source amount, as sent (a decimal string). */
+  source_amount?: string;
+  /** What the beneficiary receives in `payment_currency` (less the fee when `fee_paid_by` is `BENEFICIARY`), an integer in minor units. */
+  amount_beneficiary_receives: number;
+  /** What leaves your balance in `source_currency` for the payment, without the fee, an integer in minor units. */
+  amount_payer_pays: number;
+  /** The fee, in `fee_currency`, an integer in minor units. */
+  fee_amount: number;
+  /** The fee's currency: `source_currency`. */
+  fee_currency: string;
+  fee_paid_by: FeePaidBy;
+  /** The applied exchange rate, a decimal string: units of `payment_currency` per unit of `source_currency` (`1` when they are the same). */
+  fx_rate: string;
+  /** The payment date, `YYYY-MM-DD` (UTC). */
+  payment_date: string;
+  /** `SWIFT` payouts only. */
+  swift_charge_option?: SwiftChargeOption;
+  /** As sent. */
+  reason: string;
+  /** As sent. */
+  reference: string;
+  /** The saved beneficiary (`ben_…`): send it instead of `beneficiary` next time. */
+  beneficiary_id: string;
+  beneficiary: BeneficiaryRecord;
+  /** The account that pays (your account_id): the payer of record; `payer` describes it as sent. */
+  payer_id: string;
+  /** The payer, as sent. */
+  payer?: Payer;
+  /** Your data, as sent. */
+  client_data?: string;
+  /** The fund source, as sent. */
+  fund_source?: string;
+  /** The notification URL, as sent. */
+  notify_url?: string;
+  /** When it was created, ISO 8601 with a numeric offset (`2025-01-31T12:00:00+00:00`). */
+  created_at: string;
+  /** When its status last changed, ISO 8601 with a numeric offset. */
+  last_updated_at: string;
+}
+
+/** The answer to `POST /v1/payout`: the payout record, signed. A repeated `request_id` with the same body answers the same payout. */
+export interface PayoutAnswer extends Identity, PayoutRecord {
+  encryption_data: string;
+}
+
+/** Names a payout to cancel: its `request_id` or its `transaction_id` (both: they must name the same payout). */
+export type CancelPayoutRequest = { request_id: string; transaction_id?: string } | { request_id?: string; transaction_id: string };
+
+export interface CancelPayoutAnswer extends Identity {
+  /** The payout's request_id (as sent, or found). */
+  request_id: string;
+  /** The payout's transaction_id (as sent, or found). */
+  transaction_id: string;
+  /** `1` the payout is cancelled (now or already); `0` it was not (see `error_message`). */
+  cancel_status: Flag;
+  /** The payout's status after the request; empty when not found. */
+  status: PayoutStatus | '';
+  /** Empty when cancelled; else why not: `0404:Record not found`, or `1012:…` naming the status that can no longer be cancelled. */
+  error_message: string;
+  encryption_data: string;
+}
+
+/** By ids (at most 100 together), or by a range of creation times with `cursor`, 100 per page. */
+export interface RetrievalPayoutRequest {
+  request_ids?: IdList;
+  transaction_ids?: IdList;
+  short_reference_ids?: IdList;
+  /** The first creation time of the range, `YYYYMMDDhhmmss` (UTC). */
+  start_date?: string;
+  /** The last creation time of the range, `YYYYMMDDhhmmss` (UTC). */
+  end_date?: string;
+  /** The `next_cursor` of the previous page, with the same dates. */
+  cursor?: string;
+}
+
+/** A payout found: its record. */
+export type FoundPayout = PayoutRecord & { query_result: '1' };
+
+/** A requested id that names no payout of this account: that id in its own field, the others empty. */
+export interface NotFoundPayout {
+  query_result: '0';
+  /** The requested request_id, or empty. */
+  request_id: string;
+  /** The requested transaction_id, or empty. */
+  transaction_id: string;
+  /** The requested short_reference_id, or empty. */
+  short_reference_id: string;
+}
+
+export interface RetrievalPayoutAnswer extends Processed {
+  /**
+   * Requested ids in request order (request_ids, then transaction_ids, then
+   * short_reference_ids), or up to 100 payouts of the date range; narrow on `query_result`.
+   */
+  payouts: Array<FoundPayout | NotFoundPayout>;
+  /** Present when a date range has more payouts: send it as `cursor`. */
+  next_cursor?: string;
+}
+
 // ---------- refusals and notifications ----------
 
 /** A request refused as a whole (HTTP 4xx/5xx). Unsigned: see errors.ts. */
@@ -584,6 +958,8 @@ export type PaymentEventType =
   /** The subscription ended: cancelled, or its last retry failed (`subscription_result.end_reason` says which). */
   | 'subscription.cancelled';
 export type RefundEventType = 'refund.succeeded' | 'refund.failed';
+/** A payout's outcome, sent to the payout's `notify_url`; `data` is the payout record. */
+export type PayoutEventType = 'payout.completed' | 'payout.failed' | 'payout.cancelled';
 
 interface EventBase {
   /** Also the `webhook-id` header; the same on every retry: deduplicate by it. */
@@ -603,8 +979,13 @@ export interface RefundEvent extends EventBase {
   data: RefundRecord;
 }
 
+export interface PayoutEvent extends EventBase {
+  event_type: PayoutEventType;
+  data: PayoutRecord;
+}
+
 /** A notification posted to `notify_url`; narrow on `event_type`. */
-export type NotificationEvent = PaymentEvent | RefundEvent;
+export type NotificationEvent = PaymentEvent | RefundEvent | PayoutEvent;
 
 /** What the shopper carries back to `return_url` (or `cancel_url`) after a 3-D Secure challenge, an issuer page or the hosted checkout. */
 export interface ThreeDSReturn extends Identity {
