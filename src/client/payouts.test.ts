@@ -139,6 +139,8 @@ const PAYOUT_REQUEST_FIELDS: Tree<PayoutRequest> = {
 };
 
 const PAYOUT_RECORD_FIELDS: Tree<PayoutRecord> = {
+  merchant_id: R,
+  account_id: R,
   request_id: R,
   transaction_id: R,
   short_reference_id: R,
@@ -170,7 +172,7 @@ const PAYOUT_RECORD_FIELDS: Tree<PayoutRecord> = {
   created_at: R,
   last_updated_at: R,
 };
-const PAYOUT_ANSWER_FIELDS: Tree<PayoutAnswerType> = { merchant_id: R, account_id: R, ...PAYOUT_RECORD_FIELDS, encryption_data: R };
+const PAYOUT_ANSWER_FIELDS: Tree<PayoutAnswerType> = { ...PAYOUT_RECORD_FIELDS, encryption_data: R };
 const FOUND_FIELDS: Tree<FoundPayout> = { query_result: R, ...PAYOUT_RECORD_FIELDS };
 const NOT_FOUND_FIELDS: Tree<NotFoundPayout> = { query_result: R, request_id: R, transaction_id: R, short_reference_id: R };
 const RETRIEVAL_REQUEST_FIELDS: Tree<RetrievalPayoutRequest> = {
@@ -256,14 +258,8 @@ function valueVsTree(tree: AnyTree, value: unknown, at = ''): string[] {
   return problems;
 }
 
-/**
- * Sent beyond the schema (reported, see the todo test "search items and event data"): the
- * payout record of search items and notifications also carries merchant_id and account_id.
- */
-const KNOWN_EXTRA = /^(payouts\[\d+\]\.)?(merchant_id|account_id): sent, not in the client's type$/;
-
-function fieldsMatch(tree: object, value: unknown, what: string, opts: { allowKnownExtra?: boolean } = {}): void {
-  const problems = valueVsTree(tree as AnyTree, value).filter((p) => !(opts.allowKnownExtra && KNOWN_EXTRA.test(p)));
+function fieldsMatch(tree: object, value: unknown, what: string): void {
+  const problems = valueVsTree(tree as AnyTree, value);
   assert.deepEqual(problems, [], `${what}: fields differ from the client's type`);
 }
 
@@ -517,7 +513,7 @@ describe('payouts through the client', () => {
     const [a, b, c] = made as [PayoutAnswerType, PayoutAnswerType, PayoutAnswerType];
 
     const byRequest = await client.retrievePayouts({ request_ids: [a.request_id] });
-    fieldsMatch(RETRIEVAL_ANSWER_FIELDS, byRequest, 'retrieval answer', { allowKnownExtra: true });
+    fieldsMatch(RETRIEVAL_ANSWER_FIELDS, byRequest, 'retrieval answer');
     assert.deepEqual([byRequest.return_status, byRequest.return_message], ['1', 'OK']);
     assert.deepEqual(
       byRequest.payouts.map((p) => [p.query_result, p.transaction_id]),
@@ -604,7 +600,7 @@ describe('payout notifications', () => {
       assert.equal(event.event_id, delivery.headers['webhook-id']);
       if (event.event_type !== 'payout.completed' && event.event_type !== 'payout.failed' && event.event_type !== 'payout.cancelled') return;
       const data: PayoutRecord = event.data; // narrowed to PayoutEvent
-      fieldsMatch(PAYOUT_RECORD_FIELDS, data, `${event_type} data`, { allowKnownExtra: true });
+      fieldsMatch(PAYOUT_RECORD_FIELDS, data, `${event_type} data`);
       assert.equal(data.transaction_id, transaction_id);
       assert.equal(data.status, { 'payout.completed': 'COMPLETED', 'payout.failed': 'FAILED', 'payout.cancelled': 'CANCELLED' }[event.event_type]);
       if (event.event_type === 'payout.failed') assert.equal(data.failure_type, 'INSUFFICIENT_FUNDS');
@@ -621,21 +617,16 @@ describe('payout notifications', () => {
   });
 });
 
-// Where the gateway differs from its own schema (src/payouts/schema.ts). Reported to the
-// payouts owners, not fixed here; each passes once the server or the schema is corrected.
-describe('server vs schema (reported)', () => {
-  test('search items and event data carry exactly the payout record (no merchant_id, account_id)', {
-    todo: 'payoutRecord() adds merchant_id and account_id; PayoutRecordSchema and FoundPayout do not list them',
-  }, async () => {
+// Where the gateway once differed from its own schema (src/payouts/schema.ts); fixed.
+describe('server vs schema', () => {
+  test('search items carry exactly the payout record (with merchant_id and account_id)', async () => {
     const { client } = await funded();
     const x = await client.createPayout(payoutRequest());
     const [item] = (await client.retrievePayouts({ transaction_ids: [x.transaction_id] })).payouts;
     fieldsMatch(FOUND_FIELDS, item, 'search item');
   });
 
-  test('a cancelled payout has failure_type CANCELLED', {
-    todo: 'cancelPayout sets failure_reason only; the schema says failure_type CANCELLED (cancelled before dispatch)',
-  }, async () => {
+  test('a cancelled payout has failure_type CANCELLED', async () => {
     const { client } = await funded();
     const x = await client.createPayout(payoutRequest({ payment_date: day(gw.clock.now + 86_400_000) }));
     await client.cancelPayout({ request_id: x.request_id });
@@ -644,8 +635,8 @@ describe('server vs schema (reported)', () => {
     assert.equal(item.failure_type, 'CANCELLED');
   });
 
-  test('fx_rate is `1` when both currencies are the same', { todo: 'formatRate gives "1.0"; the schema says `1`' }, async () => {
+  test('fx_rate is `1.0` when both currencies are the same', async () => {
     const { client } = await funded();
-    assert.equal((await client.createPayout(payoutRequest())).fx_rate, '1');
+    assert.equal((await client.createPayout(payoutRequest())).fx_rate, '1.0');
   });
 });

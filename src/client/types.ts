@@ -806,7 +806,7 @@ export interface BeneficiaryRecord extends Omit<Beneficiary, 'bank_details'> {
  * gateway made of it; the answer to `createPayout`, the items of `retrievePayouts` and the
  * `data` of payout notifications. Amounts the gateway computed are integers in minor units.
  */
-export interface PayoutRecord {
+export interface PayoutRecord extends Identity {
   /** Your request_id. */
   request_id: string;
   /** The gateway's id of the payout. */
@@ -866,7 +866,7 @@ export interface PayoutRecord {
 }
 
 /** The answer to `POST /v1/payout`: the payout record, signed. A repeated `request_id` with the same body answers the same payout. */
-export interface PayoutAnswer extends Identity, PayoutRecord {
+export interface PayoutAnswer extends PayoutRecord {
   encryption_data: string;
 }
 

@@ -342,7 +342,7 @@ const payoutRecordFields = {
   fee_amount: minor('the fee, in `fee_currency`'),
   fee_currency: text('the fee’s currency: `source_currency`'),
   fee_paid_by: text('`PAYER` or `BENEFICIARY`'),
-  fx_rate: text('the applied exchange rate, a decimal string: units of `payment_currency` per unit of `source_currency` (`1` when they are the same)'),
+  fx_rate: text('the applied exchange rate, a decimal string: units of `payment_currency` per unit of `source_currency` (`1.0` when they are the same)'),
   payment_date: text('the payment date, `YYYY-MM-DD` (UTC)'),
   swift_charge_option: Type.Optional(text('`SWIFT` payouts: `SHARED` or `PAYER`')),
   reason: text('as sent'),
@@ -359,20 +359,25 @@ const payoutRecordFields = {
 };
 
 /** The payout record: the request echoed (less `bank_details.bank_code`) and what the gateway made of it. */
-export const PayoutRecordSchema = Type.Object(payoutRecordFields, { description: 'A payout.' });
+/** What the record carries around the payout's own fields: whose it is. */
+const recordIdentity = { merchant_id: text('your merchant_id'), account_id: text('your account_id') };
+
+export const PayoutRecordSchema = Type.Object({ ...recordIdentity, ...payoutRecordFields }, { description: 'A payout (also the `data` of payout events).' });
 
 /** The answer to `POST /v1/payout`: the payout record, signed. */
 export const PayoutAnswer = Type.Object(
   {
-    merchant_id: text('your merchant_id'),
-    account_id: text('your account_id'),
+    ...recordIdentity,
     ...payoutRecordFields,
     encryption_data: AnswerSignature,
   },
   { description: 'The payout as recorded; a repeated `request_id` with the same body answers the same payout.' },
 );
 
-const FoundPayout = Type.Object({ query_result: oneOf(['1'], '`1`: found'), ...payoutRecordFields }, { description: 'a payout found: its record' });
+const FoundPayout = Type.Object(
+  { query_result: oneOf(['1'], '`1`: found'), ...recordIdentity, ...payoutRecordFields },
+  { description: 'a payout found: its record' },
+);
 const MissingPayout = Type.Object(
   {
     query_result: oneOf(['0'], '`0`: not found for this account'),

@@ -552,7 +552,14 @@ export async function cancelPayout(
   if (row.status === 'CANCELLED') return { kind: 'already', row };
   if (row.status !== 'SCHEDULED') return { kind: 'too_late', row };
   const done = await store.transaction(async (tx) => {
-    const cancelled = await applyPayoutTransition(tx, row.transaction_id, 'cancel', 'SCHEDULED', { failure_reason: 'Cancelled by the merchant' }, now_ms);
+    const cancelled = await applyPayoutTransition(
+      tx,
+      row.transaction_id,
+      'cancel',
+      'SCHEDULED',
+      { failure_type: 'CANCELLED', failure_reason: 'Cancelled by the merchant' },
+      now_ms,
+    );
     if (!cancelled) return undefined;
     await postPayout(tx, cancelled, ['release'], now_ms);
     await recordPayoutEvent(tx, cancelled, 'payout.cancelled', now_ms);

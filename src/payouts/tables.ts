@@ -19,7 +19,7 @@ export interface PayoutRow {
   /** Keyed hash of the signed request (same request_id, other body → 409). */
   request_hash: string;
   status: PayoutStatus;
-  /** '' | INSUFFICIENT_FUNDS | INVALID_ACCOUNT | RETURNED | PROCESSOR_ERROR */
+  /** '' | INSUFFICIENT_FUNDS | INVALID_ACCOUNT | RETURNED | PROCESSOR_ERROR | CANCELLED */
   failure_type: string;
   failure_reason: string;
   /** LOCAL | SWIFT */
