@@ -25,6 +25,8 @@ test('every periodic job is a recurring kind of the one scheduler; serve runs tw
     'idempotency.purge',
     'ledger.settlement',
     'payment.expiry',
+    'payout.check',
+    'payout.dispatch',
     'review.expiry',
     'scheduler.purge',
     'subscription.charge',
