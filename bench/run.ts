@@ -6,6 +6,8 @@
 // 2. the gateway (compiled build, its own process group), driven by autocannon from this
 //    process: the scenarios of bench/scenarios.ts;
 //    (the hosted checkout, create + pay, under bench/driver.ts with each step timed);
+//    then payouts (bench/payouts.ts): signed POST /v1/payout from one funded account at 16
+//    connections, and again from an account whose balance runs out mid-run, outcome verified;
 // 3. the authorise scenario again with 1,000,000 stored transactions (100,000 in --quick);
 // 4. subscription deductions (bench/deductions.ts): 10,000 subscriptions due at one instant
 //    (2,000 in --quick) run by the scheduler in one process, and a quarter as many, each on
@@ -39,6 +41,7 @@ import {
 } from '../src/test/process.js';
 import { benchDeductions, type DeductionsReport, MAX_LIVE_HEAP_GROWTH_MIB, MAX_PEAK_RSS_GROWTH } from './deductions.js';
 import { cpuMeter, type Stats } from './driver.js';
+import { benchPayouts, type PayoutsReport } from './payouts.js';
 import {
   authorise,
   authoriseBody,
@@ -68,6 +71,8 @@ const CONNECTIONS = Number(args.connections ?? 64);
 const DURATION_S = Number(args.duration ?? (QUICK ? 5 : 20));
 const WARMUP_S = QUICK ? 1 : 3;
 const SEED = Number(args.seed ?? (QUICK ? 100_000 : 1_000_000));
+/** Payouts are measured at this concurrency (one account's funding row serialises them anyway). */
+const PAYOUT_CONNECTIONS = 16;
 /** Subscriptions due at once in the deductions scenario; a quarter as many run first for the memory comparison. */
 const SUBSCRIPTIONS = Number(args.subscriptions ?? (QUICK ? 2_000 : 10_000));
 const envUrl = process.env.DATABASE_URL ?? '';
@@ -364,6 +369,37 @@ async function main(): Promise<void> {
     log('gateway scenarios…');
     const results: Measured[] = [];
     for (const s of SCENARIOS) results.push(...(await runScenario(gw, ctx, s)));
+    log(`payouts (${PAYOUT_CONNECTIONS} connections)…`);
+    const payouts: PayoutsReport = await benchPayouts({
+      gw,
+      env,
+      db,
+      quick: QUICK,
+      duration_s: DURATION_S,
+      warmup_s: WARMUP_S,
+      connections: PAYOUT_CONNECTIONS,
+      log,
+    });
+    if (payouts.skipped)
+      results.push({
+        name: 'payout',
+        describe: 'POST /v1/payout',
+        connections: 0,
+        req_per_s: 0,
+        p50_ms: 0,
+        p99_ms: 0,
+        p99_9_ms: 0,
+        requests: 0,
+        non_2xx: 0,
+        errors: 0,
+        timeouts: 0,
+        peak_rss_mib: null,
+        skipped: payouts.skipped,
+      });
+    for (const p of payouts.runs) {
+      const { answers: _a, verified: _v, funded_minor: _f, payouts_per_s: _p, duration_s: _d, last_completed_s: _l, ...m } = p;
+      results.push(m);
+    }
 
     log(`storing ${SEED.toLocaleString('en')} transactions…`);
     await gw.stop();
@@ -453,6 +489,24 @@ async function main(): Promise<void> {
       };
     }
 
+    const pMain = payouts.runs[0];
+    const pOut = payouts.runs[1];
+    if (pMain && pOut)
+      targets.push(
+        {
+          name: `payouts: COMPLETED = 200 answers, available = funded − Σ(amount_payer_pays + fee_amount) ≥ 0, nothing reserved; balance running out: exactly the affordable ones complete; verifyLedger`,
+          goal: 'all',
+          measured: `${payouts.runs.map((r) => `${r.name}: ${r.verified.ok ? 'ok' : `NOT ok (${r.verified.problems.join('; ')})`}`).join('; ')}; ledger ${payouts.ledger.ok ? 'ok' : 'NOT ok'}`,
+          met: payouts.ledger.ok && payouts.runs.every((r) => r.verified.ok),
+        },
+        {
+          name: `payouts/s (${pMain.connections} connections, one account) vs bare route (informative)`,
+          goal: '—',
+          measured: `${pMain.payouts_per_s}/s, ${pct(ratio(pMain.payouts_per_s, bare.req_per_s))} (authorise ${auth.req_per_s}/s at ${auth.connections})`,
+          met: null,
+        },
+      );
+
     const dLarge = deductions.runs[deductions.runs.length - 1] as DeductionsReport['runs'][number];
     const dFlat = deductions.flat;
     targets.push(
@@ -493,6 +547,7 @@ async function main(): Promise<void> {
         gateway_processes: WORKERS,
         seeded_transactions: SEED,
         subscriptions_due: SUBSCRIPTIONS,
+        payout_connections: PAYOUT_CONNECTIONS,
         cores: os.cpus().length,
         cpu: os.cpus()[0]?.model ?? '',
         node: process.version,
@@ -513,6 +568,7 @@ async function main(): Promise<void> {
         vs_durable_insert: r.skipped ? null : round(ratio(r.req_per_s, insert.inserts_per_s), 2),
       })),
       checkout: checkoutSummary,
+      payouts,
       deductions,
       targets,
     };
@@ -569,6 +625,29 @@ function markdown(report: any, bare: Measured, insert: { inserts_per_s: number; 
       ...Object.entries(u.steps as Record<string, Stats>).map(([k, v]) => `| checkout: ${k} | ${v.p50_ms} | ${v.p99_ms} |`),
       `| checkout (whole sequence) | ${u.whole.p50_ms} | ${u.whole.p99_ms} |`,
       `| authorise | ${u.authorise.p50_ms} | ${u.authorise.p99_ms} |`,
+    );
+  }
+  const p = report.payouts as PayoutsReport | undefined;
+  if (p && p.runs.length > 0) {
+    lines.push(
+      '',
+      `Payouts (\`bench/payouts.ts\`): signed \`POST /v1/payout\`, LOCAL USD→USD over ACH (the sandbox completes it in the request), a fresh request_id and beneficiary each, fee 1% + 0.25 paid by the payer; answers counted with the warm-up, read back from the table and the balances after.`,
+      '',
+      '| run | conns | s | payouts/s completed | answers/s | COMPLETED | FAILED | in flight at stop | funded | available after | verified |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    );
+    const usd = (minor: number) => (minor / 100).toFixed(2);
+    for (const r of p.runs) {
+      const failed = Object.entries(r.answers.failed)
+        .map(([k, n]) => `${n} ${k}`)
+        .join(', ');
+      lines.push(
+        `| ${r.name}${r.last_completed_s !== undefined ? ` (money out at ${r.last_completed_s} s)` : ''} | ${r.connections} | ${r.duration_s} | ${r.payouts_per_s} | ${r.req_per_s} | ${r.answers.completed} | ${failed || 0} | ${r.answers.unanswered} | ${usd(r.funded_minor)} | ${usd(r.verified.available_minor)} | ${r.verified.ok ? 'ok' : 'NOT ok'} |`,
+      );
+    }
+    lines.push(
+      '',
+      `verifyLedger: ${p.ledger.ok ? 'ok' : 'NOT ok'} (${p.ledger.payments} payments, ${p.ledger.payouts} payouts, ${p.ledger.verify_s} s); the payouts scenario took ${p.runtime_s} s in all.`,
     );
   }
   const d = report.deductions as DeductionsReport | undefined;
