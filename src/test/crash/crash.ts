@@ -1,4 +1,4 @@
-// `npm run test:crash [-- --engine sqlite|postgres] [-- --cycles N] [-- --part load|checkout|subscriptions]` (issue 6): under
+// `npm run test:crash [-- --engine sqlite|postgres] [-- --cycles N] [-- --part load|checkout|subscriptions|payouts]` (issue 6): under
 // concurrent mixed load the gateway is killed with SIGKILL at random moments and restarted.
 // Then: every payment answered as successful exists with its amount and transaction_id, no
 // order is charged twice (repeats got the same transaction, a changed body got 1011), every
@@ -10,8 +10,10 @@
 // is verified, and the receiver verifies each delivery with it too. Then the hosted
 // checkout (checkout.ts): sessions paid by card while the gateway is killed are charged
 // exactly once. Then subscription deductions (subscriptions.ts): batches of scheduled
-// charges killed mid-flight lose and double none. `--quick`: 3 cycles, two checkout rounds
-// and two subscription rounds.
+// charges killed mid-flight lose and double none. Then payouts (payouts.ts): bursts of
+// payouts over the balance killed mid-flight and resent by request_id overdraw nothing and
+// pay nothing twice. `--quick`: 3 cycles, two checkout rounds, two subscription rounds and
+// two payout rounds. `--part` runs one part only (repeatable).
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
@@ -44,6 +46,7 @@ import {
   startGateway,
 } from '../process.js';
 import { checkoutCrash } from './checkout.js';
+import { payoutCrash } from './payouts.js';
 import { subscriptionCrash } from './subscriptions.js';
 
 const { values: args } = parseArgs({
@@ -52,8 +55,8 @@ const { values: args } = parseArgs({
     cycles: { type: 'string' },
     'no-build': { type: 'boolean' },
     quick: { type: 'boolean' },
-    /** `load`, `checkout` or `subscriptions`: one part only (all by default). */
-    part: { type: 'string' },
+    /** `load`, `checkout`, `subscriptions` or `payouts`: only these parts (all by default; repeatable). */
+    part: { type: 'string', multiple: true },
   },
 });
 // A full run kills at least 10 times; --quick (3 kills) only proves the harness works.
@@ -65,7 +68,10 @@ const CHECKOUT_SESSIONS = 24;
 /** Subscription deductions: kill -9 rounds (even ones kill twice), and subscriptions created in each. */
 const SUBSCRIPTION_ROUNDS = args.quick ? 2 : 6;
 const SUBSCRIPTIONS_PER_ROUND = args.quick ? 60 : 150;
-const PARTS = ['load', 'checkout', 'subscriptions'] as const;
+/** Payouts: kill -9 rounds, and new payouts fired at once in each (besides resends, repeats, cancels). */
+const PAYOUT_ROUNDS = args.quick ? 2 : 5;
+const PAYOUTS_PER_ROUND = args.quick ? 60 : 120;
+const PARTS = ['load', 'checkout', 'subscriptions', 'payouts'] as const;
 const REQUEST_TIMEOUT_MS = 10_000;
 const DELIVERY_TIMEOUT_MS = 90_000;
 const CI = process.env.CI === 'true' || process.env.CI === '1';
@@ -471,11 +477,12 @@ async function main(): Promise<void> {
     else skip('PostgreSQL', `no server at ${PG_URL} (set TOLLGATE_TEST_PG_URL)`);
     engines = engines.filter((x) => x !== 'postgres');
   }
-  if (args.part !== undefined && !(PARTS as readonly string[]).includes(args.part)) {
-    check(`--part ${args.part} is one of ${PARTS.join(', ')}`, false);
+  const unknown = (args.part ?? []).filter((p) => !(PARTS as readonly string[]).includes(p));
+  if (unknown.length) {
+    check(`--part ${unknown.join(', ')} is one of ${PARTS.join(', ')}`, false);
     engines = [];
   }
-  const runs = (part: (typeof PARTS)[number]) => args.part === undefined || args.part === part;
+  const runs = (part: (typeof PARTS)[number]) => args.part === undefined || args.part.includes(part);
   for (const engine of engines) {
     if (runs('load'))
       try {
@@ -494,6 +501,12 @@ async function main(): Promise<void> {
         await subscriptionCrash(engine, { rounds: SUBSCRIPTION_ROUNDS, subscriptions: SUBSCRIPTIONS_PER_ROUND, check, log });
       } catch (e) {
         check(`subscription deductions crash test on ${engine} ran to the end`, false, (e as Error).message.slice(0, 500));
+      }
+    if (runs('payouts'))
+      try {
+        await payoutCrash(engine, { rounds: PAYOUT_ROUNDS, payouts: PAYOUTS_PER_ROUND, check, log });
+      } catch (e) {
+        check(`payouts crash test on ${engine} ran to the end`, false, (e as Error).message.slice(0, 500));
       }
   }
   log(`\n${results.passed} passed, ${results.failed} failed`);

@@ -18,7 +18,11 @@
 // /v1/checkout gets its own generator (inputs.ts subscriptionArb: wrong types, nested
 // objects, out-of-range cycles and counts, impossible dates, amounts of the wrong precision)
 // in every body format; an approved payment whose body asked for a subscription must answer
-// its recurring_id. `--quick` runs a few hundred cases to prove the harness works; only a
+// its recurring_id. Payouts (decisions §17; issue 12 item 5): POST /v1/payout,
+// /v1/cancelpayout and /v1/retrievalPayout get their own generators (payouts.ts) for a funded
+// merchant of their own, with another funded merchant's payouts as targets that must never
+// be reached; accepted payouts keep available ≥ 0 and the books adding up, and at the end
+// every payout job runs and the ledger verifies. `--quick` runs a few hundred cases to prove the harness works; only a
 // full run counts toward 20,000.
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -44,6 +48,7 @@ import {
   signOrGarbage,
   subscriptionArb,
 } from './inputs.js';
+import { fuzzPayouts, PAYOUT_ROUTES, payoutTargets, seedPayouts, settlePayouts } from './payouts.js';
 import { type Answer, type Fuzzer, fuzzShopperPages, observer, SHOPPER_ROUTES, seedShopper, socketPagePaths } from './shopper.js';
 import { type FuzzTarget, type KnownPayment, type KnownSubscription, TARGETS, UNREGISTERED } from './targets.js';
 
@@ -80,6 +85,17 @@ const SUBSCRIPTION_FIELDS = new Set([
   'contract',
   'price_id',
 ]);
+/**
+ * Payouts (decisions §17; issue 12 item 5): generated bodies, replays, cancel and retrieval
+ * selectors, and raw payloads at the three paths (payouts.ts), counted under their endpoints.
+ */
+const PAYOUT_RUNS = {
+  bodies: RUNS_PER_TARGET,
+  replays: Math.ceil(RUNS_PER_TARGET / 8),
+  cancels: Math.ceil(RUNS_PER_TARGET / 2),
+  retrievals: Math.ceil(RUNS_PER_TARGET / 2),
+  raw: Math.ceil(RUNS_PER_TARGET / 8),
+};
 const CHALLENGE_SEEDS = 40;
 const SOCKET_CASES = Number(args.socket ?? (QUICK ? 40 : 400));
 const SEED = args.seed ? Number(args.seed) : Date.now() % 2 ** 31;
@@ -388,8 +404,11 @@ async function inProcess(): Promise<void> {
 
     // Sessions and APM issuer pages for the shopper page routes (decisions §14, §15).
     const pool = await seedShopper(gw, m);
+    // Payouts: a funded merchant of their own (the card payments and refunds of the run
+    // never move its balance) and another funded merchant whose payouts it must never reach.
+    const payoutPool = await seedPayouts(gw);
     log(
-      `  seeded ${pool.sessions.length} checkout sessions, ${pool.issuer.length} APM issuer pages and ${subs.length} subscriptions (${FOREIGN_SUBSCRIPTIONS} of another merchant)`,
+      `  seeded ${pool.sessions.length} checkout sessions, ${pool.issuer.length} APM issuer pages, ${subs.length} subscriptions (${FOREIGN_SUBSCRIPTIONS} of another merchant) and ${payoutPool.own.length + payoutPool.foreign.length} payouts (${payoutPool.foreign.length} of another merchant)`,
     );
 
     check = await openChecksum(gw);
@@ -419,6 +438,8 @@ async function inProcess(): Promise<void> {
     };
     let observe: ((c: Case, a: Answer) => Promise<void>) | null = null;
     let htmlAnswers = 0;
+    /** Tables the last case changed (payouts.ts checks answers that must write nothing). */
+    let lastChanged: string[] = [];
 
     const runCase = async (label: string, isCounted: boolean, c: Case): Promise<Answer> => {
       results.cases++;
@@ -439,11 +460,12 @@ async function inProcess(): Promise<void> {
       if (echoed) throw new Error(`a ${res.statusCode} answer echoes the card number ${echoed} the request carried, for ${describeCase(c)}`);
       // Before this case = after the previous one (nothing else writes: no worker, a fixed clock).
       const after = await sums.take();
+      lastChanged = changedTables(state, after);
       if (res.statusCode >= 400) {
         refused++;
         const problem = namesProblem(res.statusCode, res.body, String(res.headers['content-type'] ?? ''));
         if (problem) throw new Error(`${problem} for ${describeCase(c)}`);
-        const changed = changedTables(state, after);
+        const changed = lastChanged;
         if (changed.length) throw new Error(`a ${res.statusCode} refusal changed table contents (${changed.join('; ')}) for ${describeCase(c)}`);
       } else if (label === 'POST /v1/cancelsubscription') {
         const problem = cancelProblem(c, res, changedTables(state, after));
@@ -504,7 +526,9 @@ async function inProcess(): Promise<void> {
       const recurring_id = pick('recurring_id');
       const contract_name = pick('contract_name');
       if (!recurring_id || subs.some((x) => x.recurring_id === recurring_id)) return;
-      subs.push({ recurring_id, contract_name: contract_name.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&') });
+      // The XML answer escapes the five predefined entities (&apos; too: a harvested "' OR '1'='1" was taken literally).
+      const text = contract_name.replace(/&(lt|gt|quot|apos|amp);/g, (_, e: string) => ({ lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' })[e] as string);
+      subs.push({ recurring_id, contract_name: text });
       harvestedSubs++;
     };
 
@@ -693,6 +717,23 @@ async function inProcess(): Promise<void> {
       );
     };
 
+    // Payouts (decisions §17): generated bodies in every format, replays, cancels and retrievals
+    // naming this merchant's and another's payouts, raw payloads (payouts.ts). First, while the
+    // tables are small: an accepted payout makes the no-write check hash every table again.
+    {
+      const t0 = Date.now();
+      const before = results.cases;
+      await fuzzPayouts(
+        { run: (label, c) => runCase(label, true, c), changed: () => lastChanged, property, headers: headerArb as Fuzzer['headers'] },
+        gw,
+        payoutPool,
+        PAYOUT_RUNS,
+        log,
+        () => results.cases,
+      );
+      log(`  payouts: ${results.cases - before} cases, ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    }
+
     // Sessions the fuzzed POST /v1/checkout opens join the shopper pages' pool; subscriptions
     // the fuzzed POST /v1/authorise creates join the cancel fuzz's pairs.
     const shopperObserve = observer(pool, { quiet });
@@ -828,6 +869,17 @@ async function inProcess(): Promise<void> {
       await acquiring(t, false, UNREGISTERED_RUNS, Math.ceil(UNREGISTERED_RUNS / 4));
       log(`    ${results.cases - before} cases, ${((Date.now() - t0) / 1000).toFixed(1)} s (unregistered path: not counted)`);
     }
+    // The end of the payout fuzz: nothing of the other merchant touched, then every payout job
+    // run (a year ahead): all final, nothing reserved, the balances add up, the ledger verifies.
+    {
+      const t0 = Date.now();
+      const { problems, summary } = await settlePayouts(gw, payoutPool);
+      if (problems.length === 0) results.passed++;
+      else results.failed++;
+      log(
+        `${problems.length === 0 ? 'ok' : 'not ok'} - payouts after the fuzz: ${summary} (${((Date.now() - t0) / 1000).toFixed(1)} s)${problems.length ? `: ${problems.slice(0, 5).join('; ')}` : ''}`,
+      );
+    }
     log(
       `  in-process: ${results.cases} cases (${refused} refused, each with every table's checksum unchanged; all tables hashed ${sums.recomputed} times, ${(sums.hash_ms / 1000).toFixed(1)} s), statuses ${[
         ...statuses.entries(),
@@ -858,7 +910,7 @@ async function overSocket(): Promise<void> {
   try {
     // The signed endpoints with JSON bodies, and the shopper page forms (real ids) with form bodies.
     const routes: Array<{ label: string; path: string; contentType: string }> = [
-      ...TARGETS.map((t) => ({ label: `POST ${t.path}`, path: t.path, contentType: 'application/json' })),
+      ...[...TARGETS, ...payoutTargets()].map((t) => ({ label: `POST ${t.path}`, path: t.path, contentType: 'application/json' })),
       ...(await socketPagePaths(gw.url, gatewayClient(gw.url, m))).map(([label, path]) => ({
         label,
         path,
@@ -868,7 +920,7 @@ async function overSocket(): Promise<void> {
     const payloads = fc.sample(
       fc.oneof(
         fc.constantFrom(...RAW),
-        fc.tuple(fc.constantFrom(...TARGETS), fc.array(mutation, { maxLength: 3 })).map(([t, muts]) => {
+        fc.tuple(fc.constantFrom(...TARGETS, ...payoutTargets()), fc.array(mutation, { maxLength: 3 })).map(([t, muts]) => {
           const body = mutate(t.base(m, [], 0), muts);
           body.encryption_data = signOrGarbage(body, m.secret_key, 'json');
           return JSON.stringify(body);
@@ -919,7 +971,7 @@ async function overSocket(): Promise<void> {
 
 const t0 = Date.now();
 log(
-  `fuzz on ${ENGINE}, seed ${SEED} (rerun with --seed ${SEED}), ${TARGETS.length + 2 + SHOPPER_ROUTES.length} registered endpoints (+${UNREGISTERED.length} unregistered paths, not counted)`,
+  `fuzz on ${ENGINE}, seed ${SEED} (rerun with --seed ${SEED}), ${TARGETS.length + 2 + SHOPPER_ROUTES.length + PAYOUT_ROUTES.length} registered endpoints (+${UNREGISTERED.length} unregistered paths, not counted)`,
 );
 await inProcess();
 await overSocket();
