@@ -149,6 +149,8 @@ describe('payouts', () => {
     assert.equal(again.status, 200);
     assert.equal(again.rec.transaction_id, first.rec.transaction_id);
     assert.equal(again.headers['idempotent-replayed'], 'true');
+    const upper = await payout(m, { ...b, request_id: String(b.request_id).toUpperCase() });
+    assert.equal(upper.rec.transaction_id, first.rec.transaction_id, 'a UUID in upper case names the same payout');
     const changed = await payout(m, { ...b, payment_amount: '101.00' });
     assert.equal(changed.status, 409, JSON.stringify(changed.rec));
     assert.equal(changed.rec.error_field, 'request_id');

@@ -7,6 +7,7 @@ import { ApiError, invalid } from '../http/errors.js';
 import { dateRange, decodeCursor, encodeCursor, idList, MAX_QUERY_IDS } from '../payments/query.js';
 import { payoutRecord } from './record.js';
 import type { RetrievalPayoutInput } from './schema.js';
+import { normaliseRequestId } from './service.js';
 
 export const PAYOUT_PAGE = 100;
 
@@ -18,7 +19,7 @@ export async function searchPayouts(
   input: RetrievalPayoutInput,
 ): Promise<{ payouts: Record<string, unknown>[]; next_cursor?: string }> {
   const asked: Array<[IdField, string[]]> = [
-    ['request_id', idList('request_ids', input.request_ids)],
+    ['request_id', idList('request_ids', input.request_ids).map(normaliseRequestId)],
     ['transaction_id', idList('transaction_ids', input.transaction_ids)],
     ['short_reference_id', idList('short_reference_ids', input.short_reference_ids)],
   ];

@@ -241,7 +241,13 @@ function processorOf(deps: PayoutDeps, account: AccountRow): Processor {
 
 export type CreateResult = { row: PayoutRow; replayed: boolean };
 
-export async function createPayout(deps: PayoutDeps, account: AccountRow, body: PayoutRequest, now_ms: number): Promise<CreateResult> {
+/** A UUID names the same payout in either letter case: request_ids are kept in lower case. */
+export function normaliseRequestId(request_id: string): string {
+  return request_id.toLowerCase();
+}
+
+export async function createPayout(deps: PayoutDeps, account: AccountRow, sent: PayoutRequest, now_ms: number): Promise<CreateResult> {
+  const body = { ...sent, request_id: normaliseRequestId(sent.request_id) };
   const request_hash = deps.keyring.fingerprint(canonicalString(body as unknown as Record<string, unknown>));
   const prior = await findByRequestId(deps.store, account.account_id, body.request_id);
   if (prior) return replay(prior, request_hash);
@@ -543,7 +549,7 @@ export async function cancelPayout(
 ): Promise<CancelResult> {
   const find = () => {
     let q = store.db.selectFrom('payouts').selectAll().where('account_id', '=', account_id);
-    if (sel.request_id !== undefined) q = q.where('request_id', '=', sel.request_id);
+    if (sel.request_id !== undefined) q = q.where('request_id', '=', normaliseRequestId(sel.request_id));
     if (sel.transaction_id !== undefined) q = q.where('transaction_id', '=', sel.transaction_id);
     return q.executeTakeFirst();
   };
