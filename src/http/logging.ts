@@ -5,7 +5,20 @@ import type { Settings } from '../config/index.js';
 // Card numbers, security codes and secrets cannot reach a log (PCI DSS 3.3/3.5, style §10):
 // Fastify never logs bodies here, and these paths are censored wherever they appear.
 // Redaction happens before an entry is written, so it holds in both formats.
-const SENSITIVE = ['card', 'security_code', 'cvc', 'number', 'pan', 'secret_key', 'webhook_secret', 'encryption_data', 'token_id', 'password'];
+const SENSITIVE = [
+  'card',
+  'security_code',
+  'cvc',
+  'number',
+  'pan',
+  'secret_key',
+  'webhook_secret',
+  'encryption_data',
+  'token_id',
+  'password',
+  'account_number',
+  'iban',
+];
 
 export const redactPaths: string[] = [
   'req.headers.authorization',

@@ -103,7 +103,7 @@ command({
       .selectFrom('payouts')
       .selectAll()
       .where('account_id', '=', account_id)
-      .where((eb) => eb.or([eb('transaction_id', '=', id), eb('request_id', '=', id), eb('short_reference_id', '=', id)]))
+      .where((eb) => eb.or([eb('transaction_id', '=', id), eb('request_id', '=', id.toLowerCase()), eb('short_reference_id', '=', id)]))
       .executeTakeFirst();
     if (!row) throw new CommandError(`no payout ${id} on account ${account_id}`);
     out(JSON.stringify(payoutRecord(row), null, 2));

@@ -381,6 +381,44 @@ describe('payouts', () => {
     await ledgerOk();
   });
 
+  test('bodies are compared unambiguously: a value holding "&key=value" is not another field (found in review)', async () => {
+    const m = await funded();
+    await setPayoutPricing(gw.runtime.store, { account_id: m.account_id, currency: 'USD', method: 'LOCAL', percent: '1', fixed: '0.00' }, gw.clock.now);
+    const request_id = randomUUID();
+    const first = await payout(m, body(m, { request_id, client_data: 'x', fee_paid_by: 'BENEFICIARY' }));
+    assert.equal(first.status, 200);
+    const other = await payout(m, body(m, { request_id, client_data: 'x&fee_paid_by=BENEFICIARY' }));
+    assert.equal(other.status, 409, JSON.stringify(other.rec));
+    // Two beneficiaries that differ only that way are two saved beneficiaries.
+    const { address: _address, ...noAddress } = ACH_BENEFICIARY;
+    const b1 = await ok(m, {
+      beneficiary: { ...noAddress, company_name: 'A', bank_details: { ...ACH_BENEFICIARY.bank_details, bank_name: 'B' } },
+      payment_amount: '1.00',
+    });
+    const b2 = await ok(m, { beneficiary: { ...noAddress, company_name: 'A&bank_details.bank_name=B' }, payment_amount: '1.00' });
+    assert.notEqual(b1.beneficiary_id, b2.beneficiary_id);
+  });
+
+  test('with an IBAN, the IBAN is the account: an account_number beside it does not decide (found in review)', async () => {
+    const m = await funded('EUR');
+    const rec = await ok(m, {
+      beneficiary: { ...SEPA_BENEFICIARY, bank_details: { ...SEPA_BENEFICIARY.bank_details, account_number: '000111111116' } },
+      payment_currency: 'EUR',
+      source_currency: 'EUR',
+    });
+    assert.equal(rec.status, 'COMPLETED', JSON.stringify(rec));
+  });
+
+  test('a date of birth before 1900 is refused', async () => {
+    const m = await funded();
+    const r = await payout(
+      m,
+      body(m, { beneficiary: { ...ACH_BENEFICIARY, entity_type: 'PERSONAL', first_name: 'A', last_name: 'B', date_of_birth: '0000-02-29' } }),
+    );
+    assert.equal(r.status, 400);
+    assert.equal(r.rec.error_field, 'beneficiary.date_of_birth');
+  });
+
   test('a saved beneficiary is paid again by its beneficiary_id', async () => {
     const m = await funded();
     const first = await ok(m, { payment_amount: '5.00' });

@@ -30,6 +30,8 @@ test('table: both amounts, the fee and who bears it', () => {
     [{ source_minor: 10000, fee_paid_by: 'BENEFICIARY' }, [9850, 150, 8865]],
     [{ payment_minor: 9000, payment_method: 'SWIFT', swift_charge_option: 'PAYER' }, [10000, 1650, 9000]],
     [{ payment_minor: 9000, payment_method: 'SWIFT', swift_charge_option: 'SHARED' }, [10000, 150, 9000]],
+    // BENEFICIARY bears the gateway's fee; the SWIFT charge of option PAYER stays the payer's.
+    [{ payment_minor: 9000, fee_paid_by: 'BENEFICIARY', payment_method: 'SWIFT', swift_charge_option: 'PAYER' }, [9850, 1650, 8865]],
     [{ payment_minor: 1000, payment_currency: 'JPY', rate: rate('150.25') }, [666, 57, 1000]],
   ];
   for (const [input, [pays, fee, receives]] of rows) {

@@ -8,8 +8,9 @@
 //   SWIFT charge when `swift_charge_option` is PAYER.
 // - `fee_paid_by` PAYER: G is the source amount (sent, or what `payment_amount` costs,
 //   rounded up); the payer pays G and the fee on top; the beneficiary gets all of it.
-// - `fee_paid_by` BENEFICIARY: G is the whole debit; the fee comes out of it, the rest
-//   (G − fee) is converted, so the beneficiary receives less than a sent `payment_amount`.
+// - `fee_paid_by` BENEFICIARY: the fee comes out of G, the rest (G − fee) is converted, so
+//   the beneficiary receives less than a sent `payment_amount`; G is the whole debit, except
+//   that a SWIFT charge under `swift_charge_option` PAYER is still the payer's (on top).
 // - Conversion: convert.ts (a fixed payment costs the source rounded up, a fixed source buys
 //   the payment rounded down). Money is never created: what the beneficiary receives is
 //   never worth more, at the applied rate, than `amount_payer_pays`.
@@ -73,13 +74,16 @@ function quoteChecked(q: QuoteInput, field: 'payment_amount' | 'source_amount'):
   const gross =
     q.payment_minor !== undefined ? sourceFor(q.payment_minor, q.rate, q.source_currency, q.payment_currency).source_minor : (q.source_minor as number);
   const fee = payoutFee(gross, q.price, q.payment_method, q.swift_charge_option);
+  // The SWIFT charge of swift_charge_option PAYER is the payer's in both modes: with
+  // BENEFICIARY only the gateway's own fee comes out of the amount.
+  const swift = payoutFee(0, { percent_bp: 0, fixed_minor: 0, swift_payer_minor: q.price.swift_payer_minor }, q.payment_method, q.swift_charge_option);
   let pays: number;
   let receives: number;
   if (q.fee_paid_by === 'PAYER') {
     pays = gross;
     receives = q.payment_minor ?? paymentFor(gross, q.rate, q.source_currency, q.payment_currency).payment_minor;
   } else {
-    pays = gross - fee;
+    pays = gross - (fee - swift);
     if (pays <= 0) return { ok: false, field, problem: `is too small: the fee (${fee} minor units of ${q.source_currency}) takes all of it` };
     receives = paymentFor(pays, q.rate, q.source_currency, q.payment_currency).payment_minor;
   }

@@ -18,7 +18,7 @@ import {
   type RetrievalPayoutInput,
 } from './schema.js';
 import { searchPayouts } from './search.js';
-import { cancelPayout, createPayout } from './service.js';
+import { cancelPayout, createPayout, normaliseRequestId } from './service.js';
 
 export function registerPayoutRoutes(app: FastifyInstance, deps: Deps): void {
   app.post(
@@ -82,7 +82,7 @@ export function registerPayoutRoutes(app: FastifyInstance, deps: Deps): void {
       return sendSigned(request, reply, {
         merchant_id: creds.account.merchant_id,
         account_id: creds.account.account_id,
-        request_id: row?.request_id ?? body.request_id ?? '',
+        request_id: row?.request_id ?? (body.request_id !== undefined ? normaliseRequestId(body.request_id) : ''),
         transaction_id: row?.transaction_id ?? body.transaction_id ?? '',
         cancel_status: out.kind === 'cancelled' || out.kind === 'already' ? '1' : '0',
         status: row?.status ?? '',

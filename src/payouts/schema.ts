@@ -251,7 +251,7 @@ const BankDetailsRecord = Type.Object(
     bank_name: echo('the bank’s name'),
     bank_street_address: echo('the bank’s address'),
     binding_mobile_number: echo('the bound mobile number'),
-    iban: echo('the IBAN (electronic form, without spaces)'),
+    iban: echo('the IBAN as sent'),
     swift_code: echo('the BIC'),
     transaction_reference: echo('the statement reference'),
     local_clearing_system: text(
@@ -354,7 +354,7 @@ const payoutRecordFields = {
   client_data: echo('your data'),
   fund_source: echo('the fund source'),
   notify_url: echo('the notification URL'),
-  created_at: text('when it was created, ISO 8601 with a numeric offset (`2025-01-31T12:00:00.000+00:00`)'),
+  created_at: text('when it was created, ISO 8601 with a numeric offset (`2025-01-31T12:00:00+00:00`)'),
   last_updated_at: text('when its status last changed, ISO 8601 with a numeric offset'),
 };
 
@@ -394,7 +394,7 @@ export const RetrievalPayoutAnswer = Type.Object({
   return_status: ReturnStatus,
   return_message: ReturnMessage,
   payouts: Type.Array(Type.Union([FoundPayout, MissingPayout]), {
-    description: 'requested ids in request order (request_ids, then transaction_ids, then short_reference_ids), or up to 100 payouts of the date range',
+    description: 'the payouts found, oldest first (at most 100), then an item with `query_result` `0` for each requested id that names none',
   }),
   next_cursor: Type.Optional(NextCursor),
   encryption_data: AnswerSignature,

@@ -16,7 +16,6 @@
 // records its event in the transaction that makes it.
 import { randomBytes } from 'node:crypto';
 import { timeOrderedId } from '../crypto/ids.js';
-import { canonicalString } from '../crypto/signature.js';
 import type { Store, Tx } from '../db/store.js';
 import { applyMarkup, formatRate } from '../fx/convert.js';
 import { rateFor } from '../fx/rates.js';
@@ -85,7 +84,8 @@ function checkParty(
   if (!p) return;
   if (p.address?.country_code !== undefined) checkCountry(`${prefix}.address.country_code`, p.address.country_code);
   if (p.date_of_birth !== undefined && p.date_of_birth !== '') {
-    if (parseDate(`${prefix}.date_of_birth`, p.date_of_birth) >= now_ms) throw invalid(`${prefix}.date_of_birth`, 'must be in the past');
+    const born = parseDate(`${prefix}.date_of_birth`, p.date_of_birth);
+    if (born >= now_ms || p.date_of_birth < '1900-01-01') throw invalid(`${prefix}.date_of_birth`, 'must be a date in the past, from 1900-01-01');
   }
   if (!required) return;
   const person = Boolean(p.first_name && p.last_name);
@@ -138,7 +138,7 @@ async function check(deps: PayoutDeps, account: AccountRow, body: PayoutRequest,
     saved = { beneficiary_id: body.beneficiary_id, fingerprint: '', existing: true };
   } else if (body.beneficiary !== undefined) {
     beneficiary = body.beneficiary;
-    const fingerprint = deps.keyring.fingerprint(`beneficiary:${canonicalString(beneficiary as Record<string, unknown>)}`);
+    const fingerprint = deps.keyring.fingerprint(`beneficiary:${stableBody(beneficiary)}`);
     const known = await deps.store.db
       .selectFrom('beneficiaries')
       .select('beneficiary_id')
@@ -183,8 +183,8 @@ async function check(deps: PayoutDeps, account: AccountRow, body: PayoutRequest,
     saved,
     bank: {
       country: bank.country,
-      ...(bank.iban ? { iban: bank.iban } : {}),
-      ...(bank.account_number ? { account_number: bank.account_number } : {}),
+      // The IBAN, when there is one, is the account: an account_number beside it is not sent on.
+      ...(bank.iban ? { iban: bank.iban } : bank.account_number ? { account_number: bank.account_number } : {}),
       ...(bank.swift_code ? { swift_code: bank.swift_code } : {}),
       ...(bank.bank_code ? { bank_code: bank.bank_code } : {}),
     },
@@ -241,6 +241,28 @@ function processorOf(deps: PayoutDeps, account: AccountRow): Processor {
 
 export type CreateResult = { row: PayoutRow; replayed: boolean };
 
+/**
+ * The body as one unambiguous string for comparing requests: objects with sorted keys, empty
+ * and null values left out (as the signature leaves them out), JSON-escaped. The signing
+ * string cannot serve: a value holding `&key=value` reads like two fields there.
+ */
+export function stableBody(value: unknown): string {
+  const norm = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(norm);
+    if (v !== null && typeof v === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const k of Object.keys(v).sort()) {
+        const x = (v as Record<string, unknown>)[k];
+        if (x === null || x === undefined || x === '') continue;
+        out[k] = norm(x);
+      }
+      return out;
+    }
+    return v;
+  };
+  return JSON.stringify(norm(value));
+}
+
 /** A UUID names the same payout in either letter case: request_ids are kept in lower case. */
 export function normaliseRequestId(request_id: string): string {
   return request_id.toLowerCase();
@@ -248,7 +270,8 @@ export function normaliseRequestId(request_id: string): string {
 
 export async function createPayout(deps: PayoutDeps, account: AccountRow, sent: PayoutRequest, now_ms: number): Promise<CreateResult> {
   const body = { ...sent, request_id: normaliseRequestId(sent.request_id) };
-  const request_hash = deps.keyring.fingerprint(canonicalString(body as unknown as Record<string, unknown>));
+  const { encryption_data: _signature, ...signed } = body;
+  const request_hash = deps.keyring.fingerprint(`payout:${stableBody(signed)}`);
   const prior = await findByRequestId(deps.store, account.account_id, body.request_id);
   if (prior) return replay(prior, request_hash);
   await requireSafeNotifyUrl(body.notify_url, deps.settings.allow_private_webhooks);
@@ -407,8 +430,7 @@ async function bankOf(tx: Tx, deps: Pick<Deps, 'keyring'>, row: PayoutRow): Prom
   const code = checked.bank_code;
   return {
     country: checked.country,
-    ...(checked.iban ? { iban: checked.iban } : {}),
-    ...(checked.account_number ? { account_number: checked.account_number } : {}),
+    ...(checked.iban ? { iban: checked.iban } : checked.account_number ? { account_number: checked.account_number } : {}),
     ...(checked.swift_code ? { swift_code: checked.swift_code } : {}),
     ...(code ? { bank_code: code } : {}),
   };
