@@ -55,6 +55,13 @@ const S = 10n ** BigInt(RATE_SCALE);
 test('property: a fixed payment amount costs at least its value and less than one source minor unit more', () => {
   fc.assert(
     fc.property(arbRate, arbPair, fc.integer({ min: 0, max: 10 ** 9 }), (r, [src, pay], payment_minor) => {
+      // A source beyond 2^53 minor units is refused (RangeError), never rounded.
+      const num = BigInt(payment_minor) * S * 10n ** BigInt(exp[src] as number);
+      const den = r * 10n ** BigInt(exp[pay] as number);
+      if ((num + den - 1n) / den > BigInt(Number.MAX_SAFE_INTEGER)) {
+        assert.throws(() => sourceFor(payment_minor, r, src, pay), RangeError);
+        return;
+      }
       const c = sourceFor(payment_minor, r, src, pay);
       // Compare source * rate * 10^ep against payment * S * 10^es (both sides integers).
       const lhs = BigInt(c.source_minor) * r * 10n ** BigInt(exp[pay] as number);
@@ -69,6 +76,11 @@ test('property: a fixed payment amount costs at least its value and less than on
 test('property: a fixed source amount buys at most its value and less than one payment minor unit less', () => {
   fc.assert(
     fc.property(arbRate, arbPair, fc.integer({ min: 0, max: 10 ** 9 }), (r, [src, pay], source_minor) => {
+      const exact = (BigInt(source_minor) * r * 10n ** BigInt(exp[pay] as number)) / (S * 10n ** BigInt(exp[src] as number));
+      if (exact > BigInt(Number.MAX_SAFE_INTEGER)) {
+        assert.throws(() => paymentFor(source_minor, r, src, pay), RangeError);
+        return;
+      }
       const c = paymentFor(source_minor, r, src, pay);
       const value = BigInt(source_minor) * r * 10n ** BigInt(exp[pay] as number); // payment minor × S × 10^es
       const got = BigInt(c.payment_minor) * S * 10n ** BigInt(exp[src] as number);
