@@ -95,3 +95,55 @@ test('top-up, pricing, markup, then a payout that uses them; list, show, benefic
   assert.equal(verify.code, 0, verify.stdout);
   assert.match(verify.stdout, /\d+ payouts checked/);
 });
+
+test('payouts resolve settles a PROCESSING payout by hand, with its funds and event; refuses any other', async () => {
+  const m = await gw.newMerchant();
+  assert.equal((await runCli('balance', 'top-up', '--account', m.account_id, '--currency', 'USD', '--amount', '100.00')).code, 0);
+  const swift = { ...BENEFICIARY, bank_details: { ...BENEFICIARY.bank_details, swift_code: 'CHASUS33' } };
+  const send = async () => {
+    const res = await gw.post(
+      '/v1/payout',
+      {
+        merchant_id: m.merchant_id,
+        account_id: m.account_id,
+        request_id: randomUUID(),
+        beneficiary: swift,
+        payment_currency: 'USD',
+        payment_method: 'SWIFT',
+        reason: 'r',
+        reference: 'f',
+        source_currency: 'USD',
+        payment_amount: '10.00',
+      },
+      { merchant: m },
+    );
+    assert.equal(res.statusCode, 200, res.body);
+    return JSON.parse(res.body);
+  };
+  const a = await send();
+  const b = await send();
+  assert.equal(a.status, 'PROCESSING');
+  const done = await runCli('payouts', 'resolve', '--account', m.account_id, a.transaction_id, '--completed');
+  assert.equal(done.code, 0, done.stderr);
+  assert.match(done.stdout, /COMPLETED/);
+  const failed = await runCli(
+    'payouts',
+    'resolve',
+    '--account',
+    m.account_id,
+    b.transaction_id,
+    '--failed',
+    'RETURNED',
+    '--reason',
+    'returned by the bank (statement of 24 Nov)',
+  );
+  assert.equal(failed.code, 0, failed.stderr);
+  assert.match(failed.stdout, /FAILED \(RETURNED\)/);
+  assert.equal((await runCli('payouts', 'resolve', '--account', m.account_id, a.transaction_id, '--completed')).code, 1, 'only PROCESSING');
+  assert.equal((await runCli('payouts', 'resolve', '--account', m.account_id, b.transaction_id)).code, 2);
+  const bal = JSON.parse((await runCli('balance', '--account', m.account_id, '--json')).stdout)[0];
+  assert.deepEqual([bal.available, bal.payouts_reserved], ['90.00', '0.00']);
+  const events = await gw.runtime.store.db.selectFrom('events').select('event_type').where('account_id', '=', m.account_id).orderBy('created_at').execute();
+  assert.deepEqual(events.map((e) => e.event_type).sort(), ['payout.completed', 'payout.failed']);
+  assert.equal((await runCli('ledger', 'verify')).code, 0);
+});

@@ -5,6 +5,7 @@ import { formatAmount } from '../money/currency.js';
 import { AdminError, describePayoutPrice, listBeneficiaries, listPayouts, setMarkup, setPayoutPricing, topUp } from './admin.js';
 import { LOCAL_RAILS } from './bank.js';
 import { payoutRecord } from './record.js';
+import { resolvePayout } from './service.js';
 import { PAYOUT_STATUSES } from './states.js';
 
 async function admin<T>(f: () => Promise<T>): Promise<T> {
@@ -133,5 +134,29 @@ command({
     if (values.json) return out(JSON.stringify(rows));
     for (const r of rows) out(`${r.country.padEnd(18)}  ${r.currency}  ${r.system}`);
     out('any other pair: payment_method SWIFT (swift_code, and the iban where the country uses IBANs)');
+  },
+});
+
+command({
+  name: 'payouts resolve',
+  args: '--account ID TRANSACTION_ID --completed | --failed RETURNED|PROCESSOR_ERROR --reason TEXT',
+  about: 'settle a PROCESSING payout by hand (the bank confirmed it, or returned it): COMPLETED, or FAILED with its funds released; notified',
+  details: ['For a payout the connector can no longer report on. A SCHEDULED payout is cancelled instead (POST /v1/cancelpayout).'],
+  options: { account: { type: 'string' }, completed: { type: 'boolean' }, failed: { type: 'string' }, reason: { type: 'string' } },
+  positionals: true,
+  async run({ values, positionals, runtime }) {
+    const account_id = need(values.account, '--account');
+    const id = positionals[0];
+    if (!id || positionals.length !== 1) throw new UsageError('give one TRANSACTION_ID');
+    if (Boolean(values.completed) === (values.failed !== undefined)) throw new UsageError('give --completed or --failed RETURNED|PROCESSOR_ERROR');
+    let outcome: Parameters<typeof resolvePayout>[3] = { kind: 'completed' };
+    if (values.failed !== undefined) {
+      const failure_type = values.failed as string;
+      if (failure_type !== 'RETURNED' && failure_type !== 'PROCESSOR_ERROR') throw new UsageError('--failed must be RETURNED or PROCESSOR_ERROR');
+      outcome = { kind: 'failed', failure_type, reason: need(values.reason as string | undefined, '--reason') };
+    }
+    const r = await resolvePayout((await runtime()).store, account_id, id, outcome, Date.now());
+    if ('refused' in r) throw new CommandError(r.refused);
+    out(`payout ${r.transaction_id}: ${r.status}${r.failure_type ? ` (${r.failure_type})` : ''}`);
   },
 });

@@ -40,7 +40,7 @@ export const CHECK_KIND = 'payout.check';
 const DAY_MS = 86_400_000;
 /** How far ahead a payment_date may be. */
 export const MAX_SCHEDULE_DAYS = 365;
-/** How often one PROCESSING payout is asked about at most (bounded, style §9). */
+/** How often one PROCESSING payout is asked about at most (bounded, style §9); then `payouts resolve`. */
 const MAX_CHECKS = 100;
 
 export type PayoutDeps = Pick<Deps, 'store' | 'keyring' | 'processorFor' | 'settings'>;
@@ -554,6 +554,29 @@ export async function runCheck(
   if (!processor?.payoutStatus || !processor.inline) throw new Error(`no inline payout connector for account ${row.account_id}`);
   const answer = await processor.payoutStatus({ ...connectorInput(row, await bankOf(tx, deps, row)), reference: row.processor_reference });
   return (await settle(tx, row, answer, [], now_ms, checks)).status;
+}
+
+/**
+ * `payouts resolve`: the operator settles a PROCESSING payout by hand when the connector
+ * cannot (its checks ran out, or the bank confirmed out of band): COMPLETED, or FAILED
+ * with the funds released. The same settle as the check job: transition, postings, event.
+ */
+export async function resolvePayout(
+  store: Store,
+  account_id: string,
+  transaction_id: string,
+  outcome: { kind: 'completed' } | { kind: 'failed'; failure_type: 'RETURNED' | 'PROCESSOR_ERROR'; reason: string },
+  now_ms: number,
+): Promise<PayoutRow | { refused: string }> {
+  return store.transaction(async (tx) => {
+    const row = await tx.selectFrom('payouts').selectAll().where('account_id', '=', account_id).where('transaction_id', '=', transaction_id).executeTakeFirst();
+    if (!row) return { refused: `no payout ${transaction_id} on account ${account_id}` };
+    if (row.status !== 'PROCESSING')
+      return { refused: `payout ${transaction_id} is ${row.status}; only a PROCESSING payout can be resolved (cancel a SCHEDULED one)` };
+    const reference = row.processor_reference || 'operator';
+    const answer: PayoutOutcome = outcome.kind === 'completed' ? { kind: 'completed', reference } : { ...outcome, reference };
+    return settle(tx, row, answer, [], now_ms, MAX_CHECKS);
+  });
 }
 
 export type CancelResult =
