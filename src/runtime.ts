@@ -1,4 +1,5 @@
 // Builds everything a process needs from the settings: keyring, store (migrated), services.
+import { ApiKeyService } from './apikeys/service.js';
 import type { Settings } from './config/index.js';
 import { Keyring } from './crypto/keyring.js';
 import { migrateToLatest } from './db/migrations.js';
@@ -13,6 +14,7 @@ export interface Runtime {
   store: Store;
   keyring: Keyring;
   merchants: MerchantService;
+  apiKeys: ApiKeyService;
   deps: Deps;
 }
 
@@ -28,16 +30,18 @@ export async function createRuntime(settings: Settings, opts: { now?: () => numb
   const store = openStore(settings.database_url, { groupCommitMax: settings.group_commit_max });
   await migrateToLatest(migrationDb(store));
   const merchants = new MerchantService(store, keyring);
+  const apiKeys = new ApiKeyService(store, keyring, merchants);
   const sandbox = createSandboxProcessor({ swift_delay_ms: settings.sandbox_swift_delay_ms });
   const deps: Deps = {
     settings,
     store,
     keyring,
     merchants,
+    apiKeys,
     metrics: new Metrics(opts.metricsDefaults ?? true),
     // Test accounts are served by the sandbox; no live processor is configured yet (decisions §3).
     processorFor: (account) => (account.mode === 'test' ? sandbox : null),
     now: opts.now ?? Date.now,
   };
-  return { settings, store, keyring, merchants, deps };
+  return { settings, store, keyring, merchants, apiKeys, deps };
 }

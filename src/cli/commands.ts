@@ -16,3 +16,4 @@ import '../scheduler/clock-cli.js';
 import '../fx/cli.js';
 import '../payouts/tasks.js';
 import '../payouts/cli.js';
+import '../apikeys/cli.js';

@@ -34,6 +34,8 @@ export interface Settings {
   scheduler_lease_ms: number;
   /** How long the sandbox takes to settle a SWIFT payout, or to return one (TOLLGATE_SANDBOX_SWIFT_DELAY_MS, 5 s; decisions §17). */
   sandbox_swift_delay_ms: number;
+  /** Requests per second each generic-interface key may make, as a token bucket of that size (TOLLGATE_API_RATE_LIMIT, 100; issue 13). */
+  api_rate_limit: number;
 }
 
 export type LogFormat = 'json' | 'pretty';
@@ -98,5 +100,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, stdout_is_tty
     checkout_ttl_ms: positive(intSetting(env, 'TOLLGATE_CHECKOUT_TTL_MS', 60 * 60 * 1000), 'TOLLGATE_CHECKOUT_TTL_MS'),
     scheduler_lease_ms: positive(intSetting(env, 'TOLLGATE_SCHEDULER_LEASE_MS', 60_000), 'TOLLGATE_SCHEDULER_LEASE_MS'),
     sandbox_swift_delay_ms: intSetting(env, 'TOLLGATE_SANDBOX_SWIFT_DELAY_MS', 5_000),
+    api_rate_limit: positive(intSetting(env, 'TOLLGATE_API_RATE_LIMIT', 100), 'TOLLGATE_API_RATE_LIMIT'),
   };
 }

@@ -1,7 +1,9 @@
 // Every capability's migrations, in order. Both engines run the same list (decisions §13).
 import { type Kysely, type Migration, Migrator } from 'kysely';
+import { apiKeysMigration } from '../apikeys/migration.js';
 import { apmIssuerPagesMigration } from '../apm/migration.js';
 import { checkoutMigration } from '../checkout/migration.js';
+import { connectMigration } from '../connect/migration.js';
 import { fxRatesMigration } from '../fx/migration.js';
 import { idempotencyMigration } from '../idempotency/migration.js';
 import { ledgerBalanceSlotsMigration, ledgerMigration } from '../ledger/migration.js';
@@ -42,6 +44,8 @@ export const migrations: Record<string, Migration> = {
   '0046_test_clocks': testClocksMigration,
   '0047_fx_rates': fxRatesMigration,
   '0048_payouts': payoutsMigration,
+  '0050_api_keys': apiKeysMigration,
+  '0051_connect': connectMigration,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {

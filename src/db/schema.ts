@@ -1,8 +1,10 @@
 // Database row types. Each capability declares its own tables and this file joins them.
 // Times are integer milliseconds since the Unix epoch (UTC); amounts integer minor units.
 
+import type { ApiKeyTables } from '../apikeys/tables.js';
 import type { ApmTables } from '../apm/tables.js';
 import type { CheckoutTables } from '../checkout/tables.js';
+import type { ConnectTables } from '../connect/tables.js';
 import type { FxTables } from '../fx/tables.js';
 import type { IdempotencyTables } from '../idempotency/tables.js';
 import type { LedgerTables } from '../ledger/tables.js';
@@ -36,4 +38,6 @@ export interface DB
     SchedulerTables,
     SubscriptionTables,
     FxTables,
-    PayoutTables {}
+    PayoutTables,
+    ApiKeyTables,
+    ConnectTables {}

@@ -17,7 +17,8 @@ declare module 'fastify' {
     account?: AccountCredentials;
   }
   interface FastifyContextConfig {
-    answer?: 'xml' | 'json' | 'html';
+    /** `generic`: the Bearer-key interface (src/generic), its own error shape. */
+    answer?: 'xml' | 'json' | 'html' | 'generic';
     signed?: boolean;
     /**
      * The route answers an HTML page (the hosted checkout's loading page): an Idempotency-Key

@@ -1,10 +1,13 @@
 // Builds the Fastify application: parsing, errors, request ids, metrics, docs, and every
 // capability's routes. Nothing here knows about payments beyond registering their routes.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyError, type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
+import qs from 'qs';
 import { registerIssuerRoutes } from '../apm/issuer-routes.js';
 import { registerCheckoutRoutes } from '../checkout/routes.js';
 import { timeOrderedId } from '../crypto/ids.js';
+import { registerGenericRoutes } from '../generic/routes.js';
+import { fromCatalogue, GenericError, sendGenericError, validationError } from '../generic/wire.js';
 import { registerIdempotency } from '../idempotency/plugin.js';
 import { registerPaymentMethodRoutes } from '../methods/routes.js';
 import { registerLifecycleRoutes } from '../payments/lifecycle-routes.js';
@@ -41,6 +44,14 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       customOptions: { coerceTypes: true, removeAdditional: false, allErrors: false, verbose: true, useDefaults: false },
     },
     return503OnClosing: true,
+    // Bracket notation in query strings too (`created[gte]=…`, `expand[0]=…`: decisions §12), bounded.
+    routerOptions: {
+      querystringParser: (text: string) =>
+        qs.parse(text, { depth: 4, arrayLimit: 100, parameterLimit: 200, allowPrototypes: false, plainObjects: true, charset: 'utf-8' }) as Record<
+          string,
+          unknown
+        >,
+    },
     // The router's own refusals (malformed URL, over-long path parameter) answer in our shape.
     frameworkErrors: (error, request, reply) => {
       void sendError(request, reply, {
@@ -76,6 +87,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (request.routeOptions.config?.answer === 'generic') return genericError(error, request, reply);
     if (error instanceof ApiError) return sendError(request, reply, { code: error.code, detail: error.detail, field: error.field, extra: error.extra });
     if (error.validation) return sendError(request, reply, describeValidation(error));
     if (error instanceof BodyParseError) return sendError(request, reply, { code: '0400', detail: error.message });
@@ -91,7 +103,17 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     return sendError(request, reply, { code: '0500', detail: 'the request failed; it is safe to retry with the same Idempotency-Key' });
   });
 
-  app.setNotFoundHandler((request, reply) => sendError(request, reply, { code: '0404', detail: `no endpoint ${request.method} ${request.url.split('?')[0]}` }));
+  app.setNotFoundHandler((request, reply) => {
+    if (GENERIC_PATH.test(request.url)) {
+      const path = request.url.split('?')[0] ?? '';
+      return sendGenericError(
+        request,
+        reply,
+        new GenericError(404, { type: 'invalid_request_error', message: `Unrecognized request URL (${request.method}: ${path.slice(0, 200)}).` }),
+      );
+    }
+    return sendError(request, reply, { code: '0404', detail: `no endpoint ${request.method} ${request.url.split('?')[0]}` });
+  });
 
   await registerOpenApi(app, deps);
 
@@ -118,5 +140,28 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerLifecycleRoutes(app, deps);
   registerRefundRoutes(app, deps);
   registerPaymentMethodRoutes(app, deps);
+  registerGenericRoutes(app, deps);
   return app;
+}
+
+/** The generic interface's paths: an unknown one is answered in its shape. */
+const GENERIC_PATH = /^\/v1\/(payments|refunds|accounts|transfers|balance)(\/|\?|$)/;
+
+/** Any failure on a generic route, as the platform family's error object (decisions §12). */
+function genericError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error instanceof GenericError) return sendGenericError(request, reply, error);
+  if (error.validation) return sendGenericError(request, reply, validationError(error.validation as never, error.validationContext ?? 'body'));
+  if (error instanceof ApiError) return sendGenericError(request, reply, fromCatalogue({ code: error.code, detail: error.detail, field: error.field }));
+  if (error instanceof BodyParseError) return sendGenericError(request, reply, fromCatalogue({ code: '0400', detail: error.message }));
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return sendGenericError(request, reply, fromCatalogue({ code: '0413', detail: 'the body is larger than the limit' }));
+  if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+    return sendGenericError(request, reply, new GenericError(error.statusCode, { type: 'invalid_request_error', message: error.message }));
+  }
+  request.log.error({ err: { message: error.message, stack: error.stack, code: error.code } }, 'unhandled error');
+  return sendGenericError(
+    request,
+    reply,
+    new GenericError(500, { type: 'api_error', message: 'The request failed and nothing was written; it is safe to retry with the same Idempotency-Key.' }),
+  );
 }

@@ -1,4 +1,5 @@
 // What every route module is handed: the app's dependencies, built once at start.
+import type { ApiKeyService } from '../apikeys/service.js';
 import type { Settings } from '../config/index.js';
 import type { Keyring } from '../crypto/keyring.js';
 import type { Store } from '../db/store.js';
@@ -12,6 +13,7 @@ export interface Deps {
   store: Store;
   keyring: Keyring;
   merchants: MerchantService;
+  apiKeys: ApiKeyService;
   metrics: Metrics;
   /** The processor that serves an account, or null (live mode with none configured). */
   processorFor(account: AccountRow): Processor | null;

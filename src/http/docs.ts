@@ -2,12 +2,14 @@
 // (`/openapi.json`), the reference page `/docs` (the description rendered on the server,
 // then Swagger UI from swagger-ui-dist for the operations), and the merchant guides of
 // `docs/` rendered to HTML at `/docs/<name>`. No network, no inline script, strict CSP.
+
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { BEARER_SCHEME, GENERIC_TAGS } from '../generic/docs.js';
 import { apiDescription } from './api-description.js';
 import type { Deps } from './context.js';
 import { escapeHtml, renderMarkdown } from './markdown.js';
@@ -154,8 +156,8 @@ export async function registerOpenApi(app: FastifyInstance, deps: Deps): Promise
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       servers: [{ url: deps.settings.public_url, description: 'this gateway' }],
-      tags: TAGS,
-      components: { securitySchemes: { encryption_data: SIGNATURE_SCHEME } },
+      tags: [...TAGS, ...GENERIC_TAGS],
+      components: { securitySchemes: { encryption_data: SIGNATURE_SCHEME, bearer: BEARER_SCHEME } },
     },
     transform: publish as never,
   });

@@ -134,7 +134,9 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps): void {
     const id = idem?.id;
     if (!idem || !id) return payload;
     idem.id = undefined; // once
-    const keep = reply.statusCode >= 200 && reply.statusCode < 300 && typeof payload === 'string';
+    // A generic card decline (402) stored a declined payment: it is an answer, replayed like one.
+    const done = (reply.statusCode >= 200 && reply.statusCode < 300) || (reply.statusCode === 402 && request.routeOptions.config.answer === 'generic');
+    const keep = done && typeof payload === 'string';
     await deps.store.transaction(async (tx) => {
       if (keep) {
         await tx

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
+import qs from 'qs';
 import {
   type AuthoriseRequest,
   type BodyFormat,
@@ -51,6 +52,16 @@ export interface TestGateway {
   post(url: string, body: Record<string, unknown>, opts?: PostOptions): Promise<TestResponse>;
   /** A client library instance for `merchant` (default: the gateway's merchant) over `app.inject`. */
   client(merchant?: CreatedMerchant, opts?: Partial<TollgateClientOptions> & { remoteAddress?: string }): TollgateClient;
+  /** A new generic-interface API key (`sk_test_…` / `sk_live_…`) of the merchant's account. */
+  apiKey(merchant?: CreatedMerchant): Promise<string>;
+  /** A generic-interface request with `Authorization: Bearer key`; objects are sent form-encoded (as the official client does) unless `json`. */
+  generic(
+    method: 'GET' | 'POST' | 'DELETE',
+    url: string,
+    key: string,
+    body?: Record<string, unknown>,
+    opts?: { json?: boolean; headers?: Record<string, string> },
+  ): Promise<TestResponse>;
   close(): Promise<void>;
 }
 
@@ -207,6 +218,19 @@ export async function testGateway(opts: { settings?: Partial<Settings>; start_ms
         fetch: injectFetch(app, { remoteAddress }),
         ...options,
       });
+    },
+    async apiKey(m = merchant) {
+      return (await runtime.apiKeys.create(m.account_id)).secret;
+    },
+    async generic(method, url, key, body, o = {}) {
+      const fetch = injectFetch(app);
+      const headers: Record<string, string> = { authorization: `Bearer ${key}`, ...o.headers };
+      let payload: string | undefined;
+      if (body !== undefined) {
+        payload = o.json ? JSON.stringify(body) : qs.stringify(body, { arrayFormat: 'indices' });
+        headers['content-type'] = o.json ? 'application/json' : 'application/x-www-form-urlencoded';
+      }
+      return testResponse(await fetch(`${INJECT_ORIGIN}${url}`, { method, body: payload, headers }));
     },
     async close() {
       await app.close();

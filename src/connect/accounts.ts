@@ -1,0 +1,361 @@
+// `/v1/accounts` (decisions §12, §18; issue 13): connected accounts created under the calling
+// (platform) account, in its mode. Create, retrieve, update, delete, list. The object keeps
+// the platform family's field names, so its official client library reads it unchanged.
+import type { FastifyInstance } from 'fastify';
+import { type Static, Type } from 'typebox';
+import { randomToken } from '../crypto/ids.js';
+import type { Tx } from '../db/store.js';
+import { callerOf, genericRouteOptions } from '../generic/auth.js';
+import { CONNECT_TAG, errorAnswers, objectAnswers } from '../generic/docs.js';
+import {
+  Expand,
+  IdParams,
+  invalidParam,
+  ListEnvelope,
+  type ListQuery,
+  listObject,
+  listPage,
+  listParams,
+  lower,
+  Metadata,
+  type MetadataInput,
+  mergeMetadata,
+  newMetadata,
+  noSuch,
+  sendObject,
+  unixSeconds,
+} from '../generic/wire.js';
+import type { Deps } from '../http/context.js';
+import { accountBalances } from '../ledger/balances.js';
+import { checkCountry as checkIsoCountry, requireCurrency } from '../payments/validate.js';
+import type { ConnectedAccountRow } from './tables.js';
+
+export const ACCOUNT_TYPES = ['custom', 'express', 'standard'] as const;
+const CAPABILITIES = ['card_payments', 'transfers'] as const;
+
+const Email = Type.String({ maxLength: 254, pattern: '^$|^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', description: 'an e-mail address' });
+const Country = Type.String({ pattern: '^[A-Za-z]{2}$', description: 'a two-letter ISO 3166-1 country code' });
+
+const BusinessProfile = Type.Object(
+  {
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+    industry: Type.Optional(Type.String({ maxLength: 100 })),
+    mcc: Type.Optional(Type.String({ pattern: '^$|^\\d{4}$', description: 'a four-digit merchant category code' })),
+    url: Type.Optional(Type.String({ maxLength: 2048 })),
+    product_description: Type.Optional(Type.String({ maxLength: 1000 })),
+    support_email: Type.Optional(Email),
+    support_phone: Type.Optional(Type.String({ maxLength: 32 })),
+  },
+  { additionalProperties: false, description: 'how the business presents itself' },
+);
+
+const CapabilityRequest = Type.Object(
+  { requested: Type.Boolean({ description: 'true to turn the capability on, false to turn it off' }) },
+  { additionalProperties: false },
+);
+const Capabilities = Type.Object(
+  { card_payments: Type.Optional(CapabilityRequest), transfers: Type.Optional(CapabilityRequest) },
+  { additionalProperties: false, description: 'capabilities to request' },
+);
+
+const CreateAccount = Type.Object(
+  {
+    type: Type.Optional(Type.String({ enum: [...ACCOUNT_TYPES], description: 'custom, express or standard (default custom)' })),
+    country: Type.Optional(Country),
+    email: Type.Optional(Email),
+    default_currency: Type.Optional(Type.String({ pattern: '^[A-Za-z]{3}$', description: 'a three-letter ISO 4217 code' })),
+    business_type: Type.Optional(Type.String({ enum: ['individual', 'company', 'non_profit', 'government_entity'] })),
+    business_profile: Type.Optional(BusinessProfile),
+    capabilities: Type.Optional(Capabilities),
+    metadata: Type.Optional(Metadata),
+    expand: Expand,
+  },
+  { additionalProperties: false },
+);
+type CreateAccount = Static<typeof CreateAccount>;
+
+const UpdateAccount = Type.Object(
+  {
+    email: Type.Optional(Email),
+    default_currency: Type.Optional(Type.String({ pattern: '^[A-Za-z]{3}$', description: 'a three-letter ISO 4217 code' })),
+    business_type: Type.Optional(Type.String({ enum: ['individual', 'company', 'non_profit', 'government_entity'] })),
+    business_profile: Type.Optional(BusinessProfile),
+    capabilities: Type.Optional(Capabilities),
+    metadata: Type.Optional(Metadata),
+    expand: Expand,
+  },
+  { additionalProperties: false },
+);
+type UpdateAccount = Static<typeof UpdateAccount>;
+
+const ListAccounts = Type.Object(listParams, { additionalProperties: false });
+
+const AccountObject = Type.Object(
+  {
+    id: Type.String({ description: 'acct_…' }),
+    object: Type.Literal('account'),
+    type: Type.String({ enum: [...ACCOUNT_TYPES] }),
+    country: Type.String({ description: 'two-letter uppercase country code' }),
+    email: Type.Union([Type.String(), Type.Null()]),
+    default_currency: Type.Union([Type.String({ description: 'lowercase ISO 4217' }), Type.Null()]),
+    business_type: Type.Union([Type.String(), Type.Null()]),
+    business_profile: Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()])),
+    capabilities: Type.Record(Type.String(), Type.String({ enum: ['active', 'inactive'] })),
+    charges_enabled: Type.Boolean(),
+    payouts_enabled: Type.Boolean(),
+    details_submitted: Type.Boolean(),
+    metadata: Type.Record(Type.String(), Type.String()),
+    livemode: Type.Boolean(),
+    created: Type.Integer({ description: 'Unix seconds' }),
+  },
+  { description: 'A connected account of the calling platform account.' },
+);
+
+const DeletedAccount = Type.Object(
+  { id: Type.String(), object: Type.Literal('account'), deleted: Type.Literal(true) },
+  { description: 'The account is deleted.' },
+);
+
+/** The wire object of a connected account. */
+export function accountObject(row: ConnectedAccountRow): Record<string, unknown> {
+  const profile = JSON.parse(row.business_profile) as Record<string, string>;
+  const caps = JSON.parse(row.capabilities) as Record<string, string>;
+  return {
+    id: row.id,
+    object: 'account',
+    type: row.type,
+    country: row.country,
+    email: row.email || null,
+    default_currency: row.default_currency || null,
+    business_type: row.business_type || null,
+    business_profile: {
+      name: profile.name ?? null,
+      industry: profile.industry ?? null,
+      mcc: profile.mcc ?? null,
+      url: profile.url ?? null,
+      product_description: profile.product_description ?? null,
+      support_email: profile.support_email ?? null,
+      support_phone: profile.support_phone ?? null,
+    },
+    capabilities: caps,
+    charges_enabled: caps.card_payments === 'active',
+    payouts_enabled: caps.transfers === 'active',
+    details_submitted: true,
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
+    livemode: row.livemode === 1,
+    created: unixSeconds(row.created_at),
+  };
+}
+
+function capabilitiesAfter(current: Record<string, string>, given: CreateAccount['capabilities']): Record<string, string> {
+  const out = { ...current };
+  for (const c of CAPABILITIES) {
+    const r = given?.[c];
+    if (r) out[c] = r.requested ? 'active' : 'inactive';
+  }
+  return out;
+}
+
+function checkCountry(country: string | undefined): string {
+  const c = (country ?? 'US').toUpperCase();
+  checkIsoCountry('country', c);
+  return c;
+}
+
+function checkCurrency(currency: string | undefined): string {
+  if (currency === undefined || currency === '') return '';
+  requireCurrency('default_currency', currency.toUpperCase());
+  return lower(currency);
+}
+
+/** A connected account of this platform account and mode, not deleted, in a transaction or not. */
+export async function findAccount(
+  db: Tx | Deps['store']['db'],
+  platform_account_id: string,
+  livemode: boolean,
+  id: string,
+): Promise<ConnectedAccountRow | undefined> {
+  return db
+    .selectFrom('connected_accounts')
+    .selectAll()
+    .where('id', '=', id)
+    .where('platform_account_id', '=', platform_account_id)
+    .where('livemode', '=', livemode ? 1 : 0)
+    .where('deleted', '=', 0)
+    .executeTakeFirst();
+}
+
+export function registerAccountRoutes(app: FastifyInstance, deps: Deps): void {
+  const opts = genericRouteOptions(deps);
+  const tags = [CONNECT_TAG];
+
+  app.post<{ Body: CreateAccount }>(
+    '/v1/accounts',
+    {
+      ...opts,
+      schema: {
+        operationId: 'createAccount',
+        summary: 'Create a connected account',
+        description: 'A connected account under your (platform) account, in your key’s mode. Capabilities requested become `active`. Answers the account object.',
+        tags,
+        security: [{ bearer: [] }],
+        body: CreateAccount,
+        response: { ...objectAnswers(AccountObject, 'The new connected account.'), ...errorAnswers([400, 401, 409, 429]) },
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request);
+      const b = request.body;
+      const now = deps.now();
+      const row: ConnectedAccountRow = {
+        id: `acct_${randomToken(12).replace(/[-_]/g, 'x')}`,
+        platform_account_id: caller.creds.account.account_id,
+        merchant_id: caller.creds.account.merchant_id,
+        livemode: caller.livemode ? 1 : 0,
+        type: b.type ?? 'custom',
+        country: checkCountry(b.country),
+        email: b.email ?? '',
+        default_currency: checkCurrency(b.default_currency),
+        business_profile: JSON.stringify(b.business_profile ?? {}),
+        capabilities: JSON.stringify(capabilitiesAfter({ card_payments: 'inactive', transfers: 'inactive' }, b.capabilities)),
+        metadata: JSON.stringify(newMetadata(b.metadata as MetadataInput | undefined)),
+        business_type: b.business_type ?? '',
+        deleted: 0,
+        created_at: now,
+        updated_at: now,
+      };
+      await deps.store.transaction((tx) => tx.insertInto('connected_accounts').values(row).execute());
+      return sendObject(request, reply, accountObject(row));
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/v1/accounts/:id',
+    {
+      ...opts,
+      schema: {
+        operationId: 'retrieveAccount',
+        summary: 'Retrieve a connected account',
+        description: 'One of your connected accounts; another account’s id, a deleted one or one of the other mode is 404.',
+        tags,
+        security: [{ bearer: [] }],
+        params: IdParams('acct_'),
+        response: { ...objectAnswers(AccountObject, 'The connected account.'), ...errorAnswers([401, 404, 429]) },
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request);
+      const row = await findAccount(deps.store.db, caller.creds.account.account_id, caller.livemode, request.params.id);
+      if (!row) throw noSuch('account', request.params.id);
+      return sendObject(request, reply, accountObject(row));
+    },
+  );
+
+  app.post<{ Params: { id: string }; Body: UpdateAccount }>(
+    '/v1/accounts/:id',
+    {
+      ...opts,
+      schema: {
+        operationId: 'updateAccount',
+        summary: 'Update a connected account',
+        description: 'Changes the given fields; `metadata` keys are merged (a key set to an empty string is removed).',
+        tags,
+        security: [{ bearer: [] }],
+        params: IdParams('acct_'),
+        body: UpdateAccount,
+        response: { ...objectAnswers(AccountObject, 'The connected account after the update.'), ...errorAnswers([400, 401, 404, 409, 429]) },
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request);
+      const b = request.body;
+      const updated = await deps.store.transaction(async (tx) => {
+        const row = await findAccount(tx, caller.creds.account.account_id, caller.livemode, request.params.id);
+        if (!row) throw noSuch('account', request.params.id);
+        const profile = b.business_profile ? { ...(JSON.parse(row.business_profile) as object), ...b.business_profile } : JSON.parse(row.business_profile);
+        const next: ConnectedAccountRow = {
+          ...row,
+          email: b.email ?? row.email,
+          default_currency: b.default_currency !== undefined ? checkCurrency(b.default_currency) : row.default_currency,
+          business_profile: JSON.stringify(profile),
+          capabilities: JSON.stringify(capabilitiesAfter(JSON.parse(row.capabilities), b.capabilities)),
+          metadata: JSON.stringify(mergeMetadata(row.metadata, b.metadata as MetadataInput | undefined)),
+          business_type: b.business_type ?? row.business_type,
+          updated_at: deps.now(),
+        };
+        const { id, platform_account_id, merchant_id, livemode, created_at, deleted, ...patch } = next;
+        await tx.updateTable('connected_accounts').set(patch).where('id', '=', id).where('deleted', '=', 0).execute();
+        return next;
+      });
+      return sendObject(request, reply, accountObject(updated));
+    },
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/v1/accounts/:id',
+    {
+      ...opts,
+      schema: {
+        operationId: 'deleteAccount',
+        summary: 'Delete a connected account',
+        description:
+          'Only an account whose balance is zero in every currency can be deleted (reverse its transfers first): money is never left in an account nobody can reach. Its transfers stay listed.',
+        tags,
+        security: [{ bearer: [] }],
+        params: IdParams('acct_'),
+        response: { ...objectAnswers(DeletedAccount, 'The account is deleted.'), ...errorAnswers([400, 401, 404, 429]) },
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request);
+      await deps.store.transaction(async (tx) => {
+        const row = await findAccount(tx, caller.creds.account.account_id, caller.livemode, request.params.id);
+        if (!row) throw noSuch('account', request.params.id);
+        const held = (await accountBalances(tx, row.id)).filter((x) => x.available_minor !== 0 || x.pending_minor !== 0);
+        const first = held[0];
+        if (first) {
+          throw invalidParam(
+            'id',
+            `The account still holds a balance in ${lower(first.currency)}; reverse its transfers before deleting it.`,
+            'balance_insufficient',
+          );
+        }
+        await tx.updateTable('connected_accounts').set({ deleted: 1, updated_at: deps.now() }).where('id', '=', row.id).where('deleted', '=', 0).execute();
+      });
+      return sendObject(request, reply, { id: request.params.id, object: 'account', deleted: true });
+    },
+  );
+
+  app.get<{ Querystring: ListQuery }>(
+    '/v1/accounts',
+    {
+      ...opts,
+      schema: {
+        operationId: 'listAccounts',
+        summary: 'List connected accounts',
+        description: 'Newest first; `limit` (1 to 100, default 10), `starting_after` / `ending_before` cursors, `created` filter.',
+        tags,
+        security: [{ bearer: [] }],
+        querystring: ListAccounts,
+        response: {
+          ...objectAnswers(ListEnvelope(AccountObject, 'A page of connected accounts, newest first.'), 'A page of connected accounts.'),
+          ...errorAnswers([400, 401, 429]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request);
+      const platform = caller.creds.account.account_id;
+      const livemode = caller.livemode ? 1 : 0;
+      const scoped = () =>
+        deps.store.db
+          .selectFrom('connected_accounts')
+          .selectAll()
+          .where('platform_account_id', '=', platform)
+          .where('livemode', '=', livemode)
+          .where('deleted', '=', 0);
+      const page = await listPage<ConnectedAccountRow>(request.query, 'account', scoped, (id) => scoped().where('id', '=', id).executeTakeFirst());
+      return sendObject(request, reply, listObject('/v1/accounts', page, page.rows.map(accountObject)));
+    },
+  );
+}

@@ -1,0 +1,73 @@
+// Who calls the generic interface (decisions §12, §18; issue 13): `Authorization: Bearer
+// sk_test_…|sk_live_…` only, checked before the body is read; then the key's token bucket.
+// The caller's account (and with it its mode) scopes every query of the request.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { TokenBuckets } from '../apikeys/rate-limit.js';
+import type { KeyCaller } from '../apikeys/service.js';
+import type { Deps } from '../http/context.js';
+import { answersAreStrings } from '../http/route-schema.js';
+import { GenericError } from './wire.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The generic interface's caller: set by `genericHooks` before anything else runs. */
+    apiKey?: KeyCaller;
+  }
+}
+
+/** A presented key as an error may show it: its mode prefix and last four characters. */
+function redacted(presented: string): string {
+  const m = /^(sk_(?:test|live)_)/.exec(presented);
+  return m ? `${m[1]}…${presented.slice(-4)}` : '(not an sk_test_ or sk_live_ key)';
+}
+
+export function unauthenticated(message: string): GenericError {
+  return new GenericError(401, { type: 'invalid_request_error', code: 'api_key_invalid', message });
+}
+
+/** The caller of a generic request (set by the hooks; a route without them has none). */
+export function callerOf(request: FastifyRequest): KeyCaller {
+  const caller = request.apiKey;
+  if (!caller) throw new Error('a generic route ran without genericHooks');
+  return caller;
+}
+
+/** One set of buckets per app (per `Deps`), shared by every generic route. */
+const bucketsOf = new WeakMap<Deps, TokenBuckets>();
+
+/** Route options of every generic route: the answer style, the hooks, string answers. */
+export function genericRouteOptions(deps: Deps) {
+  let buckets = bucketsOf.get(deps);
+  if (!buckets) {
+    buckets = new TokenBuckets(deps.settings.api_rate_limit);
+    bucketsOf.set(deps, buckets);
+  }
+  const bucket = buckets;
+  const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
+    const header = request.headers.authorization;
+    if (!header) {
+      throw unauthenticated('You did not provide an API key. Send it in the Authorization header: "Authorization: Bearer sk_test_…".');
+    }
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!m) throw unauthenticated('The Authorization header must be "Bearer <API key>"; other schemes are not accepted.');
+    const presented = m[1] as string;
+    const caller = await deps.apiKeys.authenticate(presented);
+    if (!caller) throw unauthenticated(`Invalid API Key provided: ${redacted(presented)}`);
+    const decision = bucket.take(caller.key_id, Date.now());
+    if (!decision.allowed) {
+      reply.header('retry-after', String(decision.retry_after_s));
+      throw new GenericError(429, {
+        type: 'invalid_request_error',
+        code: 'rate_limit',
+        message: `Too many requests with this key: at most ${deps.settings.api_rate_limit} per second. Retry after ${decision.retry_after_s} s.`,
+      });
+    }
+    request.apiKey = caller;
+    request.account = caller.creds; // idempotency keys are scoped by it (src/idempotency)
+  };
+  // A POST without a body (the official client sends none when there are no parameters) has no parameters.
+  const preValidation = async (request: FastifyRequest) => {
+    if ((request.body === undefined || request.body === null) && request.method !== 'GET') request.body = {};
+  };
+  return { config: { answer: 'generic' as const }, onRequest, preValidation, ...answersAreStrings };
+}

@@ -1,0 +1,284 @@
+// The wire conventions of the generic interface, from one place (decisions §12, §18; issue
+// 13): the error object, the list envelope and its cursor pagination, `metadata` and its
+// limits, `created` filters, ids with a type prefix, lowercase currencies, Unix seconds.
+// Every generic route reads its parameters through these schemas and answers with these
+// shapes, so a client library of that platform family reads every resource the same way.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sql } from 'kysely';
+import { type TSchema, Type } from 'typebox';
+import { type AjvError, type ErrorAnswer, problemOf } from '../http/error-answer.js';
+import { RESULT_CODES, type ResultCode } from '../http/errors.js';
+
+// ---- errors -----------------------------------------------------------------------------
+
+/** `error.type` values the platform family's client libraries map to their error classes. */
+export type GenericErrorType = 'invalid_request_error' | 'card_error' | 'idempotency_error' | 'rate_limit_error' | 'api_error' | 'authentication_error';
+
+export interface GenericErrorBody {
+  type: GenericErrorType;
+  message: string;
+  code?: string;
+  param?: string;
+  decline_code?: string;
+  /** Extra members (a declined payment's `payment`, a `doc_url`, …). */
+  [extra: string]: unknown;
+}
+
+/** A refused generic request: thrown anywhere in a generic route, answered by `sendGenericError`. */
+export class GenericError extends Error {
+  constructor(
+    readonly http: number,
+    readonly body: GenericErrorBody,
+  ) {
+    super(body.message);
+  }
+}
+
+export const invalidParam = (param: string, message: string, code = 'parameter_invalid'): GenericError =>
+  new GenericError(400, { type: 'invalid_request_error', code, message, param });
+
+export const missingParam = (param: string): GenericError =>
+  new GenericError(400, { type: 'invalid_request_error', code: 'parameter_missing', message: `Missing required param: ${param}.`, param });
+
+/** An id of another account, another mode, or nothing at all: one answer (decisions §3). */
+export const noSuch = (what: string, id: string, param = 'id'): GenericError =>
+  new GenericError(404, { type: 'invalid_request_error', code: 'resource_missing', message: `No such ${what}: '${clip(id)}'`, param });
+
+/** Echoed ids are clipped and stripped of anything but id characters. */
+function clip(id: string): string {
+  return id.replace(/[^A-Za-z0-9_-]/g, '').slice(0, 64);
+}
+
+/** Bracket notation of a validator path: `/payment_method/card/number` → `payment_method[card][number]`. */
+export function bracketParam(parts: string[]): string {
+  const [first, ...rest] = parts;
+  return (first ?? '') + rest.map((p) => `[${p}]`).join('');
+}
+
+/** The validator's first error as the platform family says it. */
+export function validationError(errors: AjvError[], where: 'body' | 'querystring' | 'params' | string): GenericError {
+  const first = errors.find((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf') ?? errors[0];
+  if (!first) return new GenericError(400, { type: 'invalid_request_error', message: 'The request is not valid.' });
+  const parts = first.instancePath
+    .split('/')
+    .filter(Boolean)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (first.keyword === 'required') return missingParam(bracketParam([...parts, String(first.params.missingProperty)]));
+  if (first.keyword === 'additionalProperties' && parts[parts.length - 1] === 'metadata') {
+    return invalidParam(bracketParam(parts), `Invalid metadata key: keys are 1 to ${METADATA_KEY_MAX} characters without brackets.`);
+  }
+  if (first.keyword === 'additionalProperties') {
+    const param = bracketParam([...parts, String(first.params.additionalProperty)]);
+    return invalidParam(param, `Received unknown parameter: ${param}`, 'parameter_unknown');
+  }
+  const param = bracketParam(parts);
+  if (!param)
+    return new GenericError(400, { type: 'invalid_request_error', message: `The ${where === 'querystring' ? 'query' : 'body'} ${problemOf(first)}.` });
+  return invalidParam(param, `Invalid ${param}: ${problemOf(first).replace(/^is /, '')}.`);
+}
+
+/** What the gateway's refusals (catalogue codes) are in the generic shape. */
+const FROM_CATALOGUE: Partial<Record<ResultCode, { type: GenericErrorType; code?: string }>> = {
+  '0400': { type: 'invalid_request_error', code: 'parameter_invalid' },
+  '0401': { type: 'invalid_request_error', code: 'api_key_invalid' },
+  '0404': { type: 'invalid_request_error', code: 'resource_missing' },
+  '0405': { type: 'invalid_request_error' },
+  '0409': { type: 'idempotency_error', code: 'idempotency_key_in_use' },
+  '0413': { type: 'invalid_request_error', code: 'body_too_large' },
+  '0415': { type: 'invalid_request_error' },
+  '0429': { type: 'invalid_request_error', code: 'rate_limit' },
+  '0500': { type: 'api_error' },
+  '0503': { type: 'api_error' },
+  '1016': { type: 'invalid_request_error', code: 'processor_not_configured' },
+};
+
+/** A refusal of the shared plumbing (body parser, idempotency, router) in the generic shape. */
+export function fromCatalogue(a: ErrorAnswer): GenericError {
+  const http = RESULT_CODES[a.code].http;
+  const mapped = FROM_CATALOGUE[a.code] ?? { type: http >= 500 ? 'api_error' : 'invalid_request_error' };
+  const message = a.detail ? a.detail.charAt(0).toUpperCase() + a.detail.slice(1) : RESULT_CODES[a.code].text;
+  const param = a.field ? a.field.replace(/\.([^.[\]]+)/g, '[$1]').replace(/\[(\d+)\]/g, '[$1]') : undefined;
+  return new GenericError(http, { type: mapped.type, ...(mapped.code ? { code: mapped.code } : {}), message, ...(param ? { param } : {}) });
+}
+
+export function sendGenericError(request: FastifyRequest, reply: FastifyReply, e: GenericError): FastifyReply {
+  return reply
+    .code(e.http)
+    .header('request-id', request.id)
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify({ error: e.body }));
+}
+
+/** Sends a generic object (always a finished JSON string; see `answersAreStrings`). */
+export function sendObject(request: FastifyRequest, reply: FastifyReply, value: unknown, status = 200): FastifyReply {
+  return reply.code(status).header('request-id', request.id).type('application/json; charset=utf-8').send(JSON.stringify(value));
+}
+
+// ---- shapes -----------------------------------------------------------------------------
+
+export const unixSeconds = (ms: number | bigint): number => Math.floor(Number(ms) / 1000);
+export const lower = (currency: string): string => currency.toLowerCase();
+
+/** `metadata` (the platform family's limits): at most 50 keys of at most 40 characters, values of at most 500. */
+export const METADATA_MAX_KEYS = 50;
+export const METADATA_KEY_MAX = 40;
+export const METADATA_VALUE_MAX = 500;
+
+export const Metadata = Type.Union(
+  [
+    Type.Unsafe<Record<string, string>>({
+      type: 'object',
+      patternProperties: { [`^[^\\[\\]]{1,${METADATA_KEY_MAX}}$`]: { type: 'string', maxLength: METADATA_VALUE_MAX } },
+      additionalProperties: false,
+      maxProperties: METADATA_MAX_KEYS,
+    }),
+    Type.Literal(''),
+  ],
+  {
+    description: `a set of at most ${METADATA_MAX_KEYS} keys (1 to ${METADATA_KEY_MAX} characters, no brackets) with string values of at most ${METADATA_VALUE_MAX} characters; on update, a key set to "" is removed and metadata "" removes every key`,
+  },
+);
+
+export type MetadataInput = Record<string, string> | '';
+
+/** Metadata of a new object ('' is none). */
+export function newMetadata(given: MetadataInput | undefined): Record<string, string> {
+  if (!given) return {};
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(given)) if (v !== '') out[k] = String(v);
+  return out;
+}
+
+/** Metadata after an update: keys merged, "" removes a key, "" for the whole removes all. */
+export function mergeMetadata(stored: string, given: MetadataInput | undefined): Record<string, string> {
+  const current = JSON.parse(stored || '{}') as Record<string, string>;
+  if (given === undefined) return current;
+  if (given === '') return {};
+  const out = { ...current };
+  for (const [k, v] of Object.entries(given)) {
+    if (v === '') delete out[k];
+    else out[k] = String(v);
+  }
+  if (Object.keys(out).length > METADATA_MAX_KEYS) throw invalidParam('metadata', `Metadata can have at most ${METADATA_MAX_KEYS} keys.`);
+  return out;
+}
+
+/** `expand[]` is accepted and ignored: every object is answered whole, and ids stay ids. */
+export const Expand = Type.Optional(
+  Type.Array(Type.String({ maxLength: 200 }), { maxItems: 20, description: 'accepted for compatibility and ignored: answers are never expanded' }),
+);
+
+export const Id = (prefix: string) =>
+  Type.String({ minLength: 1, maxLength: 64, pattern: `^${prefix}[A-Za-z0-9_-]{1,60}$`, description: `an id starting with ${prefix}` });
+
+export const IdParams = (prefix: string) =>
+  Type.Object({ id: Type.String({ maxLength: 80, description: `the object's id (${prefix}…)` }) }, { additionalProperties: false });
+
+/** A currency given in either case, answered in lowercase. */
+export const CurrencyParam = Type.String({ pattern: '^[A-Za-z]{3}$', description: 'a three-letter ISO 4217 currency code (lowercase in answers)' });
+
+/** `created` as a Unix time, or a range `{gt, gte, lt, lte}`. */
+const Seconds = Type.Integer({ minimum: 0, maximum: 1e11 });
+export const CreatedFilter = Type.Optional(
+  Type.Union(
+    [
+      Seconds,
+      Type.Object(
+        { gt: Type.Optional(Seconds), gte: Type.Optional(Seconds), lt: Type.Optional(Seconds), lte: Type.Optional(Seconds) },
+        { additionalProperties: false },
+      ),
+    ],
+    {
+      description: 'a Unix time in seconds (exactly), or an object of gt, gte, lt and lte bounds',
+    },
+  ),
+);
+
+export const MAX_LIMIT = 100;
+
+/** The parameters of every list; a resource adds its own filters. */
+export const listParams = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, description: `how many objects, 1 to ${MAX_LIMIT} (default 10)` })),
+  starting_after: Type.Optional(Type.String({ minLength: 1, maxLength: 80, description: 'an id: the page of objects after it (older)' })),
+  ending_before: Type.Optional(Type.String({ minLength: 1, maxLength: 80, description: 'an id: the page of objects before it (newer)' })),
+  created: CreatedFilter,
+  expand: Expand,
+};
+
+export interface ListQuery {
+  limit?: number;
+  starting_after?: string;
+  ending_before?: string;
+  created?: number | { gt?: number; gte?: number; lt?: number; lte?: number };
+}
+
+export const ListEnvelope = (item: TSchema, description: string) =>
+  Type.Object(
+    {
+      object: Type.Literal('list'),
+      data: Type.Array(item),
+      has_more: Type.Boolean({ description: 'whether more objects follow this page in the same direction' }),
+      url: Type.String({ description: 'the path of this list' }),
+    },
+    { description },
+  );
+
+export interface ListPage<R> {
+  rows: R[];
+  has_more: boolean;
+}
+
+/**
+ * One page of a list, newest first (created, then id, descending), by keyset: `starting_after`
+ * gives the objects after that one, `ending_before` those before it (still answered newest
+ * first). `base` is the caller-scoped query (account, mode, filters); `cursorOf` finds a
+ * cursor object in the same scope (another account's id is "no such object").
+ * Columns: `created_at` (ms) and `id` unless `cols` names others.
+ */
+export async function listPage<R>(
+  q: ListQuery,
+  what: string,
+  base: () => any,
+  cursorOf: (id: string) => Promise<{ created_at: number | bigint; id: string } | undefined>,
+  cols: { created: string; id: string } = { created: 'created_at', id: 'id' },
+): Promise<ListPage<R>> {
+  const C = sql.ref(cols.created);
+  const I = sql.ref(cols.id);
+  if (q.starting_after && q.ending_before) throw invalidParam('ending_before', 'You may only specify one of these parameters: starting_after, ending_before.');
+  const limit = q.limit ?? 10;
+  let query = base();
+  const created = q.created;
+  if (created !== undefined) {
+    if (typeof created === 'number') query = query.where(C, '>=', created * 1000).where(C, '<', (created + 1) * 1000);
+    else {
+      if (created.gt !== undefined) query = query.where(C, '>=', (created.gt + 1) * 1000);
+      if (created.gte !== undefined) query = query.where(C, '>=', created.gte * 1000);
+      if (created.lt !== undefined) query = query.where(C, '<', created.lt * 1000);
+      if (created.lte !== undefined) query = query.where(C, '<', (created.lte + 1) * 1000);
+    }
+  }
+  const cursorId = q.starting_after ?? q.ending_before;
+  const backwards = q.ending_before !== undefined;
+  if (cursorId !== undefined) {
+    const at = await cursorOf(cursorId);
+    if (!at) throw noSuch(what, cursorId, backwards ? 'ending_before' : 'starting_after');
+    const c = Number(at.created_at);
+    query = backwards
+      ? query.where(sql`(${C} > ${c} OR (${C} = ${c} AND ${I} > ${at.id}))`)
+      : query.where(sql`(${C} < ${c} OR (${C} = ${c} AND ${I} < ${at.id}))`);
+  }
+  const dir = backwards ? 'asc' : 'desc';
+  const rows = (await query
+    .orderBy(C, dir)
+    .orderBy(I, dir)
+    .limit(limit + 1)
+    .execute()) as R[];
+  const has_more = rows.length > limit;
+  const page = rows.slice(0, limit);
+  if (backwards) page.reverse();
+  return { rows: page, has_more };
+}
+
+export function listObject<T>(url: string, page: { has_more: boolean }, data: T[]): { object: 'list'; data: T[]; has_more: boolean; url: string } {
+  return { object: 'list', data, has_more: page.has_more, url };
+}
