@@ -13,7 +13,7 @@ import { eventAttemptsMigration, notificationsMigration } from '../notifications
 import { frameOriginsMigration } from '../pages/migration.js';
 import { paymentsMigration } from '../payments/migration.js';
 import { payoutsMigration } from '../payouts/migration.js';
-import { refundIdempotencyMigration, refundsMigration } from '../refunds/migration.js';
+import { refundIdempotencyMigration, refundMetadataMigration, refundsMigration } from '../refunds/migration.js';
 import { reviewMigration } from '../review/migration.js';
 import { riskMigration } from '../risk/migration.js';
 import { scheduledJobsMigration, testClocksMigration } from '../scheduler/migration.js';
@@ -46,6 +46,7 @@ export const migrations: Record<string, Migration> = {
   '0048_payouts': payoutsMigration,
   '0050_api_keys': apiKeysMigration,
   '0051_connect': connectMigration,
+  '0052_refund_metadata': refundMetadataMigration,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {

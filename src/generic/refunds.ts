@@ -1,4 +1,259 @@
-import type { FastifyInstance } from 'fastify';
+// `/v1/refunds` of the generic interface (decisions §18; issue 13): the acquiring interface's
+// refund aggregate in the card-platform shape. Create calls `makeRefund`, the one refund
+// path (the cap by compare-and-set, postings, event), with the request's Idempotency-Key as
+// its `idempotency_ref`, so a re-run after a crash finds the refund it already made.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type Static, Type } from 'typebox';
 import type { Deps } from '../http/context.js';
+import { formatAmount } from '../money/currency.js';
+import { describeStatus } from '../payments/lifecycle.js';
+import { makeRefund } from '../refunds/refund.js';
+import type { RefundRow } from '../refunds/tables.js';
+import { callerOf, genericRouteOptions } from './auth.js';
+import { errorAnswers, objectAnswers, PAYMENTS_TAG } from './docs.js';
+import { findPayment, itemError, PAYMENT_ID_PREFIX, paymentId } from './payments.js';
+import {
+  Expand,
+  GenericError,
+  IdParams,
+  ListEnvelope,
+  type ListQuery,
+  listObject,
+  listPage,
+  listParams,
+  lower,
+  Metadata,
+  type MetadataInput,
+  mergeMetadata,
+  newMetadata,
+  noSuch,
+  sendObject,
+  unixSeconds,
+} from './wire.js';
 
-export function registerGenericRefundRoutes(_app: FastifyInstance, _deps: Deps): void {}
+export const REFUND_ID_PREFIX = 're_';
+const refundId = (ref: string): string => `${REFUND_ID_PREFIX}${ref}`;
+const refOf = (id: string): string | null => (id.startsWith(REFUND_ID_PREFIX) ? id.slice(REFUND_ID_PREFIX.length) : null);
+
+const REASONS = ['duplicate', 'fraudulent', 'requested_by_customer'] as const;
+
+export function refundObject(r: RefundRow, livemode: boolean): Record<string, unknown> {
+  const reason = (REASONS as readonly string[]).includes(r.refund_reason) ? r.refund_reason : null;
+  return {
+    id: refundId(r.refund_reference_id),
+    object: 'refund',
+    amount: Number(r.refund_amount_minor),
+    currency: lower(r.currency),
+    payment: paymentId(r.transaction_id),
+    status: r.status,
+    reason,
+    created: unixSeconds(r.created_at),
+    livemode,
+    metadata: JSON.parse(r.metadata || '{}') as Record<string, string>,
+    refund_reference_id: r.refund_reference_id,
+    result_code: r.result_code,
+  };
+}
+
+const CreateRefund = Type.Object(
+  {
+    payment: Type.String({ maxLength: 80, description: 'the id of the payment to refund (pay_…)' }),
+    amount: Type.Optional(Type.Integer({ minimum: 1, maximum: 999_999_999_999, description: 'minor units; default: all that is left to refund' })),
+    reason: Type.Optional(Type.String({ enum: [...REASONS] })),
+    metadata: Type.Optional(Metadata),
+    expand: Expand,
+  },
+  { additionalProperties: false },
+);
+const UpdateRefund = Type.Object({ metadata: Type.Optional(Metadata), expand: Expand }, { additionalProperties: false });
+const ListRefunds = Type.Object(
+  { ...listParams, payment: Type.Optional(Type.String({ maxLength: 80, description: 'only the refunds of this payment (pay_…)' })) },
+  { additionalProperties: false },
+);
+
+const RefundObject = Type.Object(
+  {
+    id: Type.String({ description: 're_…' }),
+    object: Type.Literal('refund'),
+    amount: Type.Integer(),
+    currency: Type.String(),
+    payment: Type.String({ description: 'pay_…' }),
+    status: Type.String({ enum: ['succeeded', 'pending', 'failed'] }),
+    reason: Type.Union([Type.String({ enum: [...REASONS] }), Type.Null()]),
+    created: Type.Integer(),
+    livemode: Type.Boolean(),
+    metadata: Type.Record(Type.String(), Type.String()),
+    refund_reference_id: Type.String({ description: 'the acquiring interface’s refund_reference_id' }),
+    result_code: Type.String(),
+  },
+  { description: 'A refund of (part of) a payment.' },
+);
+
+async function findRefund(deps: Deps, request: FastifyRequest, id: string): Promise<RefundRow> {
+  const caller = callerOf(request);
+  const ref = refOf(id);
+  const row = ref
+    ? await deps.store.db
+        .selectFrom('refunds')
+        .innerJoin('payments', 'payments.transaction_id', 'refunds.transaction_id')
+        .selectAll('refunds')
+        .where('refunds.refund_reference_id', '=', ref)
+        .where('refunds.account_id', '=', caller.creds.account.account_id)
+        .where('payments.livemode', '=', caller.livemode ? 1 : 0)
+        .executeTakeFirst()
+    : undefined;
+  if (!row) throw noSuch('refund', id);
+  return row;
+}
+
+export function registerGenericRefundRoutes(app: FastifyInstance, deps: Deps): void {
+  const opts = genericRouteOptions(deps);
+  const tags = [PAYMENTS_TAG];
+  const security = [{ bearer: [] }];
+
+  app.post<{ Body: Static<typeof CreateRefund> }>(
+    '/v1/refunds',
+    {
+      ...opts,
+      schema: {
+        operationId: 'createRefund',
+        summary: 'Refund a payment',
+        description:
+          'Refunds `amount` (default: what is left) of a `succeeded` payment; several partial refunds up to the captured amount, never more under any concurrency. Fees are not given back.',
+        tags,
+        security,
+        body: CreateRefund,
+        response: { ...objectAnswers(RefundObject, 'The refund.'), ...errorAnswers([400, 401, 404, 409, 429]) },
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request);
+      const b = request.body;
+      const payment = await findPayment(deps, request, b.payment).catch(() => {
+        throw noSuch('payment', b.payment, 'payment');
+      });
+      const n = b.amount ?? Number(payment.captured_minor) - Number(payment.refunded_minor);
+      if (n <= 0) {
+        throw payment.status === 'refunded'
+          ? new GenericError(400, {
+              type: 'invalid_request_error',
+              code: 'charge_already_refunded',
+              message: `Payment ${b.payment} has already been refunded in full.`,
+            })
+          : new GenericError(400, {
+              type: 'invalid_request_error',
+              code: 'payment_unexpected_state',
+              message: `Cannot refund a payment that is ${describeStatus(payment.status)}.`,
+            });
+      }
+      const item = {
+        transaction_id: payment.transaction_id,
+        order_no: payment.order_no,
+        currency: payment.currency,
+        amount: formatAmount(payment.amount_minor, payment.currency),
+        refund_amount: formatAmount(Math.max(n, 0), payment.currency),
+        refund_reason: b.reason ?? '',
+      };
+      const idem = request.idempotency?.id;
+      const metadata = JSON.stringify(newMetadata(b.metadata as MetadataInput | undefined));
+      const outcome = await makeRefund(deps, request.log, caller.creds.account, item, idem ? `${idem}:0` : null, metadata);
+      if (!outcome.ok) throw itemError(outcome, 'payment', b.payment, 'amount');
+      return sendObject(request, reply, refundObject(outcome.refund, caller.livemode));
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/v1/refunds/:id',
+    {
+      ...opts,
+      schema: {
+        operationId: 'retrieveRefund',
+        summary: 'Retrieve a refund',
+        description: 'Any refund of your account and mode (made here or through `/v1/refund`).',
+        tags,
+        security,
+        params: IdParams(REFUND_ID_PREFIX),
+        response: { ...objectAnswers(RefundObject, 'The refund.'), ...errorAnswers([401, 404, 429]) },
+      },
+    },
+    async (request, reply) => sendObject(request, reply, refundObject(await findRefund(deps, request, request.params.id), callerOf(request).livemode)),
+  );
+
+  app.post<{ Params: { id: string }; Body: Static<typeof UpdateRefund> }>(
+    '/v1/refunds/:id',
+    {
+      ...opts,
+      schema: {
+        operationId: 'updateRefund',
+        summary: 'Update a refund’s metadata',
+        description: '`metadata` is merged; a key set to an empty string is removed.',
+        tags,
+        security,
+        params: IdParams(REFUND_ID_PREFIX),
+        body: UpdateRefund,
+        response: { ...objectAnswers(RefundObject, 'The refund after the update.'), ...errorAnswers([400, 401, 404, 409, 429]) },
+      },
+    },
+    async (request, reply) => {
+      const row = await findRefund(deps, request, request.params.id);
+      const metadata = JSON.stringify(mergeMetadata(row.metadata, request.body.metadata as MetadataInput | undefined));
+      await deps.store.transaction((tx) =>
+        tx.updateTable('refunds').set({ metadata, updated_at: deps.now() }).where('refund_reference_id', '=', row.refund_reference_id).execute(),
+      );
+      return sendObject(request, reply, refundObject({ ...row, metadata }, callerOf(request).livemode));
+    },
+  );
+
+  app.get<{ Querystring: ListQuery & { payment?: string } }>(
+    '/v1/refunds',
+    {
+      ...opts,
+      schema: {
+        operationId: 'listRefunds',
+        summary: 'List refunds',
+        description: 'Refunds of your account and mode, newest first; `payment` narrows to one payment.',
+        tags,
+        security,
+        querystring: ListRefunds,
+        response: { ...objectAnswers(ListEnvelope(RefundObject, 'A page of refunds, newest first.'), 'A page of refunds.'), ...errorAnswers([400, 401, 429]) },
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request);
+      const account_id = caller.creds.account.account_id;
+      const livemode = caller.livemode ? 1 : 0;
+      const payment = request.query.payment;
+      const tid = payment?.startsWith(PAYMENT_ID_PREFIX) ? payment.slice(PAYMENT_ID_PREFIX.length) : payment === undefined ? null : '';
+      const scoped = () => {
+        let q = deps.store.db
+          .selectFrom('refunds')
+          .innerJoin('payments', 'payments.transaction_id', 'refunds.transaction_id')
+          .selectAll('refunds')
+          .where('refunds.account_id', '=', account_id)
+          .where('payments.livemode', '=', livemode);
+        if (tid !== null) q = q.where('refunds.transaction_id', '=', tid);
+        return q;
+      };
+      const page = await listPage<RefundRow>(
+        request.query,
+        'refund',
+        scoped,
+        async (id) => {
+          const ref = refOf(id);
+          const r = ref ? await scoped().where('refunds.refund_reference_id', '=', ref).executeTakeFirst() : undefined;
+          return r ? { created_at: r.created_at, id: r.refund_reference_id } : undefined;
+        },
+        { created: 'refunds.created_at', id: 'refunds.refund_reference_id' },
+      );
+      return sendObject(
+        request,
+        reply,
+        listObject(
+          '/v1/refunds',
+          page,
+          page.rows.map((r) => refundObject(r, caller.livemode)),
+        ),
+      );
+    },
+  );
+}

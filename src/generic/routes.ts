@@ -5,11 +5,13 @@ import type { FastifyInstance } from 'fastify';
 import { registerAccountRoutes } from '../connect/accounts.js';
 import { registerTransferRoutes } from '../connect/transfers.js';
 import type { Deps } from '../http/context.js';
+import type { RiskEngine } from '../risk/index.js';
 import { registerGenericPaymentRoutes } from './payments.js';
 import { registerGenericRefundRoutes } from './refunds.js';
 
-export function registerGenericRoutes(app: FastifyInstance, deps: Deps): void {
-  registerGenericPaymentRoutes(app, deps);
+/** `risk` is the one risk engine of the app (the acquiring routes and the hosted checkout use it too). */
+export function registerGenericRoutes(app: FastifyInstance, deps: Deps, risk: RiskEngine): void {
+  registerGenericPaymentRoutes(app, deps, risk);
   registerGenericRefundRoutes(app, deps);
   registerAccountRoutes(app, deps);
   registerTransferRoutes(app, deps);

@@ -140,7 +140,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerLifecycleRoutes(app, deps);
   registerRefundRoutes(app, deps);
   registerPaymentMethodRoutes(app, deps);
-  registerGenericRoutes(app, deps);
+  registerGenericRoutes(app, deps, risk);
   return app;
 }
 

@@ -214,7 +214,16 @@ export class AuthoriseService {
     };
   }
 
-  async authorise(creds: AccountCredentials, body: AuthoriseDirect): Promise<AuthoriseResult> {
+  /**
+   * A direct card payment. `opts` is for the generic interface's `/v1/payments` (the same
+   * path in another wire shape): its id is chosen before (`pay_<transaction_id>` is also the
+   * order_no) and its `metadata` is kept in the payment's details.
+   */
+  async authorise(
+    creds: AccountCredentials,
+    body: AuthoriseDirect,
+    opts: RunOptions = {},
+  ): Promise<AuthoriseResult & { row?: PaymentRow; threeds_url?: string }> {
     const { deps } = this;
     const amount_minor = validateBody(body);
     await requireSafeNotifyUrl(body.notify_url, deps.settings.allow_private_webhooks); // decisions §11
@@ -224,7 +233,7 @@ export class AuthoriseService {
     const prior = await this.existing(account.account_id, body.order_no);
     if (prior) return this.replay(prior, request_hash, body);
 
-    return this.run(creds, body, amount_minor, request_hash, null);
+    return this.run(creds, body, amount_minor, request_hash, null, opts);
   }
 
   /**
@@ -245,6 +254,7 @@ export class AuthoriseService {
     amount_minor: number,
     request_hash: string,
     pending: PaymentRow | null,
+    opts: RunOptions = {},
   ): Promise<AuthoriseResult & { row?: PaymentRow; threeds_url?: string }> {
     const { deps } = this;
     const now = deps.now();
@@ -263,7 +273,7 @@ export class AuthoriseService {
     // On the hosted page a name taken since the session opened does not stop the shopper paying.
     const subscription = await prepareSubscription(deps.store.db, account.account_id, body, amount_minor, now, { taken: pending ? 'skip' : 'refuse' });
 
-    const transaction_id = pending ? pending.transaction_id : timeOrderedId(now);
+    const transaction_id = pending ? pending.transaction_id : (opts.transaction_id ?? timeOrderedId(now));
     const capture_method = (body.capture_method ?? account.capture_method) as 'automatic' | 'manual';
     let risk: RiskAssessment | null = null;
     let riskCtx: RiskContext | null = null;
@@ -316,6 +326,7 @@ export class AuthoriseService {
     const details: Record<string, unknown> = pending ? (JSON.parse(pending.details || '{}') as Record<string, unknown>) : {};
     if (!pending) for (const k of KEPT_FIELDS) if (body[k] !== undefined) details[k] = body[k];
     details.reference_no = outcome?.reference ?? '';
+    if (opts.details) Object.assign(details, opts.details);
 
     const wantsToken = body.token_flag === '1' && status !== 'declined';
     const token_id = body.token_id ? body.token_id : wantsToken ? `tok_${randomToken(18)}` : '';
@@ -445,3 +456,10 @@ export class AuthoriseService {
 }
 
 class OrderRace extends Error {}
+
+export interface RunOptions {
+  /** The payment's id when the caller chose it (the generic interface). */
+  transaction_id?: string;
+  /** Kept in the payment's details beside the request's kept fields (the generic interface's metadata). */
+  details?: Record<string, unknown>;
+}

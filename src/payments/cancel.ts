@@ -38,25 +38,35 @@ function notCancellable(row: Pick<PaymentRow, 'status'>): ItemFailure {
 }
 
 export async function cancelItem(deps: Deps, log: FastifyBaseLogger, account_id: string, item: OrderItem): Promise<CancelResult> {
-  return runItem(
+  return answer(item, await cancelPayment(deps, log, account_id, item));
+}
+
+/** The one cancel of a payment (the acquiring batch item and `/v1/payments/:id/cancel`). */
+export async function cancelPayment(
+  deps: Deps,
+  log: FastifyBaseLogger,
+  account_id: string,
+  item: OrderItem,
+): Promise<{ ok: true; payment: PaymentRow } | ItemFailure> {
+  return runItem<{ ok: true; payment: PaymentRow } | ItemFailure>(
     deps.store,
     log,
     async (tx) => {
       const now = deps.now();
       const checked = await checkItem(tx, account_id, item, 'original');
-      if (!checked.ok) return answer(item, checked);
+      if (!checked.ok) return checked;
       const { row } = checked;
-      if (!canApply('cancel', row.status)) return answer(item, notCancellable(row));
+      if (!canApply('cancel', row.status)) return notCancellable(row);
       const patch = { authorised_minor: 0, expires_at: null };
       if (!(await applyTransition(tx, row.transaction_id, 'cancel', row.status, 'cancelled', patch, now))) {
         const current = await tx.selectFrom('payments').select('status').where('transaction_id', '=', row.transaction_id).executeTakeFirstOrThrow();
-        return answer(item, current.status === 'cancelled' ? failure('1012', 'the payment is already cancelled') : notCancellable(current));
+        return current.status === 'cancelled' ? failure('1012', 'the payment is already cancelled') : notCancellable(current);
       }
       const after: PaymentRow = { ...row, ...patch, status: 'cancelled', updated_at: now };
       await postPaymentChange(tx, row, after, now);
       await recordPaymentEvent(tx, after, 'payment.cancelled', now);
-      return answer(item, { ok: true });
+      return { ok: true, payment: after };
     },
-    (f) => answer(item, f),
+    (f) => f,
   );
 }

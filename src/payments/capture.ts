@@ -40,32 +40,45 @@ function notCapturable(row: Pick<PaymentRow, 'status'>): ItemFailure {
 }
 
 export async function captureItem(deps: Deps, log: FastifyBaseLogger, account_id: string, item: OrderItem): Promise<CaptureResult> {
-  return runItem(
+  return answer(item, await capturePayment(deps, log, account_id, item));
+}
+
+/**
+ * The one capture of a payment (the acquiring batch item and the generic interface's
+ * `/v1/payments/:id/capture`): checks, compare-and-set, postings and event in one transaction.
+ */
+export async function capturePayment(
+  deps: Deps,
+  log: FastifyBaseLogger,
+  account_id: string,
+  item: OrderItem,
+): Promise<{ ok: true; payment: PaymentRow } | ItemFailure> {
+  return runItem<{ ok: true; payment: PaymentRow } | ItemFailure>(
     deps.store,
     log,
     async (tx) => {
       const now = deps.now();
       const checked = await checkItem(tx, account_id, item, 'to_capture');
-      if (!checked.ok) return answer(item, checked);
+      if (!checked.ok) return checked;
       const { row, amount_minor } = checked;
-      if (row.status !== 'authorised') return answer(item, notCapturable(row));
+      if (row.status !== 'authorised') return notCapturable(row);
       // The expiry job may not have run yet: an authorisation past its window is expired.
-      if (row.expires_at !== null && Number(row.expires_at) <= now) return answer(item, failure('1015', 'the authorisation expired before it was captured'));
-      if (amount_minor <= 0) return answer(item, failure('0400', 'amount must be greater than zero'));
+      if (row.expires_at !== null && Number(row.expires_at) <= now) return failure('1015', 'the authorisation expired before it was captured');
+      if (amount_minor <= 0) return failure('0400', 'amount must be greater than zero');
       if (amount_minor > Number(row.authorised_minor)) {
-        return answer(item, failure('1013', `amount ${item.amount} is more than the authorised ${formatAmount(row.authorised_minor, row.currency)}`));
+        return failure('1013', `amount ${item.amount} is more than the authorised ${formatAmount(row.authorised_minor, row.currency)}`);
       }
       const patch = { authorised_minor: 0, captured_minor: amount_minor, expires_at: null };
       if (!(await applyTransition(tx, row.transaction_id, 'capture', 'authorised', 'captured', patch, now))) {
         // Lost a race (a concurrent cancel, capture or expiry): say what won.
         const current = await tx.selectFrom('payments').select('status').where('transaction_id', '=', row.transaction_id).executeTakeFirstOrThrow();
-        return answer(item, notCapturable(current));
+        return notCapturable(current);
       }
       const after: PaymentRow = { ...row, ...patch, status: 'captured', updated_at: now };
       await postPaymentChange(tx, row, after, now);
       await recordPaymentEvent(tx, after, 'payment.captured', now);
-      return answer(item, { ok: true });
+      return { ok: true, payment: after };
     },
-    (f) => answer(item, f),
+    (f) => f,
   );
 }

@@ -46,3 +46,16 @@ export const refundIdempotencyMigration: Migration = {
     await db.schema.alterTable('refunds').dropColumn('idempotency_ref').execute();
   },
 };
+
+/** The generic interface's `metadata` of a refund (issue 13); '{}' for every other refund. */
+export const refundMetadataMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .alterTable('refunds')
+      .addColumn('metadata', 'text', (c) => c.notNull().defaultTo('{}'))
+      .execute();
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.alterTable('refunds').dropColumn('metadata').execute();
+  },
+};

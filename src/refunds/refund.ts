@@ -86,8 +86,25 @@ export async function refundItem(
   item: RefundItem,
   idempotency_ref: string | null = null,
 ): Promise<Record<string, string>> {
+  const outcome = await makeRefund(deps, log, account, item, idempotency_ref);
+  return outcome.ok ? toRefundResultItem(outcome.refund, resultText(outcome.refund.result_code as ResultCode)) : refused(item, outcome);
+}
+
+/**
+ * The one refund of a payment (the acquiring batch item and the generic interface's
+ * `POST /v1/refunds`): the cap by compare-and-set, the row, postings and event in one
+ * transaction. `metadata` is the generic interface's (JSON), '{}' otherwise.
+ */
+export async function makeRefund(
+  deps: Deps,
+  log: FastifyBaseLogger,
+  account: AccountRow,
+  item: RefundItem,
+  idempotency_ref: string | null = null,
+  metadata = '{}',
+): Promise<{ ok: true; refund: RefundRow } | ItemFailure> {
   const processor = deps.processorFor(account);
-  return runItem(
+  return runItem<{ ok: true; refund: RefundRow } | ItemFailure>(
     deps.store,
     log,
     async (tx) => {
@@ -99,25 +116,24 @@ export async function refundItem(
           .where('idempotency_ref', '=', idempotency_ref)
           .where('account_id', '=', account.account_id)
           .executeTakeFirst();
-        if (made) return toRefundResultItem(made, resultText(made.result_code as ResultCode));
+        if (made) return { ok: true, refund: made };
       }
       const checked = await checkItem(tx, account.account_id, item, 'original');
-      if (!checked.ok) return refused(item, checked);
+      if (!checked.ok) return checked;
       const { row } = checked;
-      if (!item.refund_amount) return refused(item, failure('0400', 'refund_amount is required'));
+      if (!item.refund_amount) return failure('0400', 'refund_amount is required');
       const parsed = parseAmount(item.refund_amount, row.currency);
-      if (!parsed.ok) return refused(item, failure('0400', `refund_amount ${parsed.problem}`));
+      if (!parsed.ok) return failure('0400', `refund_amount ${parsed.problem}`);
       const n = parsed.minor;
-      if (n <= 0) return refused(item, failure('0400', 'refund_amount must be greater than zero'));
-      if (!processor) return refused(item, failure('1016', 'this account is in live mode and no processor is configured for it'));
-      if (!canApply('refund_partial', row.status) || Number(row.refunded_minor) + n > Number(row.captured_minor))
-        return refused(item, notRefundable(row, item));
+      if (n <= 0) return failure('0400', 'refund_amount must be greater than zero');
+      if (!processor) return failure('1016', 'this account is in live mode and no processor is configured for it');
+      if (!canApply('refund_partial', row.status) || Number(row.refunded_minor) + n > Number(row.captured_minor)) return notRefundable(row, item);
 
       const after = await reserveRefund(tx, row.transaction_id, n, now);
       if (!after) {
         // Another refund, or a status change, got there first: say what stands now.
         const current = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', row.transaction_id).executeTakeFirstOrThrow();
-        return refused(item, notRefundable(current, item));
+        return notRefundable(current, item);
       }
       // The payment row is locked by the statement above until commit: counting is race-free.
       const { count } = await tx
@@ -149,6 +165,7 @@ export async function refundItem(
         processed_at: status === 'succeeded' ? now : null,
         updated_at: now,
         idempotency_ref,
+        metadata,
       };
       await tx.insertInto('refunds').values(refund).execute();
       await postRefund(tx, { ...refund, amount_minor: n }, status, now);
@@ -166,9 +183,9 @@ export async function refundItem(
           now,
         );
       }
-      return toRefundResultItem(refund, resultText(code));
+      return { ok: true, refund };
     },
-    (f) => refused(item, f),
+    (f) => f,
   );
 }
 

@@ -25,6 +25,8 @@ export interface RefundRow {
   updated_at: number;
   /** `<idempotency key id>:<item index>` when made under an Idempotency-Key, else null. */
   idempotency_ref: string | null;
+  /** JSON object of strings: the generic interface's `metadata` ('{}' otherwise). */
+  metadata: string;
 }
 
 export interface RefundTables {
