@@ -132,6 +132,10 @@ export function apiDescription(guides: readonly GuideLink[], body_limit_bytes = 
 - \`/v1/authorise\` answers XML with the root element \`respon\`; every other operation answers JSON.
 - A payment's outcome, and each batch item's, is answered with HTTP 200: look at \`result_info\`, or at each item's status and \`error_message\`. A request refused as a whole answers 4xx or 5xx with \`return_status\` \`0\`, \`return_message\`, \`error_message\` and \`error_field\` naming the problem, and \`request_id\` (in XML \`respon\` on \`/v1/authorise\`); it is not signed, and nothing was stored.
 
+## Generic interface
+
+\`/v1/payments\`, \`/v1/refunds\`, \`/v1/accounts\`, \`/v1/transfers\` and \`/v1/balance\` (tags *generic: …*) are a second interface in the card-platform shape: \`Authorization: Bearer sk_test_…\` (keys from \`npx tollgate apikey create --account ID\`), form or JSON bodies, amounts as integers in minor units, lowercase currencies, Unix-second times, lists with \`limit\` / \`starting_after\` / \`ending_before\`, and errors as \`{"error": {"type", "code", "message", "param"}}\` (HTTP 400, 401, 402 card declined, 403, 404, 409, 429 with \`Retry-After\`). They are not signed with \`encryption_data\`. See the interface guide for the details.
+
 ${signingSection()}
 
 ${resultCodeSection()}
