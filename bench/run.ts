@@ -4,7 +4,8 @@
 // 1. baselines: the bare durable insert rate of the engine, and a bare Fastify route that
 //    parses the same body and answers a small XML document;
 // 2. the gateway (compiled build, its own process group), driven by autocannon from this
-//    process: the scenarios of bench/scenarios.ts;
+//    process: the scenarios of bench/scenarios.ts (the generic POST /v1/payments beside
+//    authorise: its gateway lets an API key through at any rate, TOLLGATE_API_RATE_LIMIT);
 //    (the hosted checkout, create + pay, under bench/driver.ts with each step timed);
 //    then payouts (bench/payouts.ts): signed POST /v1/payout from one funded account at 16
 //    connections, and again from an account whose balance runs out mid-run, outcome verified;
@@ -26,6 +27,7 @@ import { NotFoundError, signBody } from '../src/client/index.js';
 import type { CreatedMerchant } from '../src/merchants/service.js';
 import {
   buildDist,
+  cli,
   createMerchant,
   type Engine,
   type FreshDatabase,
@@ -46,6 +48,8 @@ import {
   authorise,
   authoriseBody,
   type BenchContext,
+  formEncode,
+  genericPayments,
   type PoolPayment,
   paymentFields,
   SCENARIOS,
@@ -71,6 +75,8 @@ const CONNECTIONS = Number(args.connections ?? 64);
 const DURATION_S = Number(args.duration ?? (QUICK ? 5 : 20));
 const WARMUP_S = QUICK ? 1 : 3;
 const SEED = Number(args.seed ?? (QUICK ? 100_000 : 1_000_000));
+/** TOLLGATE_API_RATE_LIMIT of the bench's gateway: requests/s per API key, far above any rate it reaches. */
+const BENCH_API_RATE_LIMIT = 1_000_000;
 /** Payouts are measured at this concurrency (one account's funding row serialises them anyway). */
 const PAYOUT_CONNECTIONS = 16;
 /** Subscriptions due at once in the deductions scenario; a quarter as many run first for the memory comparison. */
@@ -103,32 +109,56 @@ interface Measured {
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
 
-/** Drives `path` with bodies from `next`, each signed by the client library's signer just before it is sent, for `duration_s` (or `max_requests`). */
+/** How `load` sends a body: signed with a merchant's key as JSON, or with an API key as a form (the generic interface). */
+type Sender = { secret: string } | { bearer: string };
+
+interface Loaded {
+  result: autocannon.Result;
+  /** 2xx answers that were not the expected one (0 without `expect`). */
+  wrong_2xx: number;
+  /** The first few answers that were not the expected one (status and the start of the body). */
+  samples: string[];
+}
+
+/**
+ * Drives `path` with bodies from `next`, each signed by the client library's signer just
+ * before it is sent (or sent form-encoded with a Bearer API key), for `duration_s` (or
+ * `max_requests`); with `expect`, every answer is checked against it.
+ */
 async function load(
   url: string,
   scenarioPath: string,
-  secret: string,
+  sender: Sender,
   next: () => Record<string, unknown>,
   duration_s: number,
   max_requests?: number,
   connections = CONNECTIONS,
-) {
-  const opts: autocannon.Options = {
-    url,
-    connections,
-    duration: duration_s,
-    timeout: 30,
-    requests: [
-      {
-        method: 'POST',
-        path: scenarioPath,
-        headers: { 'content-type': 'application/json' },
-        setupRequest: (req: any) => ({ ...req, body: JSON.stringify(signBody(next(), secret)) }),
-      },
-    ],
-  };
+  expect?: Scenario['expect'],
+): Promise<Loaded> {
+  const out = { wrong_2xx: 0, samples: [] as string[] };
+  const request: autocannon.Request =
+    'bearer' in sender
+      ? {
+          method: 'POST',
+          path: scenarioPath,
+          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Bearer ${sender.bearer}` },
+          setupRequest: (req: any) => ({ ...req, body: formEncode(next()) }),
+        }
+      : {
+          method: 'POST',
+          path: scenarioPath,
+          headers: { 'content-type': 'application/json' },
+          setupRequest: (req: any) => ({ ...req, body: JSON.stringify(signBody(next(), sender.secret)) }),
+        };
+  if (expect)
+    request.onResponse = (status: number, body: string) => {
+      if (status === expect.status && body.includes(expect.includes)) return;
+      if (status >= 200 && status < 300) out.wrong_2xx++;
+      if (out.samples.length < 5) out.samples.push(`HTTP ${status}: ${String(body).slice(0, 200)}`);
+    };
+  const opts: autocannon.Options = { url, connections, duration: duration_s, timeout: 30, requests: [request] };
   if (max_requests !== undefined) opts.amount = max_requests;
-  return autocannon(opts);
+  return { result: await autocannon(opts), ...out };
 }
 
 function measured(name: string, describe: string, r: autocannon.Result, peak: number | null, connections = CONNECTIONS): Measured {
@@ -146,6 +176,13 @@ function measured(name: string, describe: string, r: autocannon.Result, peak: nu
     timeouts: r.timeouts,
     peak_rss_mib: peak === null ? null : round(peak, 0),
   };
+}
+
+/** `apikey create --json` through the CLI, as an operator would: the secret of a new API key of the account. */
+function createApiKey(env: NodeJS.ProcessEnv, account_id: string): string {
+  const r = cli(env, ['apikey', 'create', '--account', account_id, '--name', 'bench', '--json']);
+  if (r.status !== 0) throw new Error(`apikey create failed: ${r.stderr}`);
+  return (JSON.parse(r.stdout.trim().split('\n').pop() as string) as { secret: string }).secret;
 }
 
 /** Creates `count` successful payments for `m` through the client library (32 at a time; answers verified). */
@@ -199,9 +236,9 @@ async function baselineRoute(m: CreatedMerchant): Promise<Measured> {
     }
     let n = 0;
     const next = () => authoriseBody(m, `BASE-${n++}`);
-    await load(url, '/v1/authorise', m.secret_key, next, WARMUP_S);
+    await load(url, '/v1/authorise', { secret: m.secret_key }, next, WARMUP_S);
     resetPeakRss(pid);
-    const r = await load(url, '/v1/authorise', m.secret_key, next, DURATION_S);
+    const { result: r } = await load(url, '/v1/authorise', { secret: m.secret_key }, next, DURATION_S);
     return measured('bare route', `bare Fastify route: parse the same JSON body, answer a small XML document (${WORKERS} process(es))`, r, peakRssMiB(pid));
   } finally {
     try {
@@ -310,16 +347,20 @@ async function runScenario(gw: GatewayProcess, ctx: BenchContext, s: Scenario | 
   }
   if (s.kind === 'sequence') return runSequence(gw, ctx, s);
   const { next, max_requests } = await s.prepare(ctx);
+  const sender: Sender = s.auth === 'bearer' ? { bearer: ctx.apiKey(m) } : { secret: m.secret_key };
   // A capped scenario (batches from a pool) cannot keep more connections busy than it has requests.
   const conns = Math.max(1, Math.min(s.connections ?? CONNECTIONS, max_requests ?? Number.POSITIVE_INFINITY));
-  if (max_requests === undefined) await load(gw.url, s.path, m.secret_key, next, WARMUP_S, undefined, conns);
+  if (max_requests === undefined) await load(gw.url, s.path, sender, next, WARMUP_S, undefined, conns);
   resetPeakRss(gw.pid);
   const cpu = cpuMeter(gw.pid);
-  const r = await load(gw.url, s.path, m.secret_key, next, DURATION_S, max_requests, conns);
-  const out = { ...measured(label, s.describe, r, peakRssMiB(gw.pid), conns), ...cpu() };
+  const r = await load(gw.url, s.path, sender, next, DURATION_S, max_requests, conns, s.expect);
+  const out = { ...measured(label, s.describe, r.result, peakRssMiB(gw.pid), conns), ...cpu() };
+  // A 2xx that is not the expected answer is an error (non-2xx answers are counted in non_2xx).
+  out.errors += r.wrong_2xx;
   log(
     `  ${label}: ${out.req_per_s} req/s, p50 ${out.p50_ms} ms, p99 ${out.p99_ms} ms, p99.9 ${out.p99_9_ms} ms, non-2xx ${out.non_2xx}, errors ${out.errors}; gateway CPU ${out.gateway_cpu_pct}%, runner CPU ${out.runner_cpu_pct}%`,
   );
+  for (const sample of r.samples) log(`  unexpected: ${sample}`);
   return [out];
 }
 
@@ -347,7 +388,9 @@ async function main(): Promise<void> {
     log(`  ${round(insert.inserts_per_s, 0)} inserts/s (${insert.settings})`);
 
     const port = await freePort();
-    const env = gatewayEnv(db, port, { TOLLGATE_WORKERS: String(WORKERS) });
+    // The generic interface's per-key rate limit (100/s by default) would make the bench
+    // measure 429s: the bench's gateway lets its one key through at any rate.
+    const env = gatewayEnv(db, port, { TOLLGATE_WORKERS: String(WORKERS), TOLLGATE_API_RATE_LIMIT: String(BENCH_API_RATE_LIMIT) });
     gw = await startGateway(env);
     const merchant = createMerchant(env, 'bench');
     const manual = createMerchant(env, 'bench manual', ['--capture-method', 'manual']);
@@ -357,6 +400,7 @@ async function main(): Promise<void> {
 
     const tag = `B${Date.now().toString(36)}`;
     let pools = 0;
+    const apiKeys = new Map<string, string>();
     const ctx: BenchContext = {
       url: gw.url,
       merchant,
@@ -364,6 +408,14 @@ async function main(): Promise<void> {
       tag,
       counter: { next: 0 },
       pool: (m, count) => makePool(gw?.url as string, m, `${tag}P${pools++}`, count),
+      apiKey: (m) => {
+        let key = apiKeys.get(m.account_id);
+        if (!key) {
+          key = createApiKey(env, m.account_id);
+          apiKeys.set(m.account_id, key);
+        }
+        return key;
+      },
       quick: QUICK,
     };
     log('gateway scenarios…');
@@ -457,6 +509,34 @@ async function main(): Promise<void> {
     for (const r of results)
       if (!r.skipped && (r.non_2xx > 0 || r.errors > 0))
         targets.push({ name: `${r.name}: every answer 2xx`, goal: '0 failures', measured: `${r.non_2xx} non-2xx, ${r.errors} errors`, met: false });
+
+    // The generic interface's payment beside authorise, both from this run (issue 13): informative.
+    const gen = results.find((r) => r.name === genericPayments.name && !r.skipped);
+    let genericSummary: Record<string, unknown> | null = null;
+    if (gen) {
+      const share = ratio(gen.req_per_s, auth.req_per_s);
+      targets.push({
+        name: `${gen.name} req/s vs authorise req/s (informative)`,
+        goal: '—',
+        measured: `${pct(share)} (${gen.req_per_s} vs ${auth.req_per_s} req/s; p50 ${gen.p50_ms} vs ${auth.p50_ms} ms, p99 ${gen.p99_ms} vs ${auth.p99_ms} ms)`,
+        met: null,
+      });
+      genericSummary = {
+        name: gen.name,
+        req_per_s: gen.req_per_s,
+        p50_ms: gen.p50_ms,
+        p99_ms: gen.p99_ms,
+        authorise_req_per_s: auth.req_per_s,
+        authorise_p50_ms: auth.p50_ms,
+        authorise_p99_ms: auth.p99_ms,
+        req_per_s_vs_authorise: round(share, 3),
+        p50_vs_authorise: round(ratio(gen.p50_ms, auth.p50_ms), 2),
+        p99_vs_authorise: round(ratio(gen.p99_ms, auth.p99_ms), 2),
+      };
+      log(
+        `  ${gen.name} = ${pct(share)} of authorise: ${gen.req_per_s} vs ${auth.req_per_s} req/s, p50 ${gen.p50_ms} vs ${auth.p50_ms} ms, p99 ${gen.p99_ms} vs ${auth.p99_ms} ms`,
+      );
+    }
 
     // The hosted checkout beside authorise, both from this run (issue 10): informative, no target yet.
     const co = checkoutRun as SequenceRun | null;
@@ -567,6 +647,7 @@ async function main(): Promise<void> {
         vs_bare_route: r.skipped ? null : round(ratio(r.req_per_s, bare.req_per_s), 3),
         vs_durable_insert: r.skipped ? null : round(ratio(r.req_per_s, insert.inserts_per_s), 2),
       })),
+      generic_payments: genericSummary,
       checkout: checkoutSummary,
       payouts,
       deductions,
@@ -611,6 +692,12 @@ function markdown(report: any, bare: Measured, insert: { inserts_per_s: number; 
         `| ${r.name} | ${r.connections} | ${r.req_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.p99_9_ms} | ${r.peak_rss_mib ?? ''} | ${cpu(r)} | ${round(r.vs_bare_route * 100)}% | ${r.vs_durable_insert}× | ${r.non_2xx} |`,
       );
   }
+  const g = report.generic_payments;
+  if (g)
+    lines.push(
+      '',
+      `Generic payments beside authorise (same run, same connections): ${g.name} = ${round(g.req_per_s_vs_authorise * 100)}% of authorise: ${g.req_per_s} req/s against ${g.authorise_req_per_s}; p50 ${g.p50_ms} ms against ${g.authorise_p50_ms} ms, p99 ${g.p99_ms} ms against ${g.authorise_p99_ms} ms.`,
+    );
   const co = report.checkout;
   if (co) {
     const u = co.unloaded;

@@ -25,6 +25,8 @@ export interface BenchContext {
   counter: { next: number };
   /** Payments created on demand for the batch scenarios. */
   pool(merchant: CreatedMerchant, count: number): Promise<PoolPayment[]>;
+  /** The secret of an API key of `merchant`'s account (generic interface), made on first use. */
+  apiKey(merchant: CreatedMerchant): string;
   quick: boolean;
 }
 
@@ -35,8 +37,16 @@ export interface Scenario {
   describe: string;
   /** Connections for this scenario when not the run's default (64). */
   connections?: number;
-  /** Whose key signs the bodies. */
+  /** Whose key signs the bodies (or, with `auth: 'bearer'`, whose account's API key is sent). */
   merchant(ctx: BenchContext): CreatedMerchant;
+  /**
+   * How a request authenticates: `signed` (the default), the body signed with the merchant's
+   * key and sent as JSON; `bearer` (the generic interface), `Authorization: Bearer <API key>`
+   * and the body form-encoded in bracket notation, as the platform family's clients send it.
+   */
+  auth?: 'signed' | 'bearer';
+  /** The answer every request must get, when more than a 2xx: any other 2xx is counted in `errors`. */
+  expect?: { status: number; includes: string };
   /** Prepares data; returns a generator of unsigned bodies and an optional request cap. */
   prepare(ctx: BenchContext): Promise<{ next: () => Record<string, unknown>; max_requests?: number }>;
 }
@@ -69,6 +79,22 @@ function shopper(): { card: string; shopper_email: string; shopper_ip: string } 
     shopper_email: `shopper${n}@example.com`,
     shopper_ip: `198.${18 + ((n >> 16) & 1)}.${(n >> 8) & 255}.${n & 255}`,
   };
+}
+
+/** A card no bench payment has used before (BIN 424242, Luhn-valid): a new shopper's card. */
+export function freshCard(): string {
+  return shopper().card;
+}
+
+/** `{a: {b: 1}}` → `a[b]=1`: form encoding in the bracket notation of the generic interface. */
+export function formEncode(value: Record<string, unknown>): string {
+  const out = new URLSearchParams();
+  const add = (key: string, v: unknown) => {
+    if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) add(`${key}[${k}]`, x);
+    else out.append(key, String(v));
+  };
+  for (const [k, v] of Object.entries(value)) add(k, v);
+  return out.toString();
 }
 
 /** A realistic direct payment with an approved test card and a new shopper (decisions §9). */
@@ -107,6 +133,32 @@ export const authorise: Scenario = {
   merchant: (ctx) => ctx.merchant,
   async prepare(ctx) {
     return { next: () => authoriseBody(ctx.merchant, `${ctx.tag}-${ctx.counter.next++}`) };
+  },
+};
+
+/**
+ * The generic interface's card payment (issue 13): `POST /v1/payments` with a Bearer API key
+ * of the same account, 10.00 USD (amount 1000), a new card each request in BIN 424242. The
+ * request has no shopper e-mail or IP, so the card is the only velocity signal and a fresh one
+ * keeps the risk rules from rejecting, as authorise's new shoppers do. Automatic capture: every
+ * answer must be HTTP 200 with `"status":"succeeded"`.
+ */
+export const genericPayments: Scenario = {
+  name: 'payments (generic)',
+  path: '/v1/payments',
+  describe: 'generic POST /v1/payments, Bearer API key, form-encoded, new card per request, expects 200 "status":"succeeded"',
+  merchant: (ctx) => ctx.merchant,
+  auth: 'bearer',
+  expect: { status: 200, includes: '"status":"succeeded"' },
+  async prepare() {
+    return {
+      next: () => ({
+        amount: 1000,
+        currency: 'usd',
+        payment_method: { type: 'card', card: { number: freshCard(), exp_month: 12, exp_year: Number(YEAR), cvc: '123' } },
+        description: 'bench',
+      }),
+    };
   },
 };
 
@@ -314,4 +366,4 @@ export const checkout: SequenceScenario = {
 };
 
 /** Run in this order; the query needs authorised orders. */
-export const SCENARIOS: Array<Scenario | SequenceScenario> = [authorise, query100, capture50, refund50, checkout];
+export const SCENARIOS: Array<Scenario | SequenceScenario> = [authorise, genericPayments, query100, capture50, refund50, checkout];
