@@ -35,9 +35,11 @@ export const connectMigration: Migration = {
       .addColumn('description', 'text', (c) => c.notNull())
       .addColumn('transfer_group', 'text', (c) => c.notNull())
       .addColumn('metadata', 'text', (c) => c.notNull())
+      .addColumn('idempotency_ref', 'text')
       .addColumn('created_at', 'bigint', (c) => c.notNull())
       .addColumn('updated_at', 'bigint', (c) => c.notNull())
       .execute();
+    await db.schema.createIndex('transfers_idempotency_ref').on('transfers').column('idempotency_ref').unique().execute();
     await db.schema.createIndex('transfers_platform').on('transfers').columns(['platform_account_id', 'created_at', 'id']).execute();
     await db.schema.createIndex('transfers_destination').on('transfers').columns(['destination', 'created_at']).execute();
 
@@ -51,9 +53,11 @@ export const connectMigration: Migration = {
       .addColumn('amount_minor', 'bigint', (c) => c.notNull())
       .addColumn('description', 'text', (c) => c.notNull())
       .addColumn('metadata', 'text', (c) => c.notNull())
+      .addColumn('idempotency_ref', 'text')
       .addColumn('created_at', 'bigint', (c) => c.notNull())
       .addColumn('updated_at', 'bigint', (c) => c.notNull())
       .execute();
+    await db.schema.createIndex('transfer_reversals_idempotency_ref').on('transfer_reversals').column('idempotency_ref').unique().execute();
     await db.schema.createIndex('transfer_reversals_transfer').on('transfer_reversals').columns(['transfer_id', 'created_at', 'id']).execute();
   },
   async down(db: Kysely<any>) {

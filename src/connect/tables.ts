@@ -46,6 +46,8 @@ export interface TransferRow {
   description: string;
   transfer_group: string;
   metadata: string;
+  /** The Idempotency-Key's row id when made under one (unique): a re-run of that request answers this transfer. */
+  idempotency_ref: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -60,6 +62,8 @@ export interface TransferReversalRow {
   amount_minor: number;
   description: string;
   metadata: string;
+  /** As TransferRow.idempotency_ref. */
+  idempotency_ref: string | null;
   created_at: number;
   updated_at: number;
 }

@@ -1,4 +1,621 @@
-import type { FastifyInstance } from 'fastify';
+// `/v1/transfers` and their reversals (decisions §12, §18; issue 13): a platform account
+// moves AVAILABLE balance to one of its connected accounts, and takes it back. Every query
+// is scoped by the caller's account and mode (another's id is "no such transfer").
+//
+// Money never goes below zero on the side it leaves (§18): a transfer is funded like a
+// payout (src/payouts/service.ts), in one transaction that first upserts the platform's
+// `payout_funding (account, currency)` row, so on PostgreSQL transfers and payouts of one
+// balance are funded one after another (SQLite's single writer already is), then reads the
+// available balance and refuses or posts. A reversal takes the connected account's own
+// funding row the same way, and raises `reversed_minor` by a compare-and-set bounded by the
+// transferred amount. Postings: src/connect/ledger.ts.
+//
+// Idempotency-Key is handled by src/idempotency; the key's row id is stored with what a
+// request made (`idempotency_ref`, unique), so a re-run after a crash cut the answer off
+// (the key's lease taken over) answers the transfer already made instead of a second one.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { sql } from 'kysely';
+import { type Static, Type } from 'typebox';
+import { timeOrderedId } from '../crypto/ids.js';
+import type { Tx } from '../db/store.js';
+import { callerOf, genericRouteOptions } from '../generic/auth.js';
+import { CONNECT_TAG, errorAnswers, objectAnswers } from '../generic/docs.js';
+import {
+  CurrencyParam,
+  Expand,
+  GenericError,
+  IdParams,
+  invalidParam,
+  ListEnvelope,
+  type ListPage,
+  type ListQuery,
+  listObject,
+  listPage,
+  listParams,
+  lower,
+  Metadata,
+  type MetadataInput,
+  mergeMetadata,
+  newMetadata,
+  noSuch,
+  sendObject,
+  unixSeconds,
+} from '../generic/wire.js';
 import type { Deps } from '../http/context.js';
+import { requireCurrency } from '../payments/validate.js';
+import { availableMinor } from '../payouts/service.js';
+import { findAccount } from './accounts.js';
+import { registerBalanceRoute } from './balance.js';
+import { postMove } from './ledger.js';
+import type { TransferReversalRow, TransferRow } from './tables.js';
 
-export function registerTransferRoutes(_app: FastifyInstance, _deps: Deps): void {}
+/** Reversals embedded in a transfer object (the platform family's sublist size). */
+const EMBEDDED_REVERSALS = 10;
+
+const Amount = (description: string) => Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description });
+const Description = Type.String({ maxLength: 1000, description: 'free text for you; "" removes it on update' });
+
+const CreateTransfer = Type.Object(
+  {
+    amount: Amount('how much to move, a positive integer in minor units of `currency` (cents for usd)'),
+    currency: CurrencyParam,
+    destination: Type.String({ maxLength: 80, description: 'the id (acct_…) of one of your connected accounts' }),
+    description: Type.Optional(Description),
+    metadata: Type.Optional(Metadata),
+    transfer_group: Type.Optional(Type.String({ maxLength: 255, description: 'a label grouping related transfers (filter lists by it)' })),
+    expand: Expand,
+  },
+  { additionalProperties: false },
+);
+type CreateTransfer = Static<typeof CreateTransfer>;
+
+const UpdateTransfer = Type.Object(
+  { description: Type.Optional(Description), metadata: Type.Optional(Metadata), expand: Expand },
+  { additionalProperties: false },
+);
+type UpdateTransfer = Static<typeof UpdateTransfer>;
+
+const ListTransfers = Type.Object(
+  {
+    ...listParams,
+    destination: Type.Optional(Type.String({ maxLength: 80, description: 'only transfers to this connected account' })),
+    transfer_group: Type.Optional(Type.String({ maxLength: 255, description: 'only transfers of this group' })),
+  },
+  { additionalProperties: false },
+);
+type ListTransfers = ListQuery & { destination?: string; transfer_group?: string };
+
+const CreateReversal = Type.Object(
+  {
+    amount: Type.Optional(Amount('how much to take back, in minor units (default: all that is not reversed yet)')),
+    description: Type.Optional(Description),
+    metadata: Type.Optional(Metadata),
+    refund_application_fee: Type.Optional(Type.Boolean({ description: 'accepted for compatibility and ignored: transfers carry no application fee' })),
+    expand: Expand,
+  },
+  { additionalProperties: false },
+);
+type CreateReversal = Static<typeof CreateReversal>;
+
+const UpdateReversal = Type.Object({ metadata: Type.Optional(Metadata), expand: Expand }, { additionalProperties: false });
+type UpdateReversal = Static<typeof UpdateReversal>;
+
+const ListReversals = Type.Object(listParams, { additionalProperties: false });
+
+const ReversalParams = Type.Object(
+  {
+    id: Type.String({ maxLength: 80, description: 'the transfer’s id (tr_…)' }),
+    reversal_id: Type.String({ maxLength: 80, description: 'the reversal’s id (trr_…)' }),
+  },
+  { additionalProperties: false },
+);
+
+const ReversalObject = Type.Object(
+  {
+    id: Type.String({ description: 'trr_…' }),
+    object: Type.Literal('transfer_reversal'),
+    amount: Type.Integer({ description: 'minor units' }),
+    currency: Type.String({ description: 'lowercase ISO 4217' }),
+    created: Type.Integer({ description: 'Unix seconds' }),
+    transfer: Type.String({ description: 'the reversed transfer (tr_…)' }),
+    description: Type.Union([Type.String(), Type.Null()]),
+    metadata: Type.Record(Type.String(), Type.String()),
+    balance_transaction: Type.Null(),
+    destination_payment_refund: Type.Null(),
+    source_refund: Type.Null(),
+  },
+  { description: 'Money taken back from the connected account to the platform.' },
+);
+
+const TransferObject = Type.Object(
+  {
+    id: Type.String({ description: 'tr_…' }),
+    object: Type.Literal('transfer'),
+    amount: Type.Integer({ description: 'minor units' }),
+    amount_reversed: Type.Integer({ description: 'minor units taken back by reversals' }),
+    currency: Type.String({ description: 'lowercase ISO 4217' }),
+    created: Type.Integer({ description: 'Unix seconds' }),
+    description: Type.Union([Type.String(), Type.Null()]),
+    destination: Type.String({ description: 'the connected account (acct_…)' }),
+    livemode: Type.Boolean(),
+    metadata: Type.Record(Type.String(), Type.String()),
+    reversals: ListEnvelope(ReversalObject, `The newest ${EMBEDDED_REVERSALS} reversals; the rest through their list.`),
+    reversed: Type.Boolean({ description: 'true once the whole amount is reversed' }),
+    transfer_group: Type.Union([Type.String(), Type.Null()]),
+    balance_transaction: Type.Null(),
+    source_transaction: Type.Null(),
+  },
+  { description: 'Available balance moved from your account to one of your connected accounts.' },
+);
+
+export function reversalObject(r: TransferReversalRow): Record<string, unknown> {
+  return {
+    id: r.id,
+    object: 'transfer_reversal',
+    amount: Number(r.amount_minor),
+    currency: lower(r.currency),
+    created: unixSeconds(r.created_at),
+    transfer: r.transfer_id,
+    description: r.description || null,
+    metadata: JSON.parse(r.metadata) as Record<string, string>,
+    balance_transaction: null,
+    destination_payment_refund: null,
+    source_refund: null,
+  };
+}
+
+export function transferObject(t: TransferRow, reversals: ListPage<TransferReversalRow> = { rows: [], has_more: false }): Record<string, unknown> {
+  const amount = Number(t.amount_minor);
+  const reversed = Number(t.reversed_minor);
+  return {
+    id: t.id,
+    object: 'transfer',
+    amount,
+    amount_reversed: reversed,
+    currency: lower(t.currency),
+    created: unixSeconds(t.created_at),
+    description: t.description || null,
+    destination: t.destination,
+    livemode: t.livemode === 1,
+    metadata: JSON.parse(t.metadata) as Record<string, string>,
+    reversals: listObject(`/v1/transfers/${t.id}/reversals`, reversals, reversals.rows.map(reversalObject)),
+    reversed: reversed === amount,
+    transfer_group: t.transfer_group || null,
+    balance_transaction: null,
+    source_transaction: null,
+  };
+}
+
+type Db = Tx | Deps['store']['db'];
+
+/** The caller's scope: its (platform) account and mode. */
+function scopeOf(request: FastifyRequest): { platform: string; merchant_id: string; livemode: number } {
+  const c = callerOf(request);
+  return { platform: c.creds.account.account_id, merchant_id: c.creds.account.merchant_id, livemode: c.livemode ? 1 : 0 };
+}
+
+function findTransfer(db: Db, platform: string, livemode: number, id: string): Promise<TransferRow | undefined> {
+  return db
+    .selectFrom('transfers')
+    .selectAll()
+    .where('id', '=', id)
+    .where('platform_account_id', '=', platform)
+    .where('livemode', '=', livemode)
+    .executeTakeFirst();
+}
+
+/** The newest reversals of each transfer (a bounded sublist each), in one query. */
+async function embeddedReversals(db: Db, transfer_ids: string[]): Promise<Map<string, ListPage<TransferReversalRow>>> {
+  const out = new Map<string, ListPage<TransferReversalRow>>();
+  if (transfer_ids.length === 0) return out;
+  const rows = await db
+    .selectFrom((eb) =>
+      eb
+        .selectFrom('transfer_reversals')
+        .selectAll()
+        .select(sql<number>`row_number() over (partition by transfer_id order by created_at desc, id desc)`.as('rn'))
+        .where('transfer_id', 'in', transfer_ids)
+        .as('r'),
+    )
+    .selectAll()
+    .where('rn', '<=', EMBEDDED_REVERSALS + 1)
+    .orderBy('transfer_id')
+    .orderBy('rn')
+    .execute();
+  for (const r of rows) {
+    const page = out.get(r.transfer_id) ?? { rows: [], has_more: false };
+    if (page.rows.length < EMBEDDED_REVERSALS) page.rows.push(r);
+    else page.has_more = true;
+    out.set(r.transfer_id, page);
+  }
+  return out;
+}
+
+async function answerTransfers(db: Db, rows: TransferRow[]): Promise<Record<string, unknown>[]> {
+  const reversals = await embeddedReversals(
+    db,
+    rows.filter((t) => Number(t.reversed_minor) > 0).map((t) => t.id),
+  );
+  return rows.map((t) => transferObject(t, reversals.get(t.id)));
+}
+
+/**
+ * Takes the funding row of one balance (the payouts' row, src/payouts/service.ts): on
+ * PostgreSQL its row lock makes every movement that may take that balance down (payouts,
+ * transfers, reversals) check and debit it one after another; the available balance read
+ * after it includes each of them committed before.
+ */
+async function holdFunding(tx: Tx, account_id: string, currency: string, now_ms: number): Promise<void> {
+  await tx
+    .insertInto('payout_funding')
+    .values({ account_id, currency, payouts: 1, updated_at: now_ms })
+    .onConflict((oc) => oc.columns(['account_id', 'currency']).doUpdateSet((eb) => ({ payouts: eb('payout_funding.payouts', '+', 1), updated_at: now_ms })))
+    .execute();
+}
+
+function checkCurrency(given: string): string {
+  const currency = given.toUpperCase();
+  requireCurrency('currency', currency);
+  return currency;
+}
+
+const insufficient = (what: string, currency: string, available: number, amount: number): GenericError =>
+  invalidParam(
+    'amount',
+    `Insufficient funds: ${what} has ${available} ${lower(currency)} available (minor units), less than the ${amount} asked for.`,
+    'balance_insufficient',
+  );
+
+/** The platform family answers an unknown destination with 400 (a body parameter), not 404. */
+const noDestination = (id: string): GenericError => new GenericError(400, noSuch('destination', id, 'destination').body);
+
+export function registerTransferRoutes(app: FastifyInstance, deps: Deps): void {
+  const opts = genericRouteOptions(deps);
+  const tags = [CONNECT_TAG];
+  const security = [{ bearer: [] }];
+
+  app.post<{ Body: CreateTransfer }>(
+    '/v1/transfers',
+    {
+      ...opts,
+      schema: {
+        operationId: 'createTransfer',
+        summary: 'Create a transfer',
+        description:
+          'Moves `amount` of your available balance in `currency` to one of your connected accounts, at once. Refused with `balance_insufficient` (nothing moves) when your available balance is smaller: it never goes below zero.',
+        tags,
+        security,
+        body: CreateTransfer,
+        response: { ...objectAnswers(TransferObject, 'The transfer.'), ...errorAnswers([400, 401, 409, 429]) },
+      },
+    },
+    async (request, reply) => {
+      const s = scopeOf(request);
+      const b = request.body;
+      const currency = checkCurrency(b.currency);
+      const amount = b.amount;
+      if (!(await findAccount(deps.store.db, s.platform, s.livemode === 1, b.destination))) throw noDestination(b.destination);
+      const idem = request.idempotency?.id ?? null;
+      const now = deps.now();
+      const { row, made } = await deps.store.transaction(async (tx) => {
+        await holdFunding(tx, s.platform, currency, now);
+        if (idem) {
+          const made = await tx
+            .selectFrom('transfers')
+            .selectAll()
+            .where('idempotency_ref', '=', idem)
+            .where('platform_account_id', '=', s.platform)
+            .executeTakeFirst();
+          if (made) return { row: made, made: true };
+        }
+        // The destination's row, locked until commit: a delete of the account waits for this transfer.
+        const open = await tx
+          .updateTable('connected_accounts')
+          .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+          .where('id', '=', b.destination)
+          .where('platform_account_id', '=', s.platform)
+          .where('livemode', '=', s.livemode)
+          .where('deleted', '=', 0)
+          .returning('id')
+          .executeTakeFirst();
+        if (!open) throw noDestination(b.destination);
+        const available = await availableMinor(tx, s.platform, currency);
+        if (amount > available) throw insufficient('your account', currency, available, amount);
+        const row: TransferRow = {
+          id: `tr_${timeOrderedId(now)}`,
+          platform_account_id: s.platform,
+          merchant_id: s.merchant_id,
+          livemode: s.livemode,
+          destination: b.destination,
+          currency,
+          amount_minor: amount,
+          reversed_minor: 0,
+          description: b.description ?? '',
+          transfer_group: b.transfer_group ?? '',
+          metadata: JSON.stringify(newMetadata(b.metadata as MetadataInput | undefined)),
+          idempotency_ref: idem,
+          created_at: now,
+          updated_at: now,
+        };
+        await tx.insertInto('transfers').values(row).execute();
+        await postMove(tx, { from: s.platform, to: row.destination, currency, amount_minor: amount, reason: 'transfer', ref: row.id }, now);
+        return { row, made: false };
+      });
+      const [answer] = made ? await answerTransfers(deps.store.db, [row]) : [transferObject(row)];
+      return sendObject(request, reply, answer);
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/v1/transfers/:id',
+    {
+      ...opts,
+      schema: {
+        operationId: 'retrieveTransfer',
+        summary: 'Retrieve a transfer',
+        description: 'One of your transfers, with its newest reversals; another account’s id or one of the other mode is 404.',
+        tags,
+        security,
+        params: IdParams('tr_'),
+        response: { ...objectAnswers(TransferObject, 'The transfer.'), ...errorAnswers([401, 404, 429]) },
+      },
+    },
+    async (request, reply) => {
+      const s = scopeOf(request);
+      const row = await findTransfer(deps.store.db, s.platform, s.livemode, request.params.id);
+      if (!row) throw noSuch('transfer', request.params.id);
+      const [answer] = await answerTransfers(deps.store.db, [row]);
+      return sendObject(request, reply, answer);
+    },
+  );
+
+  app.post<{ Params: { id: string }; Body: UpdateTransfer }>(
+    '/v1/transfers/:id',
+    {
+      ...opts,
+      schema: {
+        operationId: 'updateTransfer',
+        summary: 'Update a transfer',
+        description: 'Changes `description` and `metadata` only (metadata keys are merged; a key set to an empty string is removed).',
+        tags,
+        security,
+        params: IdParams('tr_'),
+        body: UpdateTransfer,
+        response: { ...objectAnswers(TransferObject, 'The transfer after the update.'), ...errorAnswers([400, 401, 404, 409, 429]) },
+      },
+    },
+    async (request, reply) => {
+      const s = scopeOf(request);
+      const b = request.body;
+      const now = deps.now();
+      const updated = await deps.store.transaction(async (tx) => {
+        // Locked first, then merged: concurrent metadata updates both land.
+        const row = await tx
+          .updateTable('transfers')
+          .set({ updated_at: now })
+          .where('id', '=', request.params.id)
+          .where('platform_account_id', '=', s.platform)
+          .where('livemode', '=', s.livemode)
+          .returningAll()
+          .executeTakeFirst();
+        if (!row) throw noSuch('transfer', request.params.id);
+        const patch = {
+          description: b.description ?? row.description,
+          metadata: JSON.stringify(mergeMetadata(row.metadata, b.metadata as MetadataInput | undefined)),
+        };
+        await tx.updateTable('transfers').set(patch).where('id', '=', row.id).execute();
+        return { ...row, ...patch };
+      });
+      const [answer] = await answerTransfers(deps.store.db, [updated]);
+      return sendObject(request, reply, answer);
+    },
+  );
+
+  app.get<{ Querystring: ListTransfers }>(
+    '/v1/transfers',
+    {
+      ...opts,
+      schema: {
+        operationId: 'listTransfers',
+        summary: 'List transfers',
+        description:
+          'Newest first; `limit` (1 to 100, default 10), `starting_after` / `ending_before` cursors, `created`, `destination` and `transfer_group` filters.',
+        tags,
+        security,
+        querystring: ListTransfers,
+        response: {
+          ...objectAnswers(ListEnvelope(TransferObject, 'A page of transfers, newest first.'), 'A page of transfers.'),
+          ...errorAnswers([400, 401, 429]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const s = scopeOf(request);
+      const q = request.query;
+      const mine = () => deps.store.db.selectFrom('transfers').selectAll().where('platform_account_id', '=', s.platform).where('livemode', '=', s.livemode);
+      const filtered = () => {
+        let query = mine();
+        if (q.destination !== undefined) query = query.where('destination', '=', q.destination);
+        if (q.transfer_group !== undefined) query = query.where('transfer_group', '=', q.transfer_group);
+        return query;
+      };
+      // A cursor is any of the caller's transfers, filtered out or not.
+      const page = await listPage<TransferRow>(q, 'transfer', filtered, (id) => mine().where('id', '=', id).executeTakeFirst());
+      return sendObject(request, reply, listObject('/v1/transfers', page, await answerTransfers(deps.store.db, page.rows)));
+    },
+  );
+
+  app.post<{ Params: { id: string }; Body: CreateReversal }>(
+    '/v1/transfers/:id/reversals',
+    {
+      ...opts,
+      schema: {
+        operationId: 'createTransferReversal',
+        summary: 'Reverse a transfer',
+        description:
+          'Takes `amount` (default: all that is not reversed yet) back from the connected account to your available balance. Several partial reversals may be made, never more than was transferred (`amount_too_large`), and never more than the connected account has available (`balance_insufficient`).',
+        tags,
+        security,
+        params: IdParams('tr_'),
+        body: CreateReversal,
+        response: { ...objectAnswers(ReversalObject, 'The reversal.'), ...errorAnswers([400, 401, 404, 409, 429]) },
+      },
+    },
+    async (request, reply) => {
+      const s = scopeOf(request);
+      const b = request.body;
+      const t = await findTransfer(deps.store.db, s.platform, s.livemode, request.params.id);
+      if (!t) throw noSuch('transfer', request.params.id);
+      const idem = request.idempotency?.id ?? null;
+      const now = deps.now();
+      const reversal = await deps.store.transaction(async (tx) => {
+        // The connected account's balance is what this takes down: its funding row first.
+        await holdFunding(tx, t.destination, t.currency, now);
+        if (idem) {
+          const made = await tx
+            .selectFrom('transfer_reversals')
+            .selectAll()
+            .where('idempotency_ref', '=', idem)
+            .where('transfer_id', '=', t.id)
+            .executeTakeFirst();
+          if (made) return made;
+        }
+        const current = await tx.selectFrom('transfers').select(['amount_minor', 'reversed_minor']).where('id', '=', t.id).executeTakeFirstOrThrow();
+        const left = Number(current.amount_minor) - Number(current.reversed_minor);
+        if (left === 0) throw invalidParam('amount', `Transfer ${t.id} is already fully reversed.`, 'amount_too_large');
+        const n = b.amount ?? left;
+        const tooLarge = () => invalidParam('amount', `Amount ${n} is more than the ${left} of transfer ${t.id} not reversed yet.`, 'amount_too_large');
+        if (n > left) throw tooLarge();
+        const available = await availableMinor(tx, t.destination, t.currency);
+        if (n > available) throw insufficient(`connected account ${t.destination}`, t.currency, available, n);
+        // Compare-and-set bounded by the transferred amount (never read-then-write).
+        const raised = await tx
+          .updateTable('transfers')
+          .set((eb) => ({ reversed_minor: eb('reversed_minor', '+', n), updated_at: now }))
+          .where('id', '=', t.id)
+          .where((eb) => eb(eb('reversed_minor', '+', n), '<=', eb.ref('amount_minor')))
+          .returning('id')
+          .executeTakeFirst();
+        if (!raised) throw tooLarge();
+        const row: TransferReversalRow = {
+          id: `trr_${timeOrderedId(now)}`,
+          transfer_id: t.id,
+          platform_account_id: s.platform,
+          livemode: s.livemode,
+          currency: t.currency,
+          amount_minor: n,
+          description: b.description ?? '',
+          metadata: JSON.stringify(newMetadata(b.metadata as MetadataInput | undefined)),
+          idempotency_ref: idem,
+          created_at: now,
+          updated_at: now,
+        };
+        await tx.insertInto('transfer_reversals').values(row).execute();
+        await postMove(tx, { from: t.destination, to: s.platform, currency: t.currency, amount_minor: n, reason: 'transfer_reversal', ref: row.id }, now);
+        return row;
+      });
+      return sendObject(request, reply, reversalObject(reversal));
+    },
+  );
+
+  app.get<{ Params: { id: string }; Querystring: ListQuery }>(
+    '/v1/transfers/:id/reversals',
+    {
+      ...opts,
+      schema: {
+        operationId: 'listTransferReversals',
+        summary: 'List the reversals of a transfer',
+        description: 'Newest first; `limit` (1 to 100, default 10), `starting_after` / `ending_before` cursors, `created` filter.',
+        tags,
+        security,
+        params: IdParams('tr_'),
+        querystring: ListReversals,
+        response: {
+          ...objectAnswers(ListEnvelope(ReversalObject, 'A page of reversals, newest first.'), 'A page of reversals.'),
+          ...errorAnswers([400, 401, 404, 429]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const s = scopeOf(request);
+      const t = await findTransfer(deps.store.db, s.platform, s.livemode, request.params.id);
+      if (!t) throw noSuch('transfer', request.params.id);
+      const scoped = () => deps.store.db.selectFrom('transfer_reversals').selectAll().where('transfer_id', '=', t.id);
+      const page = await listPage<TransferReversalRow>(request.query, 'transfer_reversal', scoped, (id) => scoped().where('id', '=', id).executeTakeFirst());
+      return sendObject(request, reply, listObject(`/v1/transfers/${t.id}/reversals`, page, page.rows.map(reversalObject)));
+    },
+  );
+
+  /** A reversal of one of the caller's transfers; both ids must match. */
+  const findReversal = async (db: Db, request: FastifyRequest<{ Params: { id: string; reversal_id: string } }>) => {
+    const s = scopeOf(request);
+    const { id, reversal_id } = request.params;
+    const row = await db
+      .selectFrom('transfer_reversals')
+      .selectAll()
+      .where('id', '=', reversal_id)
+      .where('transfer_id', '=', id)
+      .where('platform_account_id', '=', s.platform)
+      .where('livemode', '=', s.livemode)
+      .executeTakeFirst();
+    if (!row) throw noSuch('transfer_reversal', reversal_id);
+    return row;
+  };
+
+  app.get<{ Params: { id: string; reversal_id: string } }>(
+    '/v1/transfers/:id/reversals/:reversal_id',
+    {
+      ...opts,
+      schema: {
+        operationId: 'retrieveTransferReversal',
+        summary: 'Retrieve a transfer reversal',
+        description: 'One reversal of one of your transfers.',
+        tags,
+        security,
+        params: ReversalParams,
+        response: { ...objectAnswers(ReversalObject, 'The reversal.'), ...errorAnswers([401, 404, 429]) },
+      },
+    },
+    async (request, reply) => sendObject(request, reply, reversalObject(await findReversal(deps.store.db, request))),
+  );
+
+  app.post<{ Params: { id: string; reversal_id: string }; Body: UpdateReversal }>(
+    '/v1/transfers/:id/reversals/:reversal_id',
+    {
+      ...opts,
+      schema: {
+        operationId: 'updateTransferReversal',
+        summary: 'Update a transfer reversal',
+        description: 'Changes `metadata` only (keys are merged; a key set to an empty string is removed).',
+        tags,
+        security,
+        params: ReversalParams,
+        body: UpdateReversal,
+        response: { ...objectAnswers(ReversalObject, 'The reversal after the update.'), ...errorAnswers([400, 401, 404, 409, 429]) },
+      },
+    },
+    async (request, reply) => {
+      const s = scopeOf(request);
+      const now = deps.now();
+      const updated = await deps.store.transaction(async (tx) => {
+        // Locked first, then merged, as for transfers.
+        const row = await tx
+          .updateTable('transfer_reversals')
+          .set({ updated_at: now })
+          .where('id', '=', request.params.reversal_id)
+          .where('transfer_id', '=', request.params.id)
+          .where('platform_account_id', '=', s.platform)
+          .where('livemode', '=', s.livemode)
+          .returningAll()
+          .executeTakeFirst();
+        if (!row) throw noSuch('transfer_reversal', request.params.reversal_id);
+        const metadata = JSON.stringify(mergeMetadata(row.metadata, request.body.metadata as MetadataInput | undefined));
+        await tx.updateTable('transfer_reversals').set({ metadata }).where('id', '=', row.id).execute();
+        return { ...row, metadata };
+      });
+      return sendObject(request, reply, reversalObject(updated));
+    },
+  );
+
+  registerBalanceRoute(app, deps);
+}

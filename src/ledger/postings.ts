@@ -22,7 +22,7 @@ export interface Posting {
   entries: readonly Entry[];
   /** Marks the entries as already settled (the settlement posting itself). */
   settled?: boolean;
-  /** The balance slot to update instead of the transaction's random one (PAYOUT_SLOT). */
+  /** The balance slot to update instead of the transaction's random one (PAYOUT_SLOT, TRANSFER_SLOT). */
   slot?: number;
 }
 
@@ -46,6 +46,12 @@ const slotOfTx = new WeakMap<Tx, number>();
  * order among themselves (src/payouts/ledger.ts).
  */
 export const PAYOUT_SLOT = BALANCE_SLOTS;
+/**
+ * The slot of every transfer and transfer reversal posting (src/connect/ledger.ts): like
+ * PAYOUT_SLOT, rows no payment, refund or payout updates, locked in (account, ledger
+ * account) order by transfers and reversals alike, so they never deadlock on PostgreSQL.
+ */
+export const TRANSFER_SLOT = BALANCE_SLOTS + 1;
 
 function slotOf(tx: Tx): number {
   let slot = slotOfTx.get(tx);

@@ -10,7 +10,8 @@ export type LedgerAccount =
   | 'refunds_in_flight' // refunds sent to a processor that has not answered yet
   | 'fees' // the gateway's fees charged to this merchant
   | 'payouts_reserved' // taken from available for payouts not paid yet (SCHEDULED, PROCESSING)
-  | 'fx_conversion'; // the conversion desk: one currency in, another out (payouts in another currency)
+  | 'fx_conversion' // the conversion desk: one currency in, another out (payouts in another currency)
+  | 'connect_transfers'; // transfers between a platform and its connected accounts, in transit within one posting pair (src/connect/ledger.ts)
 
 export interface LedgerPostingRow {
   posting_id: string;
@@ -20,7 +21,7 @@ export interface LedgerPostingRow {
   reason: string;
   /** The payment the posting belongs to ('' for account-level postings like settlement). */
   transaction_id: string;
-  /** refund_reference_id, payout id, … when the posting belongs to a sub-object. */
+  /** refund_reference_id, payout id, transfer or reversal id, … when the posting belongs to a sub-object. */
   ref: string;
   created_at: number;
 }
@@ -47,7 +48,7 @@ export interface LedgerBalanceRow {
   account_id: string;
   currency: string;
   ledger_account: LedgerAccount;
-  /** 0 … BALANCE_SLOTS-1: concurrent transactions update different rows; PAYOUT_SLOT for payouts' postings. */
+  /** 0 … BALANCE_SLOTS-1: concurrent transactions update different rows; PAYOUT_SLOT for payouts' postings, TRANSFER_SLOT for transfers'. */
   slot: number;
   balance_minor: number;
   updated_at: number;

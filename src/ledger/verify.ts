@@ -1,7 +1,7 @@
 // `tollgate ledger verify`: proves the books. Every posting sums to zero, every currency
 // sums to zero, every materialised balance equals the sum of its entries, and the ledger
-// agrees with each payment's held, captured and refunded amounts and with each payout's
-// reserved, paid and fee amounts.
+// agrees with each payment's held, captured and refunded amounts, with each payout's
+// reserved, paid and fee amounts, and with each transfer's transferred and reversed amounts.
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema.js';
 
@@ -11,6 +11,7 @@ export interface VerifyReport {
   entries: number;
   payments: number;
   payouts: number;
+  transfers: number;
   problems: string[];
 }
 
@@ -171,5 +172,107 @@ export async function verifyLedger(db: Kysely<DB>): Promise<VerifyReport> {
     }
   }
 
-  return { ok: problems.length === 0, postings: Number(counts.postings), entries: Number(counts.entries), payments, payouts, problems };
+  const transfers = await verifyTransfers(db, note);
+
+  return { ok: problems.length === 0, postings: Number(counts.postings), entries: Number(counts.entries), payments, payouts, transfers, problems };
+}
+
+/**
+ * The ledger against the transfers tables (src/connect/ledger.ts; decisions §18), a page of
+ * transfers at a time. For a transfer of A with R reversed (net N = A − R) from platform P
+ * to connected account C: R ≤ A and R is the sum of its reversal rows; its `transfer` and
+ * `transfer_reversal` postings move exactly N: P's merchant_available −N and
+ * connect_transfers +N, C's connect_transfers −N and merchant_available +N (so
+ * connect_transfers sums to zero across both), in the transfer's currency and nowhere else;
+ * each reversal moves its own amount back; no such posting names a transfer or reversal
+ * that does not exist.
+ */
+async function verifyTransfers(db: Kysely<DB>, note: (p: string) => void): Promise<number> {
+  const sum = sql<number>`sum(e.amount_minor)`;
+  const orphans = await db
+    .selectFrom('ledger_postings as p')
+    .leftJoin('transfers as t', 't.id', 'p.ref')
+    .leftJoin('transfer_reversals as r', 'r.id', 'p.ref')
+    .select(['p.posting_id', 'p.reason', 'p.ref'])
+    .where((eb) =>
+      eb.or([eb.and([eb('p.reason', '=', 'transfer'), eb('t.id', 'is', null)]), eb.and([eb('p.reason', '=', 'transfer_reversal'), eb('r.id', 'is', null)])]),
+    )
+    .limit(MAX_PROBLEMS)
+    .execute();
+  for (const o of orphans) note(`posting ${o.posting_id} (${o.reason}) names ${o.ref || 'nothing'}, which is not a transfer or reversal`);
+
+  let transfers = 0;
+  let after = '';
+  for (let page = 0; page < 1_000_000; page++) {
+    const rows = await db
+      .selectFrom('transfers')
+      .select(['id', 'platform_account_id', 'destination', 'currency', 'amount_minor', 'reversed_minor'])
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(PAGE)
+      .execute();
+    if (rows.length === 0) break;
+    transfers += rows.length;
+    after = rows[rows.length - 1]!.id;
+    const ids = rows.map((r) => r.id);
+    const reversals = await db.selectFrom('transfer_reversals').select(['id', 'transfer_id', 'amount_minor']).where('transfer_id', 'in', ids).execute();
+    // What each transfer's own posting and each reversal's postings moved, per (account, currency, ledger account).
+    const own = await db
+      .selectFrom('ledger_entries as e')
+      .innerJoin('ledger_postings as p', 'p.posting_id', 'e.posting_id')
+      .select(['p.ref as ref', 'e.account_id', 'e.currency', 'e.ledger_account', sum.as('total')])
+      .where('p.reason', '=', 'transfer')
+      .where('p.ref', 'in', ids)
+      .groupBy(['p.ref', 'e.account_id', 'e.currency', 'e.ledger_account'])
+      .execute();
+    const back = await db
+      .selectFrom('ledger_entries as e')
+      .innerJoin('ledger_postings as p', 'p.posting_id', 'e.posting_id')
+      .innerJoin('transfer_reversals as r', 'r.id', 'p.ref')
+      .select(['p.ref as ref', 'r.transfer_id', 'e.account_id', 'e.currency', 'e.ledger_account', sum.as('total')])
+      .where('p.reason', '=', 'transfer_reversal')
+      .where('r.transfer_id', 'in', ids)
+      .groupBy(['p.ref', 'r.transfer_id', 'e.account_id', 'e.currency', 'e.ledger_account'])
+      .execute();
+    const key = (account_id: string, currency: string, ledger_account: string) => `${account_id}/${currency}/${ledger_account}`;
+    const posted = new Map<string, Map<string, number>>();
+    const add = (of: string, k: string, amount: number) => {
+      const m = posted.get(of) ?? new Map<string, number>();
+      m.set(k, (m.get(k) ?? 0) + amount);
+      posted.set(of, m);
+    };
+    for (const x of own) add(x.ref, key(x.account_id, x.currency, x.ledger_account), Number(x.total));
+    for (const x of back) {
+      add(x.transfer_id, key(x.account_id, x.currency, x.ledger_account), Number(x.total));
+      add(x.ref, key(x.account_id, x.currency, x.ledger_account), Number(x.total));
+    }
+    const reversedRows = new Map<string, number>();
+    for (const r of reversals) reversedRows.set(r.transfer_id, (reversedRows.get(r.transfer_id) ?? 0) + Number(r.amount_minor));
+
+    /** The four lines a movement of n from `from` to `to` posts, and nothing else. */
+    const compare = (what: string, got: Map<string, number> | undefined, from: string, to: string, currency: string, n: number) => {
+      const want = new Map([
+        [key(from, currency, 'merchant_available'), -n],
+        [key(from, currency, 'connect_transfers'), n],
+        [key(to, currency, 'connect_transfers'), -n],
+        [key(to, currency, 'merchant_available'), n],
+      ]);
+      for (const [k, amount] of want) if ((got?.get(k) ?? 0) !== amount) note(`${what}: ${k} posts ${got?.get(k) ?? 0}, expected ${amount}`);
+      for (const [k, amount] of got ?? []) if (!want.has(k) && amount !== 0) note(`${what}: ${k} posts ${amount}, expected nothing`);
+    };
+    const byTransfer = new Map(rows.map((r) => [r.id, r]));
+    for (const r of rows) {
+      const amount = Number(r.amount_minor);
+      const reversed = Number(r.reversed_minor);
+      if (reversed < 0 || reversed > amount) note(`transfer ${r.id}: reversed ${reversed} is outside 0 … ${amount}`);
+      const sumRows = reversedRows.get(r.id) ?? 0;
+      if (sumRows !== reversed) note(`transfer ${r.id}: its reversals sum to ${sumRows}, the transfer says ${reversed} reversed`);
+      compare(`transfer ${r.id}`, posted.get(r.id), r.platform_account_id, r.destination, r.currency, amount - reversed);
+    }
+    for (const v of reversals) {
+      const t = byTransfer.get(v.transfer_id)!;
+      compare(`reversal ${v.id} of ${t.id}`, posted.get(v.id), t.destination, t.platform_account_id, t.currency, Number(v.amount_minor));
+    }
+  }
+  return transfers;
 }

@@ -1,4 +1,4 @@
-// `npm run test:crash [-- --engine sqlite|postgres] [-- --cycles N] [-- --part load|checkout|subscriptions|payouts]` (issue 6): under
+// `npm run test:crash [-- --engine sqlite|postgres] [-- --cycles N] [-- --part load|checkout|subscriptions|payouts|transfers]` (issue 6): under
 // concurrent mixed load the gateway is killed with SIGKILL at random moments and restarted.
 // Then: every payment answered as successful exists with its amount and transaction_id, no
 // order is charged twice (repeats got the same transaction, a changed body got 1011), every
@@ -12,8 +12,10 @@
 // exactly once. Then subscription deductions (subscriptions.ts): batches of scheduled
 // charges killed mid-flight lose and double none. Then payouts (payouts.ts): bursts of
 // payouts over the balance killed mid-flight and resent by request_id overdraw nothing and
-// pay nothing twice. `--quick`: 3 cycles, two checkout rounds, two subscription rounds and
-// two payout rounds. `--part` runs one part only (repeatable).
+// pay nothing twice. Then transfers (transfers.ts): bursts of generic-interface transfers and
+// reversals killed mid-flight and resent under their Idempotency-Keys move no money twice and
+// take no balance below zero. `--quick`: 3 cycles, two checkout rounds, two subscription
+// rounds, two payout rounds and three transfer rounds. `--part` runs one part only (repeatable).
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
@@ -48,6 +50,7 @@ import {
 import { checkoutCrash } from './checkout.js';
 import { payoutCrash } from './payouts.js';
 import { subscriptionCrash } from './subscriptions.js';
+import { transferCrash } from './transfers.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -55,7 +58,7 @@ const { values: args } = parseArgs({
     cycles: { type: 'string' },
     'no-build': { type: 'boolean' },
     quick: { type: 'boolean' },
-    /** `load`, `checkout`, `subscriptions` or `payouts`: only these parts (all by default; repeatable). */
+    /** `load`, `checkout`, `subscriptions`, `payouts` or `transfers`: only these parts (all by default; repeatable). */
     part: { type: 'string', multiple: true },
   },
 });
@@ -71,7 +74,10 @@ const SUBSCRIPTIONS_PER_ROUND = args.quick ? 60 : 150;
 /** Payouts: kill -9 rounds, and new payouts fired at once in each (besides resends, repeats, cancels). */
 const PAYOUT_ROUNDS = args.quick ? 2 : 5;
 const PAYOUTS_PER_ROUND = args.quick ? 60 : 120;
-const PARTS = ['load', 'checkout', 'subscriptions', 'payouts'] as const;
+/** Transfers: kill -9 rounds, and new transfers fired in each (reversals, about half as many, and resends on top). */
+const TRANSFER_ROUNDS = args.quick ? 3 : 6;
+const TRANSFERS_PER_ROUND = args.quick ? 60 : 120;
+const PARTS = ['load', 'checkout', 'subscriptions', 'payouts', 'transfers'] as const;
 const REQUEST_TIMEOUT_MS = 10_000;
 const DELIVERY_TIMEOUT_MS = 90_000;
 const CI = process.env.CI === 'true' || process.env.CI === '1';
@@ -507,6 +513,12 @@ async function main(): Promise<void> {
         await payoutCrash(engine, { rounds: PAYOUT_ROUNDS, payouts: PAYOUTS_PER_ROUND, check, log });
       } catch (e) {
         check(`payouts crash test on ${engine} ran to the end`, false, (e as Error).message.slice(0, 500));
+      }
+    if (runs('transfers'))
+      try {
+        await transferCrash(engine, { rounds: TRANSFER_ROUNDS, transfers: TRANSFERS_PER_ROUND, check, log });
+      } catch (e) {
+        check(`transfers crash test on ${engine} ran to the end`, false, (e as Error).message.slice(0, 500));
       }
   }
   log(`\n${results.passed} passed, ${results.failed} failed`);

@@ -1,0 +1,69 @@
+// `GET /v1/balance` (decisions §12, §18): the caller's balances per currency from the
+// ledger's materialised sums (src/ledger/balances.ts), or, with `Stripe-Account: acct_…`,
+// those of one of its connected accounts of its mode. Only this route reads that header:
+// acting as a connected account is not offered elsewhere.
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { callerOf, genericRouteOptions } from '../generic/auth.js';
+import { CONNECT_TAG, errorAnswers, objectAnswers } from '../generic/docs.js';
+import { lower, noSuch, sendObject } from '../generic/wire.js';
+import type { Deps } from '../http/context.js';
+import { accountBalances } from '../ledger/balances.js';
+import { findAccount } from './accounts.js';
+
+const Funds = Type.Array(
+  Type.Object({
+    amount: Type.Integer({ description: 'minor units; available may be negative after refunds' }),
+    currency: Type.String({ description: 'lowercase ISO 4217' }),
+  }),
+);
+
+const BalanceObject = Type.Object(
+  {
+    object: Type.Literal('balance'),
+    livemode: Type.Boolean(),
+    available: Funds,
+    pending: Funds,
+  },
+  { description: 'Available (settled; what transfers and payouts take from) and pending (captured, not settled yet) funds per currency.' },
+);
+
+const BalanceHeaders = Type.Object({
+  'stripe-account': Type.Optional(Type.String({ description: 'the id (acct_…) of one of your connected accounts: its balance instead of yours' })),
+});
+
+export function registerBalanceRoute(app: FastifyInstance, deps: Deps): void {
+  app.get(
+    '/v1/balance',
+    {
+      ...genericRouteOptions(deps),
+      schema: {
+        operationId: 'retrieveBalance',
+        summary: 'Retrieve the balance',
+        description: 'Your account’s balance per currency, or with the `Stripe-Account` header that of one of your connected accounts (another id is 404).',
+        tags: [CONNECT_TAG],
+        security: [{ bearer: [] }],
+        headers: BalanceHeaders,
+        response: { ...objectAnswers(BalanceObject, 'The balance.'), ...errorAnswers([401, 404, 429]) },
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request);
+      let account_id = caller.creds.account.account_id;
+      const as = request.headers['stripe-account'];
+      if (as !== undefined) {
+        const id = Array.isArray(as) ? String(as[0]) : as;
+        const connected = await findAccount(deps.store.db, account_id, caller.livemode, id);
+        if (!connected) throw noSuch('account', id, 'Stripe-Account');
+        account_id = connected.id;
+      }
+      const balances = await accountBalances(deps.store.db, account_id);
+      return sendObject(request, reply, {
+        object: 'balance',
+        livemode: caller.livemode,
+        available: balances.map((b) => ({ amount: b.available_minor, currency: lower(b.currency) })),
+        pending: balances.map((b) => ({ amount: b.pending_minor, currency: lower(b.currency) })),
+      });
+    },
+  );
+}
