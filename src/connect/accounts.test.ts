@@ -2,6 +2,7 @@
 // wire conventions they share, and test/live separation of keys.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { topUp } from '../payouts/admin.js';
 import { type TestGateway, testGateway } from '../test/harness.js';
 
 let gw: TestGateway;
@@ -47,6 +48,31 @@ describe('connected accounts', () => {
     assert.equal(gone.statusCode, 404);
     assert.equal(gone.json().error.type, 'invalid_request_error');
     assert.equal(gone.json().error.code, 'resource_missing');
+  });
+
+  test('an account holding a balance cannot be deleted until its transfers are reversed', async () => {
+    await topUp(gw.runtime.store, { account_id: gw.merchant.account_id, currency: 'USD', amount: '50.00' }, Date.now());
+    const a = (await gw.generic('POST', '/v1/accounts', key, { country: 'US', capabilities: { transfers: { requested: true } } })).json();
+    const t = await gw.generic('POST', '/v1/transfers', key, { amount: 1500, currency: 'usd', destination: a.id });
+    assert.equal(t.statusCode, 200, t.body);
+    const refused = await gw.generic('DELETE', `/v1/accounts/${a.id}`, key);
+    assert.equal(refused.statusCode, 400);
+    assert.equal(refused.json().error.code, 'balance_insufficient');
+    assert.equal((await gw.generic('GET', `/v1/accounts/${a.id}`, key)).statusCode, 200, 'the refusal changed nothing');
+    assert.equal((await gw.generic('POST', `/v1/transfers/${t.json().id}/reversals`, key)).statusCode, 200);
+    assert.equal((await gw.generic('DELETE', `/v1/accounts/${a.id}`, key)).json().deleted, true);
+    const late = await gw.generic('POST', '/v1/transfers', key, { amount: 100, currency: 'usd', destination: a.id });
+    assert.equal(late.statusCode, 400, 'no transfer to a deleted account');
+  });
+
+  test('one Idempotency-Key on two objects is two requests: 409, never the other object’s answer', async () => {
+    const a = (await gw.generic('POST', '/v1/accounts', key, { country: 'US' })).json();
+    const b = (await gw.generic('POST', '/v1/accounts', key, { country: 'US' })).json();
+    const first = await gw.generic('POST', `/v1/accounts/${a.id}`, key, { metadata: { x: '1' } }, { headers: { 'idempotency-key': 'same-key-two-ids' } });
+    assert.equal(first.json().id, a.id);
+    const second = await gw.generic('POST', `/v1/accounts/${b.id}`, key, { metadata: { x: '1' } }, { headers: { 'idempotency-key': 'same-key-two-ids' } });
+    assert.equal(second.statusCode, 409);
+    assert.deepEqual((await gw.generic('GET', `/v1/accounts/${b.id}`, key)).json().metadata, {});
   });
 
   test('JSON bodies work too', async () => {

@@ -196,7 +196,8 @@ export function registerAccountRoutes(app: FastifyInstance, deps: Deps): void {
       schema: {
         operationId: 'createAccount',
         summary: 'Create a connected account',
-        description: 'A connected account under your (platform) account, in your key’s mode. Capabilities requested become `active`. Answers the account object.',
+        description:
+          'A connected account under your (platform) account, in your key’s mode. Capabilities requested become `active`. Answers the account object.',
         tags,
         security: [{ bearer: [] }],
         body: CreateAccount,
@@ -309,9 +310,20 @@ export function registerAccountRoutes(app: FastifyInstance, deps: Deps): void {
     async (request, reply) => {
       const caller = callerOf(request);
       await deps.store.transaction(async (tx) => {
-        const row = await findAccount(tx, caller.creds.account.account_id, caller.livemode, request.params.id);
-        if (!row) throw noSuch('account', request.params.id);
-        const held = (await accountBalances(tx, row.id)).filter((x) => x.available_minor !== 0 || x.pending_minor !== 0);
+        // Mark it deleted first: the update locks the row until commit, so a transfer to it
+        // (which locks the same row) either committed before and shows in the balance read
+        // next, or waits and then finds it deleted. A refusal rolls the mark back.
+        const marked = await tx
+          .updateTable('connected_accounts')
+          .set({ deleted: 1, updated_at: deps.now() })
+          .where('id', '=', request.params.id)
+          .where('platform_account_id', '=', caller.creds.account.account_id)
+          .where('livemode', '=', caller.livemode ? 1 : 0)
+          .where('deleted', '=', 0)
+          .returning('id')
+          .executeTakeFirst();
+        if (!marked) throw noSuch('account', request.params.id);
+        const held = (await accountBalances(tx, marked.id)).filter((x) => x.available_minor !== 0 || x.pending_minor !== 0);
         const first = held[0];
         if (first) {
           throw invalidParam(
@@ -320,7 +332,6 @@ export function registerAccountRoutes(app: FastifyInstance, deps: Deps): void {
             'balance_insufficient',
           );
         }
-        await tx.updateTable('connected_accounts').set({ deleted: 1, updated_at: deps.now() }).where('id', '=', row.id).where('deleted', '=', 0).execute();
       });
       return sendObject(request, reply, { id: request.params.id, object: 'account', deleted: true });
     },

@@ -104,9 +104,11 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps): void {
     if (given === undefined) return;
     const key = Array.isArray(given) ? given[0] : given;
     if (!key || !KEY.test(key)) throw new ApiError('0400', 'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces', 'Idempotency-Key');
-    const route = request.routeOptions.url ?? request.url;
+    // The path as sent, ids included: one key on /v1/transfers/A/reversals and then on
+    // /v1/transfers/B/reversals is two requests (409), not a replay of A's answer.
+    const path = request.url.split('?')[0] ?? request.url;
     // Keyed hash: bodies may hold card numbers (PCI DSS 3.5.1.1).
-    const hash = deps.keyring.fingerprint(`POST ${route}\n${JSON.stringify(request.body ?? null)}`);
+    const hash = deps.keyring.fingerprint(`POST ${path}\n${JSON.stringify(request.body ?? null)}`);
     request.idempotency = { key, hash };
   });
 

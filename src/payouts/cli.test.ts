@@ -93,7 +93,7 @@ test('top-up, pricing, markup, then a payout that uses them; list, show, benefic
   assert.match(rails.stdout, /every SEPA country\s+EUR\s+SEPA/);
   const verify = await runCli('ledger', 'verify');
   assert.equal(verify.code, 0, verify.stdout);
-  assert.match(verify.stdout, /\d+ payouts checked/);
+  assert.match(verify.stdout, /\d+ payouts, \d+ transfers checked/);
 });
 
 test('payouts resolve settles a PROCESSING payout by hand, with its funds and event; refuses any other', async () => {
