@@ -22,8 +22,13 @@
 // /v1/cancelpayout and /v1/retrievalPayout get their own generators (payouts.ts) for a funded
 // merchant of their own, with another funded merchant's payouts as targets that must never
 // be reached; accepted payouts keep available ≥ 0 and the books adding up, and at the end
-// every payout job runs and the ledger verifies. `--quick` runs a few hundred cases to prove the harness works; only a
-// full run counts toward 20,000.
+// every payout job runs and the ledger verifies. The generic interface (decisions §12, §18;
+// issue 13 item 7): every registered generic route (generic.ts: one table of routes, probed)
+// gets bodies in form and JSON, queries, path ids (its platform's, another platform's and the
+// live mode's, near misses, hostile ones), Authorization and Idempotency-Key variants and raw
+// payloads: refusals in the generic error object that write nothing, GETs that never write,
+// accepted answers of test mode holding no other platform's ids. `--quick` runs a few hundred
+// cases to prove the harness works; only a full run counts toward 20,000.
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
@@ -33,6 +38,7 @@ import { cardFacts } from '../../cards/card.js';
 import type { AuthoriseRequest } from '../../client/index.js';
 import { ENGINE, paymentRequest, type TestGateway, testGateway } from '../harness.js';
 import { buildDist, createMerchant, freePort, freshDatabase, gatewayClient, gatewayEnv, startGateway } from '../process.js';
+import { fuzzGeneric, type GenericFuzzer, KNOWN_BUGS, seedGeneric } from './generic.js';
 import {
   type Case,
   CONTENT_TYPES,
@@ -96,6 +102,8 @@ const PAYOUT_RUNS = {
   retrievals: Math.ceil(RUNS_PER_TARGET / 2),
   raw: Math.ceil(RUNS_PER_TARGET / 8),
 };
+/** The generic interface (issue 13 item 7): generated requests per registered route, and raw payloads per POST route (generic.ts). */
+const GENERIC_RUNS = { requests: Math.ceil(RUNS_PER_TARGET / 4), raw: Math.ceil(RUNS_PER_TARGET / 16) };
 const CHALLENGE_SEEDS = 40;
 const SOCKET_CASES = Number(args.socket ?? (QUICK ? 40 : 400));
 const SEED = args.seed ? Number(args.seed) : Date.now() % 2 ** 31;
@@ -360,7 +368,8 @@ interface Challenge {
 const CHALLENGE_CARD = '4000000000003220';
 
 async function inProcess(): Promise<void> {
-  const gw = await testGateway({ settings: { public_url: 'http://tollgate.test' } });
+  // The generic interface's per-key rate limit would refuse most fuzz cases (it has its own tests: src/generic/conventions.test.ts).
+  const gw = await testGateway({ settings: { public_url: 'http://tollgate.test', api_rate_limit: 1_000_000 } });
   let check: Checksum | null = null;
   try {
     const m = gw.merchant;
@@ -407,6 +416,12 @@ async function inProcess(): Promise<void> {
     // Payouts: a funded merchant of their own (the card payments and refunds of the run
     // never move its balance) and another funded merchant whose payouts it must never reach.
     const payoutPool = await seedPayouts(gw);
+    // The generic interface: a platform with connected accounts (and transfers, payments and
+    // refunds, where those routes are registered), another platform and a live one (generic.ts).
+    const genericSeed = await seedGeneric(gw);
+    log(
+      `  generic interface: ${genericSeed.routes.length} registered routes fuzzed${genericSeed.missing.length ? `; not registered (left out): ${genericSeed.missing.join(', ')}` : ''}`,
+    );
     log(
       `  seeded ${pool.sessions.length} checkout sessions, ${pool.issuer.length} APM issuer pages, ${subs.length} subscriptions (${FOREIGN_SUBSCRIPTIONS} of another merchant) and ${payoutPool.own.length + payoutPool.foreign.length} payouts (${payoutPool.foreign.length} of another merchant)`,
     );
@@ -441,7 +456,8 @@ async function inProcess(): Promise<void> {
     /** Tables the last case changed (payouts.ts checks answers that must write nothing). */
     let lastChanged: string[] = [];
 
-    const runCase = async (label: string, isCounted: boolean, c: Case): Promise<Answer> => {
+    /** `mayWrite`: a refusal that may write (a generic card decline, HTTP 402, stores the declined payment). */
+    const runCase = async (label: string, isCounted: boolean, c: Case, mayWrite?: (a: Answer) => boolean): Promise<Answer> => {
       results.cases++;
       bump(isCounted ? counted : uncounted, label);
       const res = await inject(c);
@@ -466,7 +482,8 @@ async function inProcess(): Promise<void> {
         const problem = namesProblem(res.statusCode, res.body, String(res.headers['content-type'] ?? ''));
         if (problem) throw new Error(`${problem} for ${describeCase(c)}`);
         const changed = lastChanged;
-        if (changed.length) throw new Error(`a ${res.statusCode} refusal changed table contents (${changed.join('; ')}) for ${describeCase(c)}`);
+        if (changed.length && !mayWrite?.(res))
+          throw new Error(`a ${res.statusCode} refusal changed table contents (${changed.join('; ')}) for ${describeCase(c)}`);
       } else if (label === 'POST /v1/cancelsubscription') {
         const problem = cancelProblem(c, res, changedTables(state, after));
         if (problem) throw new Error(`${problem} for ${describeCase(c)}`);
@@ -732,6 +749,39 @@ async function inProcess(): Promise<void> {
         () => results.cases,
       );
       log(`  payouts: ${results.cases - before} cases, ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    }
+
+    // The generic interface (issue 13 item 7), while the tables are still small.
+    {
+      const t0 = Date.now();
+      const before = results.cases;
+      // generic.ts's cases add DELETE to Case's methods; the runner passes the method through to inject and describeCase.
+      const genericFuzzer: GenericFuzzer = {
+        run: (label, c, mayWrite) => runCase(label, true, c as unknown as Case, mayWrite),
+        changed: () => lastChanged,
+        property,
+      };
+      const { problems, tally } = await fuzzGeneric(genericFuzzer, gw, genericSeed, GENERIC_RUNS, log, () => results.cases);
+      for (const [label, st] of tally.statuses)
+        log(
+          `  ${label}: ${[...st.entries()]
+            .sort((a, b) => a[0] - b[0])
+            .map(([k, v]) => `${k}×${v}`)
+            .join(' ')}`,
+        );
+      const created = [...tally.created.entries()].map(([k, v]) => `${k} ${v}`).join(', ');
+      log(
+        `  generic: ${results.cases - before} cases, ${((Date.now() - t0) / 1000).toFixed(1)} s; ${tally.unauthorised} invalid keys answered 401, ${tally.foreignRefused} requests naming another platform's or mode's object refused, ${tally.getsWithoutWrites} GETs wrote nothing, ${tally.leftInterface} paths resolved outside the interface; created ${created || 'nothing'}`,
+      );
+      if (tally.routerShape.size && KNOWN_BUGS.routerShape)
+        log(
+          `  KNOWN BUG (routerShape, see KNOWN_BUGS in generic.ts; tallied, not failed): ${[...tally.routerShape.entries()].map(([k, v]) => `${k}×${v}`).join(', ')}`,
+        );
+      if (problems.length === 0) results.passed++;
+      else results.failed++;
+      log(
+        `${problems.length === 0 ? 'ok' : 'not ok'} - generic interface after the fuzz: other platforms' and the live mode's objects unchanged, no connected account's balance below zero, ledger verified${problems.length ? `: ${problems.slice(0, 5).join('; ')}` : ''}`,
+      );
     }
 
     // Sessions the fuzzed POST /v1/checkout opens join the shopper pages' pool; subscriptions
