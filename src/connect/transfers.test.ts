@@ -91,6 +91,15 @@ async function ledgerClean(): Promise<void> {
 }
 
 describe('transfers', () => {
+  test('only an account with the transfers capability active receives transfers; nothing is written otherwise', async () => {
+    const p = await platform(10_000);
+    const bare = (await ok(gw.generic('POST', '/v1/accounts', p.key, { country: 'US' }))).id as string;
+    refused(await transfer(p, { amount: 100, currency: 'usd', destination: bare }), 400, 'insufficient_capabilities_for_transfer', 'destination');
+    assert.equal((await ok(gw.generic('GET', '/v1/transfers', p.key))).data.length, 0);
+    await ok(gw.generic('POST', `/v1/accounts/${bare}`, p.key, { capabilities: { transfers: { requested: true } } }));
+    await ok(transfer(p, { amount: 100, currency: 'usd', destination: bare }));
+  });
+
   test('create: the transfer object; the money moves from the platform to the connected account', async () => {
     const p = await platform(100_000);
     const dest = await connected(p);

@@ -316,9 +316,18 @@ export function registerTransferRoutes(app: FastifyInstance, deps: Deps): void {
           .where('platform_account_id', '=', s.platform)
           .where('livemode', '=', s.livemode)
           .where('deleted', '=', 0)
-          .returning('id')
+          .returning(['id', 'capabilities'])
           .executeTakeFirst();
         if (!open) throw noDestination(b.destination);
+        // As the platform family does: only an account with the transfers capability receives transfers.
+        if ((JSON.parse(open.capabilities) as Record<string, string>).transfers !== 'active') {
+          throw new GenericError(400, {
+            type: 'invalid_request_error',
+            code: 'insufficient_capabilities_for_transfer',
+            param: 'destination',
+            message: `Account ${b.destination} does not have the transfers capability active: request it with capabilities[transfers][requested]=true.`,
+          });
+        }
         const available = await availableMinor(tx, s.platform, currency);
         if (amount > available) throw insufficient('your account', currency, available, amount);
         const row: TransferRow = {

@@ -15,6 +15,18 @@ declare module 'fastify' {
   }
 }
 
+/** The bracket-notation name of the first string holding a NUL, or null. */
+function nulAt(value: unknown, path: string, depth = 0): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (value === null || typeof value !== 'object' || depth > 8) return null;
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    if (k.includes('\u0000')) return path || 'query';
+    const found = nulAt(v, path ? `${path}[${k}]` : k, depth + 1);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
 /** A presented key as an error may show it: its mode prefix and last four characters. */
 function redacted(presented: string): string {
   const m = /^(sk_(?:test|live)_)/.exec(presented);
@@ -65,9 +77,30 @@ export function genericRouteOptions(deps: Deps) {
     request.apiKey = caller;
     request.account = caller.creds; // idempotency keys are scoped by it (src/idempotency)
   };
-  // A POST without a body (the official client sends none when there are no parameters) has no parameters.
   const preValidation = async (request: FastifyRequest) => {
+    // decisions §12: form or JSON; the acquiring interface's XML is not a shape of this one.
+    if (request.bodyFormat === 'xml')
+      throw new GenericError(400, {
+        type: 'invalid_request_error',
+        code: 'parameter_invalid',
+        message: 'Send the parameters form-encoded or as JSON, not XML.',
+      });
+    // A POST without a body (the official client sends none when there are no parameters) has no parameters.
     if ((request.body === undefined || request.body === null) && request.method !== 'GET') request.body = {};
+    // Text columns cannot hold NUL (PostgreSQL refuses it): no id or filter holds one.
+    const at = nulAt(request.params, '') ?? nulAt(request.query, '');
+    if (at !== null)
+      throw new GenericError(400, {
+        type: 'invalid_request_error',
+        code: 'parameter_invalid',
+        message: `Invalid ${at || 'path'}: it holds a NUL character.`,
+        ...(at ? { param: at } : {}),
+      });
   };
-  return { config: { answer: 'generic' as const }, onRequest, preValidation, ...answersAreStrings };
+  // Every answer carries the request's id, replays and router refusals included.
+  const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    reply.header('request-id', request.id);
+    return payload;
+  };
+  return { config: { answer: 'generic' as const }, onRequest, preValidation, onSend, ...answersAreStrings };
 }

@@ -54,6 +54,16 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     },
     // The router's own refusals (malformed URL, over-long path parameter) answer in our shape.
     frameworkErrors: (error, request, reply) => {
+      const detail = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path parameter is too long' : 'the URL is malformed';
+      if (GENERIC_PATH.test(request.url)) {
+        reply.header('request-id', request.id);
+        void sendGenericError(
+          request,
+          reply,
+          new GenericError(400, { type: 'invalid_request_error', code: 'parameter_invalid', message: `The request URL is invalid: ${detail}.` }),
+        );
+        return;
+      }
       void sendError(request, reply, {
         code: '0400',
         detail: error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path parameter is too long' : 'the URL is malformed',
@@ -145,7 +155,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
 }
 
 /** The generic interface's paths: an unknown one is answered in its shape. */
-const GENERIC_PATH = /^\/v1\/(payments|refunds|accounts|transfers|balance)(\/|\?|$)/;
+const GENERIC_PATH = /^\/v1\/(payments|refunds|accounts?|transfers|balance)(\/|\?|$)/;
 
 /** Any failure on a generic route, as the platform family's error object (decisions §12). */
 function genericError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {

@@ -17,7 +17,9 @@ command({
     const report = await verifyLedger((await runtime()).store.db);
     if (values.json) out(JSON.stringify(report));
     else {
-      out(`${report.postings} postings, ${report.entries} entries, ${report.payments} payments, ${report.payouts} payouts, ${report.transfers} transfers checked`);
+      out(
+        `${report.postings} postings, ${report.entries} entries, ${report.payments} payments, ${report.payouts} payouts, ${report.transfers} transfers checked`,
+      );
       for (const p of report.problems) out(`PROBLEM ${p}`);
       out(report.ok ? 'ledger OK' : 'ledger NOT OK');
     }

@@ -496,7 +496,7 @@ const ERROR_TYPES = new Set(['invalid_request_error', 'card_error', 'idempotency
  *   parameter past its length limit) answer in the acquiring shape without a Request-Id
  *   (src/http/app.ts frameworkErrors).
  */
-export const KNOWN_BUGS = { routerShape: true };
+export const KNOWN_BUGS = { routerShape: false };
 
 /** The router's own refusals at a generic path, answered in the acquiring shape (src/http/app.ts frameworkErrors). */
 function routerShape(a: Answer): boolean {
