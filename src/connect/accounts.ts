@@ -22,6 +22,7 @@ import {
   mergeMetadata,
   newMetadata,
   noSuch,
+  RetrieveQuery,
   sendObject,
   unixSeconds,
 } from '../generic/wire.js';
@@ -241,6 +242,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: Deps): void {
         tags,
         security: [{ bearer: [] }],
         params: IdParams('acct_'),
+        querystring: RetrieveQuery,
         response: { ...objectAnswers(AccountObject, 'The connected account.'), ...errorAnswers([401, 404, 429]) },
       },
     },
@@ -271,7 +273,18 @@ export function registerAccountRoutes(app: FastifyInstance, deps: Deps): void {
       const caller = callerOf(request);
       const b = request.body;
       const updated = await deps.store.transaction(async (tx) => {
-        const row = await findAccount(tx, caller.creds.account.account_id, caller.livemode, request.params.id);
+        // Lock the row first (a no-op update), then read and merge: concurrent updates are
+        // never lost on PostgreSQL, and one that finds it deleted is a 404.
+        const locked = await tx
+          .updateTable('connected_accounts')
+          .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+          .where('id', '=', request.params.id)
+          .where('platform_account_id', '=', caller.creds.account.account_id)
+          .where('livemode', '=', caller.livemode ? 1 : 0)
+          .where('deleted', '=', 0)
+          .executeTakeFirst();
+        const row =
+          Number(locked.numUpdatedRows) === 1 ? await findAccount(tx, caller.creds.account.account_id, caller.livemode, request.params.id) : undefined;
         if (!row) throw noSuch('account', request.params.id);
         const profile = b.business_profile ? { ...(JSON.parse(row.business_profile) as object), ...b.business_profile } : JSON.parse(row.business_profile);
         const next: ConnectedAccountRow = {

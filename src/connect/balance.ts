@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { callerOf, genericRouteOptions } from '../generic/auth.js';
 import { CONNECT_TAG, errorAnswers, objectAnswers } from '../generic/docs.js';
-import { lower, noSuch, sendObject } from '../generic/wire.js';
+import { lower, noSuch, RetrieveQuery, sendObject } from '../generic/wire.js';
 import type { Deps } from '../http/context.js';
 import { accountBalances } from '../ledger/balances.js';
 import { findAccount } from './accounts.js';
@@ -44,6 +44,7 @@ export function registerBalanceRoute(app: FastifyInstance, deps: Deps): void {
         tags: [CONNECT_TAG],
         security: [{ bearer: [] }],
         headers: BalanceHeaders,
+        querystring: RetrieveQuery,
         response: { ...objectAnswers(BalanceObject, 'The balance.'), ...errorAnswers([401, 404, 429]) },
       },
     },

@@ -587,10 +587,9 @@ describe('GET /v1/balance', () => {
     );
     assert.equal((await gw.generic('GET', '/v1/balance', '')).statusCode, 401);
 
-    // Other routes ignore the header: this transfer still comes from the platform's balance.
-    const t = await ok(transfer(p, { amount: 100, currency: 'usd', destination: empty }, { 'stripe-account': dest }));
-    assert.equal(t.destination, empty);
-    assert.equal(await available(p.m.account_id), 10_000 - 1234 - 100);
+    // Other routes refuse the header rather than act on the platform's own balance unasked.
+    refused(await transfer(p, { amount: 100, currency: 'usd', destination: empty }, { 'stripe-account': dest }), 400, 'parameter_unknown', 'Stripe-Account');
+    assert.equal(await available(p.m.account_id), 10_000 - 1234);
     assert.equal(await available(dest), 1234);
   });
 });

@@ -38,6 +38,7 @@ import {
   mergeMetadata,
   newMetadata,
   noSuch,
+  RetrieveQuery,
   sendObject,
   unixSeconds,
 } from '../generic/wire.js';
@@ -366,6 +367,7 @@ export function registerTransferRoutes(app: FastifyInstance, deps: Deps): void {
         tags,
         security,
         params: IdParams('tr_'),
+        querystring: RetrieveQuery,
         response: { ...objectAnswers(TransferObject, 'The transfer.'), ...errorAnswers([401, 404, 429]) },
       },
     },
@@ -582,6 +584,7 @@ export function registerTransferRoutes(app: FastifyInstance, deps: Deps): void {
         tags,
         security,
         params: ReversalParams,
+        querystring: RetrieveQuery,
         response: { ...objectAnswers(ReversalObject, 'The reversal.'), ...errorAnswers([401, 404, 429]) },
       },
     },

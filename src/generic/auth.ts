@@ -74,6 +74,16 @@ export function genericRouteOptions(deps: Deps) {
         message: `Too many requests with this key: at most ${deps.settings.api_rate_limit} per second. Retry after ${decision.retry_after_s} s.`,
       });
     }
+    // The connected-account header is honoured on GET /v1/balance only; elsewhere it would
+    // silently act on the platform's own objects (a transfer paid from the platform).
+    if (request.headers['stripe-account'] !== undefined && request.routeOptions.url !== '/v1/balance') {
+      throw new GenericError(400, {
+        type: 'invalid_request_error',
+        code: 'parameter_unknown',
+        param: 'Stripe-Account',
+        message: 'The Stripe-Account header is only honoured on GET /v1/balance; act on a connected account through its own routes.',
+      });
+    }
     request.apiKey = caller;
     request.account = caller.creds; // idempotency keys are scoped by it (src/idempotency)
   };

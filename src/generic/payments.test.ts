@@ -162,6 +162,40 @@ describe('generic payments', () => {
     assert.equal((await gw.generic('GET', `/v1/payments/${a.json().id}`, key)).json().amount_refunded, 100);
   });
 
+  test('a re-run under the same Idempotency-Key after a lost answer (the lease lapsed) charges nothing twice', async () => {
+    // What a crash between the commit and the stored answer leaves: the key still `started`, its lease over.
+    const lapse = (k: string) =>
+      gw.runtime.store.transaction((tx) =>
+        tx.updateTable('idempotency_keys').set({ status: 'started', locked_until: 1, response_body: '' }).where('idem_key', '=', k).execute(),
+      );
+    const body = card('4242424242424242', { amount: 1234, capture_method: 'manual' });
+    const first = (await gw.generic('POST', '/v1/payments', key, body, { headers: { 'idempotency-key': 'rerun-pay' } })).json();
+    await lapse('rerun-pay');
+    const again = await gw.generic('POST', '/v1/payments', key, body, { headers: { 'idempotency-key': 'rerun-pay' } });
+    assert.equal(again.statusCode, 200, again.body);
+    assert.equal(again.json().id, first.id, 'the re-run answers the payment it made');
+    const rows = await gw.runtime.store.db.selectFrom('payments').select('transaction_id').where('amount_minor', '=', 1234).execute();
+    assert.equal(rows.length, 1);
+
+    const cap = await gw.generic('POST', `/v1/payments/${first.id}/capture`, key, { amount_to_capture: 1000 }, { headers: { 'idempotency-key': 'rerun-cap' } });
+    assert.equal(cap.json().status, 'succeeded');
+    await lapse('rerun-cap');
+    const capAgain = await gw.generic('POST', `/v1/payments/${first.id}/capture`, key, { amount_to_capture: 1000 }, { headers: { 'idempotency-key': 'rerun-cap' } });
+    assert.equal(capAgain.statusCode, 200, capAgain.body);
+    assert.equal(capAgain.json().amount_received, 1000);
+    const other = await gw.generic('POST', `/v1/payments/${first.id}/capture`, key, { amount_to_capture: 1000 }, { headers: { 'idempotency-key': 'another-cap' } });
+    assert.equal(other.statusCode, 400, 'a new request to capture it again is still refused');
+  });
+
+  test('unknown query parameters are refused on retrieve routes too', async () => {
+    const p = (await gw.generic('POST', '/v1/payments', key, card('4242424242424242'))).json();
+    const r = await gw.generic('GET', `/v1/payments/${p.id}?colour=red`, key);
+    assert.equal(r.statusCode, 400);
+    assert.equal(r.json().error.param, 'colour');
+    assert.equal((await gw.generic('GET', `/v1/payments/${p.id}?expand[0]=payment_method`, key)).statusCode, 200);
+    assert.equal((await gw.generic('GET', '/v1/balance?foo=1', key)).statusCode, 400);
+  });
+
   test('list: newest first, cursors, only this account', async () => {
     const other = await gw.newMerchant();
     const otherKey = await gw.apiKey(other);

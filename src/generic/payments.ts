@@ -36,6 +36,7 @@ import {
   mergeMetadata,
   newMetadata,
   noSuch,
+  RetrieveQuery,
   sendObject,
   unixSeconds,
 } from './wire.js';
@@ -315,7 +316,10 @@ export function registerGenericPaymentRoutes(app: FastifyInstance, deps: Deps, r
       const b = request.body;
       if (b.confirm === false) throw invalidParam('confirm', 'Payments are confirmed when they are created: send confirm=true or leave it out.');
       const currency = b.currency.toUpperCase();
-      const transaction_id = timeOrderedId(deps.now());
+      // Under an Idempotency-Key the id comes from the key's row: a re-run after a crash (or a
+      // lapsed lease) finds its own order_no and answers the payment it made, never a second charge.
+      const idem = request.idempotency?.id;
+      const transaction_id = idem ? idem.replace(/^idk_/, '') : timeOrderedId(deps.now());
       const order_no = paymentId(transaction_id);
       const card = b.payment_method.card;
       const tds = b.payment_method_options?.card?.request_three_d_secure;
@@ -379,6 +383,7 @@ export function registerGenericPaymentRoutes(app: FastifyInstance, deps: Deps, r
         tags,
         security,
         params: IdParams(PAYMENT_ID_PREFIX),
+        querystring: RetrieveQuery,
         response: { ...objectAnswers(PaymentObject, 'The payment.'), ...errorAnswers([401, 404, 429]) },
       },
     },
@@ -404,15 +409,18 @@ export function registerGenericPaymentRoutes(app: FastifyInstance, deps: Deps, r
       const row = await findPayment(deps, request, request.params.id);
       const b = request.body;
       const updated = await deps.store.transaction(async (tx) => {
-        const current = await tx.selectFrom('payments').select(['details']).where('transaction_id', '=', row.transaction_id).executeTakeFirstOrThrow();
+        // Lock the row first (PostgreSQL), then read and merge: a concurrent write of the
+        // details (another update, a subscription's recurring_id) is never lost.
+        await tx.updateTable('payments').set({ updated_at: deps.now() }).where('transaction_id', '=', row.transaction_id).execute();
+        const current = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', row.transaction_id).executeTakeFirstOrThrow();
         const details = JSON.parse(current.details || '{}') as Record<string, unknown>;
         details.metadata = mergeMetadata(JSON.stringify(details.metadata ?? {}), b.metadata as MetadataInput | undefined);
         if (b.description !== undefined) details.note = b.description;
         const text = JSON.stringify(details);
-        await tx.updateTable('payments').set({ details: text, updated_at: deps.now() }).where('transaction_id', '=', row.transaction_id).execute();
-        return text;
+        await tx.updateTable('payments').set({ details: text }).where('transaction_id', '=', row.transaction_id).execute();
+        return { ...current, details: text };
       });
-      return sendObject(request, reply, paymentObject({ ...row, details: updated }));
+      return sendObject(request, reply, paymentObject(updated));
     },
   );
 
@@ -436,7 +444,13 @@ export function registerGenericPaymentRoutes(app: FastifyInstance, deps: Deps, r
       const n = request.body.amount_to_capture ?? Number(row.authorised_minor || row.amount_minor);
       const item = { transaction_id: row.transaction_id, order_no: row.order_no, currency: row.currency, amount: formatAmount(n, row.currency) };
       const outcome = await capturePayment(deps, request.log, row.account_id, item);
-      if (!outcome.ok) throw itemError(outcome, 'payment', request.params.id, 'amount_to_capture');
+      if (!outcome.ok) {
+        // A re-run of a capture whose answer was lost: it happened, so answer it.
+        const now = await findPayment(deps, request, request.params.id);
+        if (request.idempotency?.rerun && outcome.code === '1012' && now.status !== 'authorised' && Number(now.captured_minor) === n)
+          return sendObject(request, reply, paymentObject(now));
+        throw itemError(outcome, 'payment', request.params.id, 'amount_to_capture');
+      }
       return sendObject(request, reply, paymentObject(outcome.payment));
     },
   );
@@ -460,7 +474,12 @@ export function registerGenericPaymentRoutes(app: FastifyInstance, deps: Deps, r
       const row = await findPayment(deps, request, request.params.id);
       const item = { transaction_id: row.transaction_id, order_no: row.order_no, currency: row.currency, amount: formatAmount(row.amount_minor, row.currency) };
       const outcome = await cancelPayment(deps, request.log, row.account_id, item);
-      if (!outcome.ok) throw itemError(outcome, 'payment', request.params.id, 'id');
+      if (!outcome.ok) {
+        // A re-run of a cancel whose answer was lost: it happened, so answer it.
+        const now = await findPayment(deps, request, request.params.id);
+        if (request.idempotency?.rerun && now.status === 'cancelled') return sendObject(request, reply, paymentObject(now));
+        throw itemError(outcome, 'payment', request.params.id, 'id');
+      }
       return sendObject(request, reply, paymentObject(outcome.payment));
     },
   );

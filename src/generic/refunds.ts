@@ -27,6 +27,7 @@ import {
   mergeMetadata,
   newMetadata,
   noSuch,
+  RetrieveQuery,
   sendObject,
   unixSeconds,
 } from './wire.js';
@@ -129,8 +130,8 @@ export function registerGenericRefundRoutes(app: FastifyInstance, deps: Deps): v
     async (request, reply) => {
       const caller = callerOf(request);
       const b = request.body;
-      const payment = await findPayment(deps, request, b.payment).catch(() => {
-        throw noSuch('payment', b.payment, 'payment');
+      const payment = await findPayment(deps, request, b.payment).catch((e: unknown) => {
+        throw e instanceof GenericError && e.http === 404 ? noSuch('payment', b.payment, 'payment') : e;
       });
       const n = b.amount ?? Number(payment.captured_minor) - Number(payment.refunded_minor);
       if (n <= 0) {
@@ -173,6 +174,7 @@ export function registerGenericRefundRoutes(app: FastifyInstance, deps: Deps): v
         tags,
         security,
         params: IdParams(REFUND_ID_PREFIX),
+        querystring: RetrieveQuery,
         response: { ...objectAnswers(RefundObject, 'The refund.'), ...errorAnswers([401, 404, 429]) },
       },
     },
@@ -196,11 +198,15 @@ export function registerGenericRefundRoutes(app: FastifyInstance, deps: Deps): v
     },
     async (request, reply) => {
       const row = await findRefund(deps, request, request.params.id);
-      const metadata = JSON.stringify(mergeMetadata(row.metadata, request.body.metadata as MetadataInput | undefined));
-      await deps.store.transaction((tx) =>
-        tx.updateTable('refunds').set({ metadata, updated_at: deps.now() }).where('refund_reference_id', '=', row.refund_reference_id).execute(),
-      );
-      return sendObject(request, reply, refundObject({ ...row, metadata }, callerOf(request).livemode));
+      const updated = await deps.store.transaction(async (tx) => {
+        // Lock, then read and merge (a concurrent update is never lost on PostgreSQL).
+        await tx.updateTable('refunds').set({ updated_at: deps.now() }).where('refund_reference_id', '=', row.refund_reference_id).execute();
+        const current = await tx.selectFrom('refunds').selectAll().where('refund_reference_id', '=', row.refund_reference_id).executeTakeFirstOrThrow();
+        const metadata = JSON.stringify(mergeMetadata(current.metadata, request.body.metadata as MetadataInput | undefined));
+        await tx.updateTable('refunds').set({ metadata }).where('refund_reference_id', '=', row.refund_reference_id).execute();
+        return { ...current, metadata };
+      });
+      return sendObject(request, reply, refundObject(updated, callerOf(request).livemode));
     },
   );
 

@@ -168,6 +168,9 @@ export const Expand = Type.Optional(
   Type.Array(Type.String({ maxLength: 200 }), { maxItems: 20, description: 'accepted for compatibility and ignored: answers are never expanded' }),
 );
 
+/** The query of a retrieve: only `expand[]` (ignored); anything else is an unknown parameter. */
+export const RetrieveQuery = Type.Object({ expand: Expand }, { additionalProperties: false });
+
 export const Id = (prefix: string) =>
   Type.String({ minLength: 1, maxLength: 64, pattern: `^${prefix}[A-Za-z0-9_-]{1,60}$`, description: `an id starting with ${prefix}` });
 

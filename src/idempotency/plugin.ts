@@ -25,11 +25,12 @@ const KEY = /^[\x21-\x7E]{1,255}$/;
 
 declare module 'fastify' {
   interface FastifyRequest {
-    idempotency?: { key: string; hash: string; id?: string };
+    /** `rerun`: this request took over a key whose first request never answered (a crash, or a lease that lapsed). */
+    idempotency?: { key: string; hash: string; id?: string; rerun?: boolean };
   }
 }
 
-type Claim = { kind: 'owner'; id: string } | { kind: 'replay'; row: IdempotencyKeyRow } | { kind: 'conflict'; detail: string };
+type Claim = { kind: 'owner'; id: string; rerun: boolean } | { kind: 'replay'; row: IdempotencyKeyRow } | { kind: 'conflict'; detail: string };
 
 /** Keys belong to the authenticated account; unauthenticated requests do no work to repeat. */
 function scopeOf(request: FastifyRequest): string | null {
@@ -63,7 +64,7 @@ async function claim(deps: Deps, scope: string, key: string, hash: string): Prom
         .executeTakeFirst();
       return Number(r.numInsertedOrUpdatedRows ?? 0) === 1;
     });
-    if (inserted) return { kind: 'owner', id };
+    if (inserted) return { kind: 'owner', id, rerun: false };
     const row = await store.db.selectFrom('idempotency_keys').selectAll().where('scope', '=', scope).where('idem_key', '=', key).executeTakeFirst();
     if (!row) continue; // its request failed and let the key go: try to take it
     if (Number(row.expires_at) <= now) {
@@ -84,7 +85,7 @@ async function claim(deps: Deps, scope: string, key: string, hash: string): Prom
           .executeTakeFirst();
         return Number(r.numUpdatedRows) === 1;
       });
-      if (taken) return { kind: 'owner', id: row.id };
+      if (taken) return { kind: 'owner', id: row.id, rerun: true };
     }
     if (Date.now() >= deadline) return { kind: 'conflict', detail: 'a request with this Idempotency-Key is still being processed; retry later' };
     await sleep(POLL_MS);
@@ -120,6 +121,7 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps): void {
     const outcome = await claim(deps, scope, idem.key, idem.hash);
     if (outcome.kind === 'owner') {
       idem.id = outcome.id;
+      idem.rerun = outcome.rerun;
       return;
     }
     if (outcome.kind === 'conflict') throw new ApiError('0409', outcome.detail, 'Idempotency-Key');

@@ -200,6 +200,15 @@ async function verifyTransfers(db: Kysely<DB>, note: (p: string) => void): Promi
     .limit(MAX_PROBLEMS)
     .execute();
   for (const o of orphans) note(`posting ${o.posting_id} (${o.reason}) names ${o.ref || 'nothing'}, which is not a transfer or reversal`);
+  // A reversal row whose transfer is gone would escape the per-transfer pages below.
+  const strays = await db
+    .selectFrom('transfer_reversals as r')
+    .leftJoin('transfers as t', 't.id', 'r.transfer_id')
+    .select(['r.id', 'r.transfer_id'])
+    .where('t.id', 'is', null)
+    .limit(MAX_PROBLEMS)
+    .execute();
+  for (const r of strays) note(`reversal ${r.id} names transfer ${r.transfer_id}, which does not exist`);
 
   let transfers = 0;
   let after = '';
