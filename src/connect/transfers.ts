@@ -436,7 +436,7 @@ export function registerTransferRoutes(app: FastifyInstance, deps: Deps): void {
         querystring: ListTransfers,
         response: {
           ...objectAnswers(ListEnvelope(TransferObject, 'A page of transfers, newest first.'), 'A page of transfers.'),
-          ...errorAnswers([400, 401, 429]),
+          ...errorAnswers([400, 401, 404, 429]),
         },
       },
     },
@@ -444,6 +444,17 @@ export function registerTransferRoutes(app: FastifyInstance, deps: Deps): void {
       const s = scopeOf(request);
       const q = request.query;
       const mine = () => deps.store.db.selectFrom('transfers').selectAll().where('platform_account_id', '=', s.platform).where('livemode', '=', s.livemode);
+      // A destination that is not one of the caller's accounts (deleted ones count) is "no such account".
+      if (q.destination !== undefined) {
+        const known = await deps.store.db
+          .selectFrom('connected_accounts')
+          .select('id')
+          .where('id', '=', q.destination)
+          .where('platform_account_id', '=', s.platform)
+          .where('livemode', '=', s.livemode)
+          .executeTakeFirst();
+        if (!known) throw noSuch('account', q.destination, 'destination');
+      }
       const filtered = () => {
         let query = mine();
         if (q.destination !== undefined) query = query.where('destination', '=', q.destination);

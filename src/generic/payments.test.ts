@@ -180,10 +180,22 @@ describe('generic payments', () => {
     const cap = await gw.generic('POST', `/v1/payments/${first.id}/capture`, key, { amount_to_capture: 1000 }, { headers: { 'idempotency-key': 'rerun-cap' } });
     assert.equal(cap.json().status, 'succeeded');
     await lapse('rerun-cap');
-    const capAgain = await gw.generic('POST', `/v1/payments/${first.id}/capture`, key, { amount_to_capture: 1000 }, { headers: { 'idempotency-key': 'rerun-cap' } });
+    const capAgain = await gw.generic(
+      'POST',
+      `/v1/payments/${first.id}/capture`,
+      key,
+      { amount_to_capture: 1000 },
+      { headers: { 'idempotency-key': 'rerun-cap' } },
+    );
     assert.equal(capAgain.statusCode, 200, capAgain.body);
     assert.equal(capAgain.json().amount_received, 1000);
-    const other = await gw.generic('POST', `/v1/payments/${first.id}/capture`, key, { amount_to_capture: 1000 }, { headers: { 'idempotency-key': 'another-cap' } });
+    const other = await gw.generic(
+      'POST',
+      `/v1/payments/${first.id}/capture`,
+      key,
+      { amount_to_capture: 1000 },
+      { headers: { 'idempotency-key': 'another-cap' } },
+    );
     assert.equal(other.statusCode, 400, 'a new request to capture it again is still refused');
   });
 

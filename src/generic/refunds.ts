@@ -11,7 +11,7 @@ import { makeRefund } from '../refunds/refund.js';
 import type { RefundRow } from '../refunds/tables.js';
 import { callerOf, genericRouteOptions } from './auth.js';
 import { errorAnswers, objectAnswers, PAYMENTS_TAG } from './docs.js';
-import { findPayment, itemError, PAYMENT_ID_PREFIX, paymentId } from './payments.js';
+import { findPayment, itemError, paymentId } from './payments.js';
 import {
   Expand,
   GenericError,
@@ -221,7 +221,10 @@ export function registerGenericRefundRoutes(app: FastifyInstance, deps: Deps): v
         tags,
         security,
         querystring: ListRefunds,
-        response: { ...objectAnswers(ListEnvelope(RefundObject, 'A page of refunds, newest first.'), 'A page of refunds.'), ...errorAnswers([400, 401, 429]) },
+        response: {
+          ...objectAnswers(ListEnvelope(RefundObject, 'A page of refunds, newest first.'), 'A page of refunds.'),
+          ...errorAnswers([400, 401, 404, 429]),
+        },
       },
     },
     async (request, reply) => {
@@ -229,7 +232,15 @@ export function registerGenericRefundRoutes(app: FastifyInstance, deps: Deps): v
       const account_id = caller.creds.account.account_id;
       const livemode = caller.livemode ? 1 : 0;
       const payment = request.query.payment;
-      const tid = payment?.startsWith(PAYMENT_ID_PREFIX) ? payment.slice(PAYMENT_ID_PREFIX.length) : payment === undefined ? null : '';
+      // A payment that is not this key's is "no such payment", as on its own route.
+      const tid =
+        payment === undefined
+          ? null
+          : (
+              await findPayment(deps, request, payment).catch((e: unknown) => {
+                throw e instanceof GenericError && e.http === 404 ? noSuch('payment', payment, 'payment') : e;
+              })
+            ).transaction_id;
       const scoped = () => {
         let q = deps.store.db
           .selectFrom('refunds')

@@ -503,6 +503,11 @@ function routerShape(a: Answer): boolean {
   return /"return_message":"0400:Invalid input","error_message":"(the URL is malformed|a path parameter is too long)"/.test(a.body);
 }
 
+/** The router's own refusal of a malformed URL on a generic path (src/http/app.ts frameworkErrors), in the error shape. */
+function routerRefusal(a: Answer): boolean {
+  return a.statusCode === 400 && a.body.includes('"message":"The request URL is invalid:');
+}
+
 /** Null when `a` (a 4xx) is the generic error object, else what is wrong. */
 function errorShapeProblem(a: Answer): string | null {
   if (!String(a.headers['content-type'] ?? '').startsWith('application/json')) return `a ${a.statusCode} answer of type ${String(a.headers['content-type'])}`;
@@ -660,7 +665,8 @@ export async function fuzzGeneric(
         }
       }
     }
-    if (opts.auth === 'invalid') {
+    // The router refuses a malformed URL before any hook runs (so before the key is read): a 400 in the error shape.
+    if (opts.auth === 'invalid' && !routerRefusal(a)) {
       if (a.statusCode !== 401) throw new Error(`an invalid Authorization answered ${a.statusCode}, not 401, for ${describeCase(c as Case)}`);
       tally.unauthorised++;
     }
@@ -719,7 +725,7 @@ export async function fuzzGeneric(
         }
         if (rc.muts.length > 0) base = mutate(base, rc.muts);
         // Whether the request (as sent, after the mutations) names one of B's or L's objects.
-        const foreignRef = rc.rawQuery === undefined && (r.refs ?? []).some((f) => pool.foreignIds.has(String(base[f])));
+        const foreignRef = rc.rawQuery === undefined && (r.refs ?? []).some((f) => typeof base[f] === 'string' && pool.foreignIds.has(base[f]));
         const headers: Record<string, string> = {};
         // Stripe-Account: a connected account of P, of B or L, a near miss, or a hostile value (as printable text).
         let foreignAccountHeader = false;
