@@ -25,10 +25,31 @@ export function loadKeyring(settings: Settings): Keyring {
   throw new Error('TOLLGATE_MASTER_KEY is required unless you run on the embedded default database');
 }
 
-export async function createRuntime(settings: Settings, opts: { now?: () => number; keyring?: Keyring; metricsDefaults?: boolean } = {}): Promise<Runtime> {
+/**
+ * `serving`: the store gets the statement and pool-acquire timeouts of a serving process
+ * (issue 17: a slow database answers 503 promptly); migrations then run on a connection
+ * of their own without them (an index build may take minutes). CLI commands and the
+ * cluster primary run without timeouts.
+ */
+export async function createRuntime(
+  settings: Settings,
+  opts: { now?: () => number; keyring?: Keyring; metricsDefaults?: boolean; serving?: boolean } = {},
+): Promise<Runtime> {
   const keyring = opts.keyring ?? loadKeyring(settings);
-  const store = openStore(settings.database_url, { groupCommitMax: settings.group_commit_max });
-  await migrateToLatest(migrationDb(store));
+  const timeouts = opts.serving
+    ? { statementTimeoutMs: settings.db_statement_timeout_ms, acquireTimeoutMs: settings.db_acquire_timeout_ms }
+    : { statementTimeoutMs: 0 };
+  const store = openStore(settings.database_url, { groupCommitMax: settings.group_commit_max, ...timeouts });
+  if (opts.serving && store.engine === 'postgres') {
+    const migrating = openStore(settings.database_url, { poolSize: 1, statementTimeoutMs: 0 });
+    try {
+      await migrateToLatest(migrationDb(migrating));
+    } finally {
+      await migrating.close();
+    }
+  } else {
+    await migrateToLatest(migrationDb(store));
+  }
   const merchants = new MerchantService(store, keyring);
   const apiKeys = new ApiKeyService(store, keyring, merchants);
   const sandbox = createSandboxProcessor({ swift_delay_ms: settings.sandbox_swift_delay_ms });

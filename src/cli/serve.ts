@@ -78,7 +78,7 @@ export async function startServer(
   out: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
   opts: { banner?: boolean } = {},
 ): Promise<Server> {
-  const runtime = await createRuntime(settings);
+  const runtime = await createRuntime(settings, { serving: true });
   if (settings.demo_merchant) await demoMerchant(runtime, out);
   const app = await buildApp(runtime.deps);
   // Once stopping, each answer closes its connection: a kept-alive client would otherwise

@@ -36,6 +36,18 @@ export interface Settings {
   sandbox_swift_delay_ms: number;
   /** Requests per second each generic-interface key may make, as a token bucket of that size (TOLLGATE_API_RATE_LIMIT, 100; issue 13). */
   api_rate_limit: number;
+  /** PostgreSQL: the longest one statement may run before it is cancelled (TOLLGATE_DB_STATEMENT_TIMEOUT_MS, 5 s; issue 17). */
+  db_statement_timeout_ms: number;
+  /** PostgreSQL: the longest a request waits for a pooled connection (TOLLGATE_DB_ACQUIRE_TIMEOUT_MS, 2 s; issue 17). */
+  db_acquire_timeout_ms: number;
+  /** Requests one process works on at once; past it, 503 at once (TOLLGATE_MAX_IN_FLIGHT, 256; issue 17). */
+  max_in_flight: number;
+  /**
+   * Event-loop delay (mean over 250 ms) past which new requests are shed with 503
+   * (TOLLGATE_MAX_EVENT_LOOP_DELAY_MS; 0, the default, turns it off: the in-flight bound is
+   * the deterministic one, and a start-up stall would otherwise shed the first requests).
+   */
+  max_event_loop_delay_ms: number;
 }
 
 export type LogFormat = 'json' | 'pretty';
@@ -101,5 +113,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, stdout_is_tty
     scheduler_lease_ms: positive(intSetting(env, 'TOLLGATE_SCHEDULER_LEASE_MS', 60_000), 'TOLLGATE_SCHEDULER_LEASE_MS'),
     sandbox_swift_delay_ms: intSetting(env, 'TOLLGATE_SANDBOX_SWIFT_DELAY_MS', 5_000),
     api_rate_limit: positive(intSetting(env, 'TOLLGATE_API_RATE_LIMIT', 100), 'TOLLGATE_API_RATE_LIMIT'),
+    db_statement_timeout_ms: positive(intSetting(env, 'TOLLGATE_DB_STATEMENT_TIMEOUT_MS', 5_000), 'TOLLGATE_DB_STATEMENT_TIMEOUT_MS'),
+    db_acquire_timeout_ms: positive(intSetting(env, 'TOLLGATE_DB_ACQUIRE_TIMEOUT_MS', 2_000), 'TOLLGATE_DB_ACQUIRE_TIMEOUT_MS'),
+    max_in_flight: positive(intSetting(env, 'TOLLGATE_MAX_IN_FLIGHT', 256), 'TOLLGATE_MAX_IN_FLIGHT'),
+    max_event_loop_delay_ms: intSetting(env, 'TOLLGATE_MAX_EVENT_LOOP_DELAY_MS', 0),
   };
 }

@@ -183,10 +183,26 @@ class PostgresStore implements Store {
   readonly db: Kysely<DB>;
   private readonly pool: pg.Pool;
 
-  constructor(url: string, poolSize: number) {
-    this.pool = new pg.Pool({ connectionString: url, max: poolSize });
+  constructor(url: string, poolSize: number, timeouts: { statement_ms: number; acquire_ms: number }) {
+    this.pool = new pg.Pool({
+      connectionString: url,
+      max: poolSize,
+      // A request waits this long for a connection, then is answered 503 (issue 17).
+      ...(timeouts.acquire_ms > 0 ? { connectionTimeoutMillis: timeouts.acquire_ms } : {}),
+      // A slow or hung database turns into prompt errors (503), not piled-up requests:
+      // the server cancels the statement, and the driver gives up a little later if the
+      // server itself does not answer. 0: none (migrations, operator commands).
+      ...(timeouts.statement_ms > 0 ? { statement_timeout: timeouts.statement_ms, query_timeout: timeouts.statement_ms + 1_000 } : {}),
+      keepAlive: true,
+    });
     // A pooled client that errors while idle must not crash the process.
     this.pool.on('error', () => {});
+    // Nor one that errors while checked out (a restart terminates it between two
+    // statements: 57P01): without a listener its 'error' event kills the process. The
+    // statement that runs on it fails, and the pool drops the client when it is released.
+    this.pool.on('connect', (client) => {
+      client.on('error', () => {});
+    });
     this.db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: this.pool }) });
   }
 
@@ -196,7 +212,12 @@ class PostgresStore implements Store {
 
   async ping(): Promise<boolean> {
     try {
-      await sql`SELECT 1`.execute(this.db);
+      // Bounded: a readiness probe never hangs on a database that does not answer.
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('ping timed out')), 1_000);
+      });
+      await Promise.race([sql`SELECT 1`.execute(this.db), timeout]).finally(() => clearTimeout(timer));
       return true;
     } catch {
       return false;
@@ -211,11 +232,14 @@ class PostgresStore implements Store {
 export interface OpenOptions {
   groupCommitMax?: number;
   poolSize?: number;
+  /** PostgreSQL: statement timeout (server side) and the wait for a pooled connection. */
+  statementTimeoutMs?: number;
+  acquireTimeoutMs?: number;
 }
 
 export function openStore(url: string, opts: OpenOptions = {}): Store {
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    return new PostgresStore(url, opts.poolSize ?? 16);
+    return new PostgresStore(url, opts.poolSize ?? 16, { statement_ms: opts.statementTimeoutMs ?? 0, acquire_ms: opts.acquireTimeoutMs ?? 0 });
   }
   if (url.startsWith('sqlite:')) {
     const file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');

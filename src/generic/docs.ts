@@ -49,6 +49,7 @@ const MEANING: Record<number, string> = {
   404: 'No such object for this key (another account’s or the other mode’s objects are not found either).',
   409: 'The `Idempotency-Key` was used with other parameters, or its first request is still running.',
   429: 'Too many requests with this key; see `Retry-After`.',
+  503: '`database_unavailable`, `storage_unavailable` or `overloaded`: nothing was done; retry after `Retry-After` seconds with the same `Idempotency-Key`.',
 };
 
 export function objectAnswers(schema: TSchema, description: string): Record<string, unknown> {
@@ -57,6 +58,7 @@ export function objectAnswers(schema: TSchema, description: string): Record<stri
 
 export function errorAnswers(statuses: number[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const s of statuses) out[s] = { description: MEANING[s] ?? 'Refused.', content: { 'application/json': { schema: ErrorObject } } };
+  // Every route can meet a database fault or load shedding (issue 17).
+  for (const s of [...statuses, 503]) out[s] = { description: MEANING[s] ?? 'Refused.', content: { 'application/json': { schema: ErrorObject } } };
   return out;
 }

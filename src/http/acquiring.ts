@@ -26,6 +26,10 @@ declare module 'fastify' {
      * stored body, so the page gets its own nonce and headers.
      */
     page?: boolean;
+    /** Health probes and metrics: never shed, never counted as load (issue 17). */
+    probe?: boolean;
+    /** @fastify/under-pressure's per-route handler: probes answer even under pressure. */
+    pressureHandler?: () => undefined;
   }
 }
 

@@ -1,11 +1,13 @@
 // Builds the Fastify application: parsing, errors, request ids, metrics, docs, and every
 // capability's routes. Nothing here knows about payments beyond registering their routes.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import underPressure from '@fastify/under-pressure';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import qs from 'qs';
 import { registerIssuerRoutes } from '../apm/issuer-routes.js';
 import { registerCheckoutRoutes } from '../checkout/routes.js';
 import { timeOrderedId } from '../crypto/ids.js';
+import { FaultLog, RETRY_AFTER_S, type StorageFault, storageFault } from '../db/faults.js';
 import { registerGenericRoutes } from '../generic/routes.js';
 import { fromCatalogue, GenericError, sendGenericError, validationError } from '../generic/wire.js';
 import { registerIdempotency } from '../idempotency/plugin.js';
@@ -89,7 +91,37 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     return payload;
   });
 
+  // Load shedding (issue 17 item 4): at most `max_in_flight` requests in work per process,
+  // and none while the event loop lags past `max_event_loop_delay_ms`; past either, a fast
+  // 503 with Retry-After, so the requests already accepted keep their latency. Probes and
+  // metrics are never shed (their routes say so with `config.probe`).
+  let inFlight = 0;
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.config?.probe) return;
+    if (inFlight >= deps.settings.max_in_flight) {
+      deps.metrics.shed.inc({ reason: 'in_flight' });
+      reply.header('retry-after', '1');
+      throw new ApiError('0503', `this process is at its limit of ${deps.settings.max_in_flight} requests in progress; retry in a moment`);
+    }
+    inFlight++;
+    counted.add(request);
+    // Whichever comes first: the answer is sent, the client went away, or the socket closed.
+    reply.raw.once('close', () => done(request));
+  });
+  const counted = new WeakSet<FastifyRequest>();
+  const done = (request: FastifyRequest) => {
+    if (counted.delete(request)) inFlight--;
+  };
+  app.addHook('onResponse', async (request) => done(request));
+  app.addHook('onRequestAbort', async (request) => done(request));
+  if (deps.settings.max_event_loop_delay_ms > 0) {
+    await app.register(underPressure, { maxEventLoopDelay: deps.settings.max_event_loop_delay_ms, retryAfter: 1, sampleInterval: 250 });
+  }
+  const overloaded = () => inFlight >= deps.settings.max_in_flight || (deps.settings.max_event_loop_delay_ms > 0 && app.isUnderPressure());
+
+  const faults = new FaultLog(app.log);
   app.addHook('onResponse', async (request, reply) => {
+    if (faults.active && request.method === 'POST' && reply.statusCode < 500) faults.recovered();
     const route = request.routeOptions.url ?? 'unmatched';
     deps.metrics.requests.inc({ route, status: String(reply.statusCode) });
     deps.metrics.latency.observe({ route }, reply.elapsedTime / 1000);
@@ -97,6 +129,32 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    // The database's state, not the request's: 503 with Retry-After, told once (issue 17).
+    const fault: StorageFault | null = storageFault(error);
+    if (fault) {
+      faults.failed(fault, error);
+      reply.header('retry-after', String(RETRY_AFTER_S[fault]));
+      if (request.routeOptions.config?.answer === 'generic') return sendGenericError(request, reply, storageRefusal(fault));
+      return sendError(request, reply, {
+        code: fault === 'storage' ? '0507' : '0503',
+        detail:
+          fault === 'storage'
+            ? 'the gateway cannot write to its storage (full or read-only); nothing was done; retry later with the same Idempotency-Key'
+            : 'the gateway cannot reach its database; nothing was done; retry in a moment with the same Idempotency-Key',
+      });
+    }
+    if (error.code === 'FST_UNDER_PRESSURE') {
+      deps.metrics.shed.inc({ reason: 'event_loop_delay' });
+      reply.header('retry-after', '1');
+      const detail = 'this process is overloaded; retry in a moment';
+      if (request.routeOptions.config?.answer === 'generic')
+        return sendGenericError(
+          request,
+          reply,
+          new GenericError(503, { type: 'api_error', code: 'overloaded', message: `The gateway is ${detail.slice(5)}.` }),
+        );
+      return sendError(request, reply, { code: '0503', detail });
+    }
     if (request.routeOptions.config?.answer === 'generic') return genericError(error, request, reply);
     if (error instanceof ApiError) return sendError(request, reply, { code: error.code, detail: error.detail, field: error.field, extra: error.extra });
     if (error.validation) return sendError(request, reply, describeValidation(error));
@@ -127,12 +185,17 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
 
   await registerOpenApi(app, deps);
 
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
+  // Liveness: the process serves at all. Readiness: the database answers and the process
+  // is not shedding load; both come back by themselves (issue 17 item 2).
+  const probe = { schema: { hide: true }, config: { probe: true, pressureHandler: () => undefined } };
+  app.get('/healthz', probe, async () => ({ status: 'ok' }));
+  app.get('/readyz', probe, async (_req, reply) => {
+    if (overloaded()) return reply.code(503).header('retry-after', '1').send({ status: 'shedding load' });
     const ok = await deps.store.ping();
+    if (ok) faults.recovered();
     return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'database unreachable' });
   });
-  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
+  app.get('/metrics', probe, async (_req, reply) => {
     reply.type(deps.metrics.registry.contentType);
     return deps.metrics.registry.metrics();
   });
@@ -156,6 +219,20 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
 
 /** The generic interface's paths: an unknown one is answered in its shape. */
 const GENERIC_PATH = /^\/v1\/(payments|refunds|accounts?|transfers|balance)(\/|\?|$)/;
+
+function storageRefusal(fault: StorageFault): GenericError {
+  return fault === 'storage'
+    ? new GenericError(503, {
+        type: 'api_error',
+        code: 'storage_unavailable',
+        message: 'The gateway cannot write to its storage (full or read-only); nothing was done. Retry later with the same Idempotency-Key.',
+      })
+    : new GenericError(503, {
+        type: 'api_error',
+        code: 'database_unavailable',
+        message: 'The gateway cannot reach its database; nothing was done. Retry in a moment with the same Idempotency-Key.',
+      });
+}
 
 /** Any failure on a generic route, as the platform family's error object (decisions §12). */
 function genericError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {

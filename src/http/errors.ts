@@ -36,6 +36,7 @@ export const RESULT_CODES = {
   '0429': { text: 'Too many requests', http: 429 },
   '0500': { text: 'Internal error', http: 500 },
   '0503': { text: 'Service unavailable', http: 503 },
+  '0507': { text: 'Storage unavailable', http: 503 },
 } as const satisfies Record<string, { text: string; http: number }>;
 
 export type ResultCode = keyof typeof RESULT_CODES;

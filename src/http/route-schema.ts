@@ -53,7 +53,7 @@ export const NextCursor = text('present when more records match: send it back as
 // ---- refusals -------------------------------------------------------------------------
 
 /** HTTP statuses a request can be refused with as a whole (`return_status` `0`). */
-export type Refusal = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500;
+export type Refusal = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 503;
 
 /** What each refusal means on any signed route; a route may say more (`refusals` below). */
 const REFUSAL_MEANING: Record<Refusal, string> = {
@@ -65,6 +65,7 @@ const REFUSAL_MEANING: Record<Refusal, string> = {
   413: 'The body is larger than the limit (1 MiB unless the operator set another).',
   429: 'Too many requests; retry later.',
   500: 'The request failed unexpectedly and nothing was written; retrying with the same `Idempotency-Key` is safe.',
+  503: '`0503`: the database cannot be reached at this moment, or this process is at its limit of requests in progress; `0507`: the storage cannot write (full or read-only). Nothing was done: retry after `Retry-After` seconds with the same `Idempotency-Key`.',
 };
 
 /** The refusal record of `sendError`: the same fields in JSON and in XML `respon`. */
@@ -116,7 +117,7 @@ export function answers(a: AnswersOf): Record<string, { description: string; con
 }
 
 /** The refusals every signed route can answer, with their general meaning. */
-export const SIGNED_REFUSALS = { 400: '', 401: '', 409: '', 413: '', 500: '' } as const satisfies Partial<Record<Refusal, string>>;
+export const SIGNED_REFUSALS = { 400: '', 401: '', 409: '', 413: '', 500: '', 503: '' } as const satisfies Partial<Record<Refusal, string>>;
 
 // ---- batch items ----------------------------------------------------------------------
 

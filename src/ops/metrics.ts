@@ -6,6 +6,8 @@ export class Metrics {
   readonly requests: Counter<'route' | 'status'>;
   readonly latency: Histogram<'route'>;
   readonly payments: Counter<'outcome'>;
+  /** Requests refused at once because the process was at its limit (issue 17). */
+  readonly shed: Counter<'reason'>;
 
   constructor(defaults = true) {
     if (defaults) collectDefaultMetrics({ register: this.registry, prefix: 'tollgate_' });
@@ -26,6 +28,12 @@ export class Metrics {
       name: 'tollgate_payments_total',
       help: 'Payments by outcome (result code)',
       labelNames: ['outcome'],
+      registers: [this.registry],
+    });
+    this.shed = new Counter({
+      name: 'tollgate_requests_shed_total',
+      help: 'Requests answered 503 at once because the process was at its limit (in_flight, event_loop_delay)',
+      labelNames: ['reason'],
       registers: [this.registry],
     });
   }

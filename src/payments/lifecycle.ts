@@ -4,6 +4,7 @@
 // others. Failures are `<code>:<text>` messages that say why.
 import type { FastifyBaseLogger } from 'fastify';
 import { Type } from 'typebox';
+import { storageFault } from '../db/faults.js';
 import type { Store, Tx } from '../db/store.js';
 import { type ResultCode, resultText } from '../http/errors.js';
 import { formatAmount, parseAmount } from '../money/currency.js';
@@ -104,6 +105,8 @@ export async function runItem<R>(store: Store, log: FastifyBaseLogger, fn: (tx: 
     return await store.transaction(fn);
   } catch (e) {
     if (e instanceof ItemRefused) return onError(e.failure);
+    // The storage's state, not this item's: the whole request is answered 503 (issue 17).
+    if (storageFault(e)) throw e;
     log.error({ err: { message: (e as Error).message, stack: (e as Error).stack } }, 'batch item failed');
     return onError(failure('1007', 'the item was not processed; it is safe to retry'));
   }

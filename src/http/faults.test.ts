@@ -1,0 +1,130 @@
+// Storage faults and load shedding at the HTTP edge (issue 17): the storage's state answers
+// 503 with Retry-After and a catalogue code (0503 unreachable, 0507 cannot write), in the
+// route's own shape, and nothing is written; past the in-flight bound new requests are shed
+// at once while the accepted ones finish; /readyz follows both and comes back by itself.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { type StorageFault, storageFault } from '../db/faults.js';
+import type { Store } from '../db/store.js';
+import { paymentRequest, readXml, type TestGateway, testGateway } from '../test/harness.js';
+
+describe('storageFault: which database errors are the storage’s state', () => {
+  const cases: Array<[string, unknown, StorageFault | null]> = [
+    ['PostgreSQL restart (admin shutdown)', { code: '57P01', message: 'terminating connection due to administrator command' }, 'unavailable'],
+    ['PostgreSQL starting up', { code: '57P03', message: 'the database system is starting up' }, 'unavailable'],
+    ['connection exception class 08', { code: '08006', message: 'connection failure' }, 'unavailable'],
+    ['statement timeout', { code: '57014', message: 'canceling statement due to statement timeout' }, 'unavailable'],
+    ['refused socket', { code: 'ECONNREFUSED', message: 'connect ECONNREFUSED 127.0.0.1:5432' }, 'unavailable'],
+    ['pool acquire timeout', { message: 'timeout exceeded when trying to connect' }, 'unavailable'],
+    ['connection ended mid-query', { message: 'Connection terminated unexpectedly' }, 'unavailable'],
+    ['PostgreSQL disk full', { code: '53100', message: 'could not extend file' }, 'storage'],
+    ['PostgreSQL read-only', { code: '25006', message: 'cannot execute INSERT in a read-only transaction' }, 'storage'],
+    ['SQLite full', { code: 'SQLITE_FULL', message: 'database or disk is full' }, 'storage'],
+    ['SQLite read-only', { code: 'SQLITE_READONLY', message: 'attempt to write a readonly database' }, 'storage'],
+    ['SQLite I/O error', { code: 'SQLITE_IOERR_WRITE', message: 'disk I/O error' }, 'storage'],
+    ['SQLite busy', { code: 'SQLITE_BUSY', message: 'database is locked' }, 'unavailable'],
+    ['a unique violation is a bug or a race, not a fault', { code: '23505', message: 'duplicate key' }, null],
+    ['a SQLite constraint is not a fault', { code: 'SQLITE_CONSTRAINT_PRIMARYKEY', message: 'UNIQUE constraint failed' }, null],
+    ['a plain error is not a fault', new Error('boom'), null],
+  ];
+  for (const [what, e, want] of cases) test(`${what} → ${want}`, () => assert.equal(storageFault(e), want));
+});
+
+let gw: TestGateway;
+let key: string;
+let real: Store['transaction'];
+before(async () => {
+  gw = await testGateway({ settings: { max_in_flight: 3 } });
+  key = await gw.apiKey();
+  real = gw.runtime.store.transaction.bind(gw.runtime.store);
+});
+after(async () => {
+  gw.runtime.store.transaction = real;
+  await gw.close();
+});
+
+/** Every write fails the way the storage would, until restored. */
+function breakWrites(error: { code?: string; message: string }): void {
+  gw.runtime.store.transaction = async () => {
+    throw Object.assign(new Error(error.message), error.code ? { code: error.code } : {});
+  };
+}
+
+describe('storage faults answer 503 with Retry-After, and recover by themselves', () => {
+  test('a full disk: 0507 with Retry-After on the acquiring interface (XML for authorise) and storage_unavailable on the generic one; nothing written', async () => {
+    const before = await gw.runtime.store.db
+      .selectFrom('payments')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    breakWrites({ code: 'SQLITE_FULL', message: 'database or disk is full' });
+    const body = paymentRequest();
+    const r = await gw.post('/v1/authorise', { merchant_id: gw.merchant.merchant_id, account_id: gw.merchant.account_id, ...body });
+    assert.equal(r.statusCode, 503, r.body);
+    assert.equal(r.headers['retry-after'], '5');
+    assert.equal(readXml(r).return_message, '0507:Storage unavailable');
+    const g = await gw.generic('POST', '/v1/accounts', key, { country: 'US' });
+    assert.equal(g.statusCode, 503);
+    assert.equal(g.json().error.type, 'api_error');
+    assert.equal(g.json().error.code, 'storage_unavailable');
+    assert.ok(g.headers['retry-after']);
+    gw.runtime.store.transaction = real;
+    const after = await gw.runtime.store.db
+      .selectFrom('payments')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    assert.equal(Number(after.n), Number(before.n));
+    // Room again: the same request goes through at once.
+    const ok = await gw.post('/v1/authorise', { merchant_id: gw.merchant.merchant_id, account_id: gw.merchant.account_id, ...body });
+    assert.equal(readXml(ok).result_info, '0000:Success');
+  });
+
+  test('a dropped connection: 0503 with Retry-After 1, also for a batch (never a per-item processing error)', async () => {
+    breakWrites({ code: '57P01', message: 'terminating connection due to administrator command' });
+    try {
+      const r = await gw.post('/v1/capture', {
+        merchant_id: gw.merchant.merchant_id,
+        account_id: gw.merchant.account_id,
+        capture_orders: [{ transaction_id: 'T1', order_no: 'A', currency: 'USD', amount: '1.00' }],
+      });
+      assert.equal(r.statusCode, 503, r.body);
+      assert.equal(r.headers['retry-after'], '1');
+      assert.equal(r.json().return_message, '0503:Service unavailable');
+    } finally {
+      gw.runtime.store.transaction = real;
+    }
+  });
+});
+
+describe('load shedding', () => {
+  test('past the in-flight bound new requests get a fast 503 + Retry-After; the accepted ones finish; /readyz says so and comes back', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    // Writes wait at the gate: three requests stay in flight.
+    gw.runtime.store.transaction = async (fn) => {
+      await gate;
+      return real(fn);
+    };
+    try {
+      const m = gw.merchant;
+      const held = [1, 2, 3].map(() => gw.post('/v1/authorise', { merchant_id: m.merchant_id, account_id: m.account_id, ...paymentRequest() }));
+      await new Promise((r) => setTimeout(r, 50));
+      const shed = await gw.post('/v1/authorise', { merchant_id: m.merchant_id, account_id: m.account_id, ...paymentRequest() });
+      assert.equal(shed.statusCode, 503);
+      assert.equal(shed.headers['retry-after'], '1');
+      assert.equal(readXml(shed).return_message, '0503:Service unavailable');
+      const ready = await gw.app.inject({ method: 'GET', url: '/readyz' });
+      assert.equal(ready.statusCode, 503, 'not ready while shedding');
+      assert.equal((await gw.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200, 'alive all along');
+      release();
+      for (const r of await Promise.all(held)) assert.equal(readXml(r).result_info, '0000:Success');
+      assert.equal((await gw.app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200, 'ready again by itself');
+      const metrics = await gw.app.inject({ method: 'GET', url: '/metrics' });
+      assert.match(metrics.body, /tollgate_requests_shed_total\{reason="in_flight"\} 1/);
+    } finally {
+      release();
+      gw.runtime.store.transaction = real;
+    }
+  });
+});
