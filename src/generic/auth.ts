@@ -44,6 +44,17 @@ export function callerOf(request: FastifyRequest): KeyCaller {
   return caller;
 }
 
+/** The caller of `Authorization: Bearer <key>`, or a 401 saying what is wrong (never the key). */
+export async function bearerCaller(deps: Deps, header: string | undefined): Promise<KeyCaller> {
+  if (!header) throw unauthenticated('You did not provide an API key. Send it in the Authorization header: "Authorization: Bearer sk_test_…".');
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!m) throw unauthenticated('The Authorization header must be "Bearer <API key>"; other schemes are not accepted.');
+  const presented = m[1] as string;
+  const caller = await deps.apiKeys.authenticate(presented);
+  if (!caller) throw unauthenticated(`Invalid API Key provided: ${redacted(presented)}`);
+  return caller;
+}
+
 /** One set of buckets per app (per `Deps`), shared by every generic route. */
 const bucketsOf = new WeakMap<Deps, TokenBuckets>();
 
@@ -56,15 +67,7 @@ export function genericRouteOptions(deps: Deps) {
   }
   const bucket = buckets;
   const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
-    const header = request.headers.authorization;
-    if (!header) {
-      throw unauthenticated('You did not provide an API key. Send it in the Authorization header: "Authorization: Bearer sk_test_…".');
-    }
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!m) throw unauthenticated('The Authorization header must be "Bearer <API key>"; other schemes are not accepted.');
-    const presented = m[1] as string;
-    const caller = await deps.apiKeys.authenticate(presented);
-    if (!caller) throw unauthenticated(`Invalid API Key provided: ${redacted(presented)}`);
+    const caller = await bearerCaller(deps, request.headers.authorization);
     const decision = bucket.take(caller.key_id, Date.now());
     if (!decision.allowed) {
       reply.header('retry-after', String(decision.retry_after_s));

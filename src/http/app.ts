@@ -8,6 +8,7 @@ import { registerIssuerRoutes } from '../apm/issuer-routes.js';
 import { registerCheckoutRoutes } from '../checkout/routes.js';
 import { timeOrderedId } from '../crypto/ids.js';
 import { FaultLog, RETRY_AFTER_S, type StorageFault, storageFault } from '../db/faults.js';
+import { bearerCaller } from '../generic/auth.js';
 import { registerGenericRoutes } from '../generic/routes.js';
 import { fromCatalogue, GenericError, sendGenericError, validationError } from '../generic/wire.js';
 import { registerIdempotency } from '../idempotency/plugin.js';
@@ -171,8 +172,15 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     return sendError(request, reply, { code: '0500', detail: 'the request failed; it is safe to retry with the same Idempotency-Key' });
   });
 
-  app.setNotFoundHandler((request, reply) => {
+  app.setNotFoundHandler(async (request, reply) => {
     if (GENERIC_PATH.test(request.url)) {
+      // As on every generic route, the key first: an unknown path tells an unknown caller nothing.
+      try {
+        await bearerCaller(deps, request.headers.authorization);
+      } catch (e) {
+        if (e instanceof GenericError) return sendGenericError(request, reply.header('request-id', request.id), e);
+        throw e;
+      }
       const path = request.url.split('?')[0] ?? '';
       return sendGenericError(
         request,
