@@ -1,6 +1,7 @@
 // The one timer of `serve`: runs one bounded step every `every_ms` (the scheduler's loop,
 // src/scheduler/jobs.ts); a step never overlaps the previous one, and stop() signals the
 // running step to end early and waits for it.
+import { storageFault } from '../db/faults.js';
 
 /** Background work a process runs beside HTTP (serve, worker): started once, stopped gracefully. */
 export type BackgroundTask = { start(): void; stop(): Promise<void> };
@@ -19,11 +20,21 @@ export function intervalTask(
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
   const stopping = new AbortController();
+  // A database that is down fails every tick: say so once, and once when it is back (issue 17).
+  let faulted: string | null = null;
   const tick = () => {
     if (running || stopping.signal.aborted) return;
     running = step(stopping.signal)
-      .then(() => undefined)
-      .catch((e) => onError(name, e))
+      .then(() => {
+        if (faulted) process.stderr.write(`${name} task: storage is back, running again\n`);
+        faulted = null;
+      })
+      .catch((e) => {
+        const fault = storageFault(e);
+        if (fault && faulted === fault) return;
+        faulted = fault;
+        onError(name, e);
+      })
       .finally(() => {
         running = null;
       });
