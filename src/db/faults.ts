@@ -39,18 +39,24 @@ export const RETRY_AFTER_S: Readonly<Record<StorageFault, number>> = { unavailab
 
 /**
  * One log line when storage goes bad and one when it is good again, per process, so a
- * fault that refuses thousands of requests tells the operator once (issue 17 item 3).
+ * fault that refuses thousands of requests tells the operator once (issue 17 item 3). An
+ * episode lasts while faults keep coming: it ends only after QUIET_MS without one and a
+ * success after that (a read-only database still answers reads, so a success alone is
+ * not the end).
  */
 export class FaultLog {
+  static readonly QUIET_MS = 2_000;
   private current: StorageFault | null = null;
   private since_ms = 0;
+  private last_ms = 0;
   private refused = 0;
 
   constructor(private readonly log: { error(o: object, m: string): void; info(o: object, m: string): void }) {}
 
   failed(kind: StorageFault, e: unknown, now_ms = Date.now()): void {
     this.refused++;
-    if (this.current === kind) return;
+    this.last_ms = now_ms;
+    if (this.current !== null) return;
     this.current = kind;
     this.since_ms = now_ms;
     const err = e as { code?: unknown; message?: unknown };
@@ -62,10 +68,13 @@ export class FaultLog {
     );
   }
 
-  /** A write or read went through: the episode, if any, is over. */
+  /** A request went through: the episode, if any, is over once no fault came for QUIET_MS. */
   recovered(now_ms = Date.now()): void {
-    if (this.current === null) return;
-    this.log.info({ fault: this.current, seconds: Math.round((now_ms - this.since_ms) / 100) / 10, refused: this.refused }, 'storage is back: serving again');
+    if (this.current === null || now_ms - this.last_ms < FaultLog.QUIET_MS) return;
+    this.log.info(
+      { fault: this.current, seconds: Math.round((this.last_ms - this.since_ms) / 100) / 10, refused: this.refused },
+      'storage is back: serving again',
+    );
     this.current = null;
     this.refused = 0;
   }

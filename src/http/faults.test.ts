@@ -95,6 +95,35 @@ describe('storage faults answer 503 with Retry-After, and recover by themselves'
   });
 });
 
+describe('a key whose outcome the storage refused is settled when the storage is back', () => {
+  test('the answer still goes out; a retry with the same key replays it (one payment), not a 409 for the lease', async () => {
+    const m = gw.merchant;
+    const body = { merchant_id: m.merchant_id, account_id: m.account_id, ...paymentRequest() };
+    let calls = 0;
+    let first_tid = '';
+    // The claim and the payment commit; the write of the answer under the key fails (the storage went away just then).
+    gw.runtime.store.transaction = async (fn) => {
+      calls++;
+      if (calls === 3) throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+      return real(fn);
+    };
+    try {
+      const first = await gw.post('/v1/authorise', body, { headers: { 'idempotency-key': 'repair-1' } });
+      assert.equal(first.statusCode, 200, first.body);
+      assert.equal(readXml(first).result_info, '0000:Success');
+      assert.equal(calls, 3, 'claim, payment, then the answer under the key');
+      first_tid = readXml(first).transaction_id;
+    } finally {
+      gw.runtime.store.transaction = real;
+    }
+    await new Promise((r) => setTimeout(r, 400)); // the repair runs every 200 ms
+    const again = await gw.post('/v1/authorise', body, { headers: { 'idempotency-key': 'repair-1' } });
+    assert.equal(again.statusCode, 200, again.body);
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.equal(readXml(again).transaction_id, first_tid);
+  });
+});
+
 describe('load shedding', () => {
   test('past the in-flight bound new requests get a fast 503 + Retry-After; the accepted ones finish; /readyz says so and comes back', async () => {
     let release: () => void = () => {};

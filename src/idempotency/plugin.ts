@@ -10,6 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { timeOrderedId } from '../crypto/ids.js';
+import { storageFault } from '../db/faults.js';
 import type { Deps } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
 import type { IdempotencyKeyRow } from './tables.js';
@@ -141,26 +142,81 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps): void {
     // A generic card decline (402) stored a declined payment: it is an answer, replayed like one.
     const done = (reply.statusCode >= 200 && reply.statusCode < 300) || (reply.statusCode === 402 && request.routeOptions.config.answer === 'generic');
     const keep = done && typeof payload === 'string';
-    await deps.store.transaction(async (tx) => {
-      if (keep) {
-        await tx
-          .updateTable('idempotency_keys')
-          .set({
-            status: 'done',
-            response_status: reply.statusCode,
-            response_type: String(reply.getHeader('content-type') ?? 'application/json'),
-            response_body: payload as string,
-            locked_until: 0,
-          })
-          .where('id', '=', id)
-          .execute();
-      } else {
-        await tx.deleteFrom('idempotency_keys').where('id', '=', id).execute();
-      }
-    });
+    const outcome: KeyOutcome = keep
+      ? { kind: 'store', id, status: reply.statusCode, type: String(reply.getHeader('content-type') ?? 'application/json'), body: payload as string }
+      : { kind: 'release', id };
+    try {
+      await settleKey(deps, outcome);
+    } catch (e) {
+      // The storage failed between the work and its record (issue 17): the answer still goes
+      // out, and the key's outcome is written as soon as the storage takes it again, so a
+      // retry replays the answer (or runs the refused request) instead of waiting out the lease.
+      if (!storageFault(e)) throw e;
+      repairs.add(deps, outcome);
+    }
     return payload;
   });
 }
+
+type KeyOutcome = { kind: 'store'; id: string; status: number; type: string; body: string } | { kind: 'release'; id: string };
+
+/** Records what became of a claimed key: its answer (replayed for 24 h), or nothing (the key is free again). */
+async function settleKey(deps: Deps, o: KeyOutcome): Promise<void> {
+  await deps.store.transaction(async (tx) => {
+    if (o.kind === 'store') {
+      await tx
+        .updateTable('idempotency_keys')
+        .set({ status: 'done', response_status: o.status, response_type: o.type, response_body: o.body, locked_until: 0 })
+        .where('id', '=', o.id)
+        .execute();
+    } else {
+      await tx.deleteFrom('idempotency_keys').where('id', '=', o.id).where('status', '=', 'started').execute();
+    }
+  });
+}
+
+/**
+ * Key outcomes the storage refused, retried every REPAIR_EVERY_MS until it takes them
+ * (bounded: past MAX_REPAIRS the oldest are left to the 60 s lease, as after a crash).
+ */
+const REPAIR_EVERY_MS = 200;
+const MAX_REPAIRS = 10_000;
+const repairs = {
+  pending: new Map<string, { deps: Deps; outcome: KeyOutcome }>(),
+  timer: null as NodeJS.Timeout | null,
+  add(deps: Deps, outcome: KeyOutcome): void {
+    if (this.pending.size >= MAX_REPAIRS) {
+      const oldest = this.pending.keys().next().value;
+      if (oldest !== undefined) this.pending.delete(oldest);
+    }
+    this.pending.set(outcome.id, { deps, outcome });
+    if (!this.timer) {
+      this.timer = setInterval(() => void this.run(), REPAIR_EVERY_MS);
+      this.timer.unref();
+    }
+  },
+  running: false,
+  async run(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      for (const [id, { deps, outcome }] of this.pending) {
+        try {
+          await settleKey(deps, outcome);
+          this.pending.delete(id);
+        } catch {
+          return; // still down: the next tick tries again
+        }
+      }
+    } finally {
+      this.running = false;
+      if (this.pending.size === 0 && this.timer) {
+        clearInterval(this.timer);
+        this.timer = null;
+      }
+    }
+  },
+};
 
 /** Removes keys past their 24 h; bounded per run. */
 export async function purgeExpiredKeys(deps: Pick<Deps, 'store'>, now_ms: number, limit = 1000): Promise<number> {
