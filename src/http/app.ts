@@ -133,6 +133,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     // The database's state, not the request's: 503 with Retry-After, told once (issue 17).
     const fault: StorageFault | null = storageFault(error);
     if (fault) {
+      request.storageFaulted = true;
       faults.failed(fault, error);
       reply.header('retry-after', String(RETRY_AFTER_S[fault]));
       if (request.routeOptions.config?.answer === 'generic') return sendGenericError(request, reply, storageRefusal(fault));

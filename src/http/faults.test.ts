@@ -124,6 +124,67 @@ describe('a key whose outcome the storage refused is settled when the storage is
   });
 });
 
+describe('a connection lost at COMMIT (the work may be done): a retry with the same key never does it twice', () => {
+  test('refund and generic payment: 503 first, then the retry answers what the first attempt made', async () => {
+    const m = gw.merchant;
+    const pay = readXml(await gw.post('/v1/authorise', { merchant_id: m.merchant_id, account_id: m.account_id, ...paymentRequest() }));
+    // The next write commits, then the driver reports the connection gone: the caller cannot know it committed.
+    const commitThenLose = () => {
+      let armed = true;
+      gw.runtime.store.transaction = async (fn) => {
+        const value = await real(fn);
+        if (armed && (await gw.runtime.store.db.selectFrom('refunds').select('refund_reference_id').where('transaction_id', '=', pay.transaction_id).execute()).length > 0) {
+          armed = false;
+          throw Object.assign(new Error('Connection terminated unexpectedly'), {});
+        }
+        return value;
+      };
+    };
+    const refund = {
+      merchant_id: m.merchant_id,
+      account_id: m.account_id,
+      refund_orders: [{ transaction_id: pay.transaction_id, order_no: pay.order_no, currency: pay.currency, amount: pay.amount, refund_amount: '1.00' }],
+    };
+    commitThenLose();
+    try {
+      const first = await gw.post('/v1/refund', refund, { headers: { 'idempotency-key': 'lost-commit-refund' } });
+      assert.equal(first.statusCode, 503, first.body);
+    } finally {
+      gw.runtime.store.transaction = real;
+    }
+    await new Promise((r) => setTimeout(r, 400));
+    const again = await gw.post('/v1/refund', refund, { headers: { 'idempotency-key': 'lost-commit-refund' } });
+    assert.equal(again.statusCode, 200, again.body);
+    const refunds = await gw.runtime.store.db.selectFrom('refunds').selectAll().where('transaction_id', '=', pay.transaction_id).execute();
+    assert.equal(refunds.length, 1, 'one refund, however many attempts');
+
+    // The generic payment: its id comes from the key's row, which the retry takes over.
+    let armed = true;
+    gw.runtime.store.transaction = async (fn) => {
+      const value = await real(fn);
+      const n = await gw.runtime.store.db.selectFrom('payments').select('transaction_id').where('amount_minor', '=', 4321).execute();
+      if (armed && n.length > 0) {
+        armed = false;
+        throw Object.assign(new Error('Connection terminated unexpectedly'), {});
+      }
+      return value;
+    };
+    const body = { amount: 4321, currency: 'usd', payment_method: { type: 'card', card: { number: '4242424242424242', exp_month: 12, exp_year: new Date().getUTCFullYear() + 2, cvc: '123' } } };
+    try {
+      const first = await gw.generic('POST', '/v1/payments', key, body, { headers: { 'idempotency-key': 'lost-commit-pay' } });
+      assert.equal(first.statusCode, 503, first.body);
+    } finally {
+      gw.runtime.store.transaction = real;
+    }
+    await new Promise((r) => setTimeout(r, 400));
+    const retry = await gw.generic('POST', '/v1/payments', key, body, { headers: { 'idempotency-key': 'lost-commit-pay' } });
+    assert.equal(retry.statusCode, 200, retry.body);
+    const rows = await gw.runtime.store.db.selectFrom('payments').select('transaction_id').where('amount_minor', '=', 4321).execute();
+    assert.equal(rows.length, 1, 'one payment, however many attempts');
+    assert.equal(retry.json().transaction_id, rows[0]?.transaction_id);
+  });
+});
+
 describe('load shedding', () => {
   test('past the in-flight bound new requests get a fast 503 + Retry-After; the accepted ones finish; /readyz says so and comes back', async () => {
     let release: () => void = () => {};

@@ -28,6 +28,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** `rerun`: this request took over a key whose first request never answered (a crash, or a lease that lapsed). */
     idempotency?: { key: string; hash: string; id?: string; rerun?: boolean };
+    /** Set by the error handler when the storage failed: whether the work committed is unknown. */
+    storageFaulted?: boolean;
   }
 }
 
@@ -142,9 +144,14 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps): void {
     // A generic card decline (402) stored a declined payment: it is an answer, replayed like one.
     const done = (reply.statusCode >= 200 && reply.statusCode < 300) || (reply.statusCode === 402 && request.routeOptions.config.answer === 'generic');
     const keep = done && typeof payload === 'string';
+    // After a storage fault the work may have committed (a connection lost at COMMIT): the
+    // key is not released but its lease ended, so a retry takes over the same key (row id)
+    // and finds what was made (refund, transfer, payment id) instead of doing it again.
     const outcome: KeyOutcome = keep
       ? { kind: 'store', id, status: reply.statusCode, type: String(reply.getHeader('content-type') ?? 'application/json'), body: payload as string }
-      : { kind: 'release', id };
+      : request.storageFaulted
+        ? { kind: 'expire', id }
+        : { kind: 'release', id };
     try {
       await settleKey(deps, outcome);
     } catch (e) {
@@ -152,15 +159,19 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps): void {
       // out, and the key's outcome is written as soon as the storage takes it again, so a
       // retry replays the answer (or runs the refused request) instead of waiting out the lease.
       if (!storageFault(e)) throw e;
-      repairs.add(deps, outcome);
+      repairs.add(deps, outcome.kind === 'release' ? { kind: 'expire', id } : outcome);
     }
     return payload;
   });
 }
 
-type KeyOutcome = { kind: 'store'; id: string; status: number; type: string; body: string } | { kind: 'release'; id: string };
+type KeyOutcome = { kind: 'store'; id: string; status: number; type: string; body: string } | { kind: 'release' | 'expire'; id: string };
 
-/** Records what became of a claimed key: its answer (replayed for 24 h), or nothing (the key is free again). */
+/**
+ * Records what became of a claimed key: its answer (replayed for 24 h); nothing was done
+ * (`release`: the key is free again); or unknown (`expire`: the lease ends now, the key
+ * stays, and the next request with it re-runs under the same id).
+ */
 async function settleKey(deps: Deps, o: KeyOutcome): Promise<void> {
   await deps.store.transaction(async (tx) => {
     if (o.kind === 'store') {
@@ -169,8 +180,10 @@ async function settleKey(deps: Deps, o: KeyOutcome): Promise<void> {
         .set({ status: 'done', response_status: o.status, response_type: o.type, response_body: o.body, locked_until: 0 })
         .where('id', '=', o.id)
         .execute();
-    } else {
+    } else if (o.kind === 'release') {
       await tx.deleteFrom('idempotency_keys').where('id', '=', o.id).where('status', '=', 'started').execute();
+    } else {
+      await tx.updateTable('idempotency_keys').set({ locked_until: 0 }).where('id', '=', o.id).where('status', '=', 'started').execute();
     }
   });
 }
