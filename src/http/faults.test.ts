@@ -133,7 +133,10 @@ describe('a connection lost at COMMIT (the work may be done): a retry with the s
       let armed = true;
       gw.runtime.store.transaction = async (fn) => {
         const value = await real(fn);
-        if (armed && (await gw.runtime.store.db.selectFrom('refunds').select('refund_reference_id').where('transaction_id', '=', pay.transaction_id).execute()).length > 0) {
+        if (
+          armed &&
+          (await gw.runtime.store.db.selectFrom('refunds').select('refund_reference_id').where('transaction_id', '=', pay.transaction_id).execute()).length > 0
+        ) {
           armed = false;
           throw Object.assign(new Error('Connection terminated unexpectedly'), {});
         }
@@ -169,7 +172,11 @@ describe('a connection lost at COMMIT (the work may be done): a retry with the s
       }
       return value;
     };
-    const body = { amount: 4321, currency: 'usd', payment_method: { type: 'card', card: { number: '4242424242424242', exp_month: 12, exp_year: new Date().getUTCFullYear() + 2, cvc: '123' } } };
+    const body = {
+      amount: 4321,
+      currency: 'usd',
+      payment_method: { type: 'card', card: { number: '4242424242424242', exp_month: 12, exp_year: new Date().getUTCFullYear() + 2, cvc: '123' } },
+    };
     try {
       const first = await gw.generic('POST', '/v1/payments', key, body, { headers: { 'idempotency-key': 'lost-commit-pay' } });
       assert.equal(first.statusCode, 503, first.body);
