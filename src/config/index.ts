@@ -1,5 +1,6 @@
 // Settings come from the environment only (decisions §13). Every setting has the
 // `TOLLGATE_` prefix except the three the decisions name plainly.
+import os from 'node:os';
 import path from 'node:path';
 
 export interface Settings {
@@ -40,7 +41,12 @@ export interface Settings {
   db_statement_timeout_ms: number;
   /** PostgreSQL: the longest a request waits for a pooled connection (TOLLGATE_DB_ACQUIRE_TIMEOUT_MS, 2 s; issue 17). */
   db_acquire_timeout_ms: number;
-  /** Requests one process works on at once; past it, 503 at once (TOLLGATE_MAX_IN_FLIGHT, 256; issue 17). */
+  /**
+   * Requests one process works on at once; past it, 503 at once (TOLLGATE_MAX_IN_FLIGHT;
+   * issue 17). Default: MAX_IN_FLIGHT_TOTAL shared by the processes (64 for SQLite's one
+   * process, 32 each for two PostgreSQL workers): the bound that kept accepted authorise p99
+   * within 2× of the sustainable figure at twice the sustainable load (docs/performance.md).
+   */
   max_in_flight: number;
   /**
    * Event-loop delay (mean over 250 ms) past which new requests are shed with 503
@@ -77,13 +83,24 @@ function positive(n: number, name: string): number {
   return n;
 }
 
+/** Requests in progress the gateway's processes take together by default (issue 17). */
+export const MAX_IN_FLIGHT_TOTAL = 64;
+
+/** How many processes serve (the rule of src/cli/cluster.ts workerCount; a bad TOLLGATE_WORKERS is refused there). */
+function defaultProcesses(env: NodeJS.ProcessEnv, database_url: string): number {
+  if (database_url.startsWith('sqlite:')) return 1;
+  const n = Number(env.TOLLGATE_WORKERS);
+  return Number.isInteger(n) && n >= 1 && n <= 256 ? n : os.availableParallelism();
+}
+
 export function loadSettings(env: NodeJS.ProcessEnv = process.env, stdout_is_tty = process.stdout.isTTY === true): Settings {
   const data_dir = path.resolve(env.TOLLGATE_DATA_DIR ?? 'data');
+  const database_url = env.DATABASE_URL ?? `sqlite:${path.join(data_dir, 'tollgate.db')}`;
   const host = env.HOST ?? '127.0.0.1';
   const port = intSetting(env, 'PORT', 8080);
   const schedule = env.TOLLGATE_WEBHOOK_SCHEDULE_MS;
   return {
-    database_url: env.DATABASE_URL ?? `sqlite:${path.join(data_dir, 'tollgate.db')}`,
+    database_url,
     host,
     port,
     data_dir,
@@ -115,7 +132,10 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, stdout_is_tty
     api_rate_limit: positive(intSetting(env, 'TOLLGATE_API_RATE_LIMIT', 100), 'TOLLGATE_API_RATE_LIMIT'),
     db_statement_timeout_ms: positive(intSetting(env, 'TOLLGATE_DB_STATEMENT_TIMEOUT_MS', 5_000), 'TOLLGATE_DB_STATEMENT_TIMEOUT_MS'),
     db_acquire_timeout_ms: positive(intSetting(env, 'TOLLGATE_DB_ACQUIRE_TIMEOUT_MS', 2_000), 'TOLLGATE_DB_ACQUIRE_TIMEOUT_MS'),
-    max_in_flight: positive(intSetting(env, 'TOLLGATE_MAX_IN_FLIGHT', 256), 'TOLLGATE_MAX_IN_FLIGHT'),
+    max_in_flight: positive(
+      intSetting(env, 'TOLLGATE_MAX_IN_FLIGHT', Math.ceil(MAX_IN_FLIGHT_TOTAL / defaultProcesses(env, database_url))),
+      'TOLLGATE_MAX_IN_FLIGHT',
+    ),
     max_event_loop_delay_ms: intSetting(env, 'TOLLGATE_MAX_EVENT_LOOP_DELAY_MS', 0),
   };
 }

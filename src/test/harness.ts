@@ -172,6 +172,8 @@ export async function testGateway(opts: { settings?: Partial<Settings>; start_ms
     allow_private_webhooks: true,
     demo_merchant: false,
     worker_enabled: false,
+    // In-process tests fire a hundred concurrent requests on purpose (refund races); shedding has its own test.
+    max_in_flight: 10_000,
     ...opts.settings,
   };
   const clock = {
