@@ -192,6 +192,41 @@ describe('a connection lost at COMMIT (the work may be done): a retry with the s
   });
 });
 
+describe('a capture whose COMMIT lost its answer', () => {
+  test('the retry under the same key answers it captured (capture_status 1), not 1012', async () => {
+    const manual = await gw.newMerchant({ capture_method: 'manual' });
+    const pay = readXml(
+      await gw.post('/v1/authorise', { merchant_id: manual.merchant_id, account_id: manual.account_id, ...paymentRequest() }, { merchant: manual }),
+    );
+    assert.equal(pay.order_status, '1');
+    let armed = true;
+    gw.runtime.store.transaction = async (fn) => {
+      const value = await real(fn);
+      const row = await gw.runtime.store.db.selectFrom('payments').select('status').where('transaction_id', '=', pay.transaction_id).executeTakeFirstOrThrow();
+      if (armed && row.status === 'captured') {
+        armed = false;
+        throw new Error('Connection terminated unexpectedly');
+      }
+      return value;
+    };
+    const body = {
+      merchant_id: manual.merchant_id,
+      account_id: manual.account_id,
+      capture_orders: [{ transaction_id: pay.transaction_id, order_no: pay.order_no, currency: pay.currency, amount: pay.amount }],
+    };
+    try {
+      const first = await gw.post('/v1/capture', body, { merchant: manual, headers: { 'idempotency-key': 'lost-commit-capture' } });
+      assert.equal(first.statusCode, 503, first.body);
+    } finally {
+      gw.runtime.store.transaction = real;
+    }
+    await new Promise((r) => setTimeout(r, 400));
+    const again = await gw.post('/v1/capture', body, { merchant: manual, headers: { 'idempotency-key': 'lost-commit-capture' } });
+    assert.equal(again.statusCode, 200, again.body);
+    assert.equal(again.json().capture_orders?.[0]?.capture_status ?? again.json().results?.[0]?.capture_status, '1', again.body);
+  });
+});
+
 describe('load shedding', () => {
   test('past the in-flight bound new requests get a fast 503 + Retry-After; the accepted ones finish; /readyz says so and comes back', async () => {
     let release: () => void = () => {};

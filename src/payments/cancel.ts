@@ -37,8 +37,19 @@ function notCancellable(row: Pick<PaymentRow, 'status'>): ItemFailure {
   return failure('1012', `cannot cancel a payment that is ${describeStatus(row.status)}`);
 }
 
-export async function cancelItem(deps: Deps, log: FastifyBaseLogger, account_id: string, item: OrderItem): Promise<CancelResult> {
-  return answer(item, await cancelPayment(deps, log, account_id, item));
+export async function cancelItem(deps: Deps, log: FastifyBaseLogger, account_id: string, item: OrderItem, rerun = false): Promise<CancelResult> {
+  const outcome = await cancelPayment(deps, log, account_id, item);
+  // A re-run whose first attempt cancelled it and lost the answer (issue 17): it succeeded.
+  if (rerun && !outcome.ok && outcome.code === '1012' && item.transaction_id) {
+    const now = await deps.store.db
+      .selectFrom('payments')
+      .select('status')
+      .where('transaction_id', '=', item.transaction_id)
+      .where('account_id', '=', account_id)
+      .executeTakeFirst();
+    if (now?.status === 'cancelled') return answer(item, { ok: true });
+  }
+  return answer(item, outcome);
 }
 
 /** The one cancel of a payment (the acquiring batch item and `/v1/payments/:id/cancel`). */

@@ -4,7 +4,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Deps } from '../http/context.js';
 import { postPaymentChange } from '../ledger/postings.js';
-import { formatAmount } from '../money/currency.js';
+import { formatAmount, parseAmount } from '../money/currency.js';
 import { recordPaymentEvent } from './events.js';
 import { checkItem, describeStatus, failure, type ItemFailure, type OrderItem, runItem } from './lifecycle.js';
 import { applyTransition } from './states.js';
@@ -39,8 +39,21 @@ function notCapturable(row: Pick<PaymentRow, 'status'>): ItemFailure {
   return failure('1012', `cannot capture a payment that is ${describeStatus(row.status)}`);
 }
 
-export async function captureItem(deps: Deps, log: FastifyBaseLogger, account_id: string, item: OrderItem): Promise<CaptureResult> {
-  return answer(item, await capturePayment(deps, log, account_id, item));
+export async function captureItem(deps: Deps, log: FastifyBaseLogger, account_id: string, item: OrderItem, rerun = false): Promise<CaptureResult> {
+  const outcome = await capturePayment(deps, log, account_id, item);
+  // A re-run under an Idempotency-Key whose first attempt lost its answer (a storage fault at
+  // COMMIT): if that attempt captured this amount, this item succeeded (issue 17).
+  if (rerun && !outcome.ok && outcome.code === '1012' && item.transaction_id && item.currency && item.amount) {
+    const now = await deps.store.db
+      .selectFrom('payments')
+      .select(['status', 'captured_minor', 'currency'])
+      .where('transaction_id', '=', item.transaction_id)
+      .where('account_id', '=', account_id)
+      .executeTakeFirst();
+    const asked = now ? parseAmount(item.amount, now.currency) : null;
+    if (now && asked?.ok && now.status !== 'authorised' && Number(now.captured_minor) === asked.minor) return answer(item, { ok: true });
+  }
+  return answer(item, outcome);
 }
 
 /**

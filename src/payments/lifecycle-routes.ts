@@ -86,7 +86,9 @@ export function registerLifecycleRoutes(app: FastifyInstance, deps: Deps): void 
     async (request, reply) => {
       const creds = request.account!;
       const items = (request.body as { capture_orders: OrderItem[] }).capture_orders;
-      const results = await Promise.all(items.map((item) => captureItem(deps, request.log, creds.account.account_id, item)));
+      const results = await Promise.all(
+        items.map((item) => captureItem(deps, request.log, creds.account.account_id, item, request.idempotency?.rerun === true)),
+      );
       return sendSigned(request, reply, {
         merchant_id: creds.account.merchant_id,
         account_id: creds.account.account_id,
@@ -123,7 +125,9 @@ export function registerLifecycleRoutes(app: FastifyInstance, deps: Deps): void 
     async (request, reply) => {
       const creds = request.account!;
       const items = (request.body as { cancel_orders: OrderItem[] }).cancel_orders;
-      const results = await Promise.all(items.map((item) => cancelItem(deps, request.log, creds.account.account_id, item)));
+      const results = await Promise.all(
+        items.map((item) => cancelItem(deps, request.log, creds.account.account_id, item, request.idempotency?.rerun === true)),
+      );
       return sendSigned(request, reply, {
         merchant_id: creds.account.merchant_id,
         account_id: creds.account.account_id,
