@@ -207,3 +207,226 @@ export function cpuMeter(gateway_pid: number): () => { gateway_cpu_pct: number; 
     };
   };
 }
+
+/** How `driveLoad` files an answer: the one wanted, a shed (503 with Retry-After), or any other (named). */
+export type Verdict = 'accepted' | 'shed' | string;
+
+export interface LoadRun {
+  /** Open loop: the rate asked for; closed loop: null. */
+  offered_per_s: number | null;
+  /** Requests started (open loop: arrivals) in the measured window. */
+  sent: number;
+  window_s: number;
+  /** Latency of the accepted answers (open loop: from each request's scheduled arrival, so waiting for a socket counts). */
+  accepted: Stats;
+  /** Accepted answers a second, of those that arrived within the window. */
+  accepted_per_s: number;
+  /** Latency of the 503s with Retry-After (how fast a refusal is). */
+  shed: Stats;
+  /** Answers neither accepted nor shed, by what `classify` named them (e.g. a 503 without Retry-After). */
+  other: Record<string, number>;
+  /** No answer within the timeout (open loop: counted from the scheduled arrival). */
+  timeouts: number;
+  /** Connection errors (reset, refused). */
+  errors: number;
+  /** Open loop: how late this runner started requests (its own event-loop lag), p99 and max, ms. */
+  start_lag_p99_ms: number;
+  start_lag_max_ms: number;
+  /** A few of the answers that were neither accepted nor shed. */
+  samples: string[];
+  /** TCP connections opened, the pre-connected ones included (keep-alive: `connections` unless some were closed, e.g. by a timeout). */
+  sockets_opened: number;
+  /** Seconds from the first request to the last answer (or timeout), the drain included. */
+  elapsed_s: number;
+}
+
+/**
+ * One request repeated (bodies from `next`) over a keep-alive pool of `connections` sockets,
+ * every answer timed and filed by `classify` (issue 17: autocannon's histogram mixes the
+ * fast 503s of load shedding with the accepted answers, and its `overallRate` sends each
+ * connection's share in a burst at the start of every second, one request per connection
+ * at most: a closed loop in disguise).
+ *
+ * - Closed loop (no `rate`): each connection sends its next request when the previous
+ *   answer is in, for `duration_s`.
+ * - Open loop (`rate`): arrivals at random (Poisson, mean `rate` a second) for
+ *   `duration_s`, whatever the answers do; an arrival that finds every socket busy waits
+ *   for one, and that wait is part of its latency, which runs from the scheduled arrival
+ *   (no coordinated omission).
+ *
+ * A request without an answer `timeout_ms` after its arrival is abandoned and counted as a
+ * timeout. The run ends when every request has been answered or abandoned.
+ */
+export async function driveLoad(o: {
+  url: string;
+  path: string;
+  contentType: string;
+  next: () => string;
+  connections: number;
+  duration_s: number;
+  rate?: number;
+  timeout_ms: number;
+  classify: (status: number, headers: http.IncomingHttpHeaders, body: string) => Verdict;
+  /**
+   * A GET path (a probe the gateway never sheds) sent on every socket at once before the
+   * run, so the pool is open when it starts: a client's warm connection pool. Without it,
+   * hundreds of connects reach a busy gateway at once and some wait for SYN retransmits
+   * (1, 3, 7 s), which is the listen backlog, not the queue under test.
+   */
+  preconnect?: string;
+}): Promise<LoadRun> {
+  const base = new URL(o.url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: o.connections, maxFreeSockets: o.connections, scheduling: 'fifo' });
+  const acceptedMs: number[] = [];
+  const shedMs: number[] = [];
+  const lagMs: number[] = [];
+  const other: Record<string, number> = {};
+  const samples: string[] = [];
+  let acceptedInWindow = 0;
+  let timeouts = 0;
+  let errors = 0;
+  let sent = 0;
+  const sockets = new WeakSet<object>();
+  let socketsOpened = 0;
+  const outstanding = new Set<{ at: number; req: http.ClientRequest; settle: () => void }>();
+  const countSocket = (socket: object) => {
+    if (sockets.has(socket)) return;
+    sockets.add(socket);
+    socketsOpened++;
+  };
+  if (o.preconnect) {
+    const path = o.preconnect;
+    await Promise.all(
+      Array.from(
+        { length: o.connections },
+        () =>
+          new Promise<void>((resolve, reject) => {
+            const req = http.get({ host: base.hostname, port: base.port, path, agent }, (res) => {
+              res.resume();
+              res.on('end', () => resolve());
+            });
+            req.on('socket', countSocket);
+            req.on('error', reject);
+          }),
+      ),
+    );
+  }
+  const t0 = performance.now();
+  const deadline = t0 + o.duration_s * 1000;
+
+  const send = (at: number): Promise<void> =>
+    new Promise<void>((resolve) => {
+      sent++;
+      const body = o.next();
+      let settled = false;
+      const entry = {
+        at,
+        req: null as unknown as http.ClientRequest,
+        settle: () => {
+          settled = true;
+          outstanding.delete(entry);
+          resolve();
+        },
+      };
+      const req = http.request(
+        {
+          host: base.hostname,
+          port: base.port,
+          method: 'POST',
+          path: o.path,
+          headers: { 'content-type': o.contentType, 'content-length': Buffer.byteLength(body) },
+          agent,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            if (settled) return;
+            const end = performance.now();
+            const text = Buffer.concat(chunks).toString('utf8');
+            const verdict = o.classify(res.statusCode ?? 0, res.headers, text);
+            if (verdict === 'accepted') {
+              acceptedMs.push(end - at);
+              if (end <= deadline) acceptedInWindow++;
+            } else if (verdict === 'shed') shedMs.push(end - at);
+            else {
+              other[verdict] = (other[verdict] ?? 0) + 1;
+              if (samples.length < MAX_SAMPLES) samples.push(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
+            }
+            entry.settle();
+          });
+          res.on('error', () => undefined);
+        },
+      );
+      entry.req = req;
+      outstanding.add(entry);
+      req.on('socket', countSocket);
+      req.on('error', (e) => {
+        if (settled) return;
+        errors++;
+        if (samples.length < MAX_SAMPLES) samples.push(`error: ${e.message.slice(0, 200)}`);
+        entry.settle();
+      });
+      req.end(body);
+    });
+
+  // Abandons what has waited `timeout_ms` since its arrival (a sweep, not a timer each).
+  const sweep = setInterval(() => {
+    const now = performance.now();
+    for (const e of outstanding)
+      if (now - e.at >= o.timeout_ms) {
+        timeouts++;
+        e.settle();
+        e.req.destroy();
+      }
+  }, 50);
+
+  const inFlight: Promise<void>[] = [];
+  if (o.rate === undefined) {
+    await Promise.all(
+      Array.from({ length: o.connections }, async () => {
+        while (performance.now() < deadline) await send(performance.now());
+      }),
+    );
+  } else {
+    const rate = o.rate;
+    // Poisson arrivals: exponential gaps. Due arrivals are started on each timer tick;
+    // each is timed from when it was due, so this runner's own lag cannot hide a queue.
+    let nextAt = t0;
+    await new Promise<void>((done) => {
+      const tick = () => {
+        const now = performance.now();
+        while (nextAt <= now && nextAt < deadline) {
+          lagMs.push(now - nextAt);
+          inFlight.push(send(nextAt));
+          nextAt += (-Math.log(1 - Math.random()) * 1000) / rate;
+        }
+        if (nextAt >= deadline) return done();
+        setTimeout(tick, Math.max(0, nextAt - performance.now()));
+      };
+      tick();
+    });
+    await Promise.all(inFlight);
+  }
+  clearInterval(sweep);
+  const elapsed_s = (performance.now() - t0) / 1000;
+  agent.destroy();
+  const lag = Float64Array.from(lagMs).sort();
+  const shed = stats(shedMs, o.duration_s, shedMs.length, 0, 0, 0);
+  return {
+    offered_per_s: o.rate ?? null,
+    sent,
+    window_s: o.duration_s,
+    accepted: stats(acceptedMs, o.duration_s, acceptedInWindow, 0, errors, timeouts),
+    accepted_per_s: Math.round(acceptedInWindow / o.duration_s),
+    shed,
+    other,
+    timeouts,
+    errors,
+    start_lag_p99_ms: percentile(Array.from(lag), 99),
+    start_lag_max_ms: lag.length ? Math.round((lag[lag.length - 1] as number) * 10) / 10 : 0,
+    samples,
+    sockets_opened: socketsOpened,
+    elapsed_s: Math.round(elapsed_s * 10) / 10,
+  };
+}

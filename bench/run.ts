@@ -9,6 +9,9 @@
 //    (the hosted checkout, create + pay, under bench/driver.ts with each step timed);
 //    then payouts (bench/payouts.ts): signed POST /v1/payout from one funded account at 16
 //    connections, and again from an account whose balance runs out mid-run, outcome verified;
+//    then load shedding (bench/overload.ts, issue 17): authorise's sustainable closed-loop
+//    rate R, then an open loop of 2R per TOLLGATE_MAX_IN_FLIGHT bound and without one, on a
+//    fresh gateway each: latency of the accepted answers apart from the 503s, timeouts;
 // 3. the authorise scenario again with 1,000,000 stored transactions (100,000 in --quick);
 // 4. subscription deductions (bench/deductions.ts): 10,000 subscriptions due at one instant
 //    (2,000 in --quick) run by the scheduler in one process, and a quarter as many, each on
@@ -43,6 +46,7 @@ import {
 } from '../src/test/process.js';
 import { benchDeductions, type DeductionsReport, MAX_LIVE_HEAP_GROWTH_MIB, MAX_PEAK_RSS_GROWTH } from './deductions.js';
 import { cpuMeter, type Stats } from './driver.js';
+import { benchOverload, MAX_P99_RATIO, type OverloadReport, overloadMarkdown, shedSettings } from './overload.js';
 import { benchPayouts, type PayoutsReport } from './payouts.js';
 import {
   authorise,
@@ -66,6 +70,9 @@ const { values: args } = parseArgs({
     duration: { type: 'string' },
     seed: { type: 'string' },
     'no-build': { type: 'boolean' },
+    'overload-duration': { type: 'string' },
+    'shed-limits': { type: 'string' },
+    'shed-delays': { type: 'string' },
     workers: { type: 'string' },
     subscriptions: { type: 'string' },
   },
@@ -81,6 +88,10 @@ const BENCH_API_RATE_LIMIT = 1_000_000;
 const PAYOUT_CONNECTIONS = 16;
 /** Subscriptions due at once in the deductions scenario; a quarter as many run first for the memory comparison. */
 const SUBSCRIPTIONS = Number(args.subscriptions ?? (QUICK ? 2_000 : 10_000));
+/** Seconds of each load-shedding sub-run (sustainable, then 2× load per bound): brief in --quick, as CI runs it. */
+const OVERLOAD_DURATION_S = Number(args['overload-duration'] ?? (QUICK ? 3 : DURATION_S));
+/** Settings tried under 2× the sustainable load: TOLLGATE_MAX_IN_FLIGHT values, then TOLLGATE_MAX_EVENT_LOOP_DELAY_MS values (a run without shedding is added). */
+const SHED_SETTINGS = shedSettings(args['shed-limits'] ?? '32,64,128,256', args['shed-delays'] ?? '');
 const envUrl = process.env.DATABASE_URL ?? '';
 const ENGINE: Engine = /^postgres(ql)?:\/\//.test(envUrl) ? 'postgres' : 'sqlite';
 const WORKERS = Number(args.workers ?? process.env.TOLLGATE_WORKERS ?? (ENGINE === 'postgres' ? os.cpus().length : 1));
@@ -453,9 +464,24 @@ async function main(): Promise<void> {
       results.push(m);
     }
 
-    log(`storing ${SEED.toLocaleString('en')} transactions…`);
     await gw.stop();
     gw = null;
+    log(
+      `load shedding: authorise sustainable (closed loop), then 2× that open loop per setting and without shedding (${OVERLOAD_DURATION_S} s each, a fresh gateway each)…`,
+    );
+    const overload: OverloadReport = await benchOverload({
+      env,
+      merchant,
+      tag,
+      duration_s: OVERLOAD_DURATION_S,
+      warmup_s: WARMUP_S,
+      connections: CONNECTIONS,
+      workers: WORKERS,
+      settings: SHED_SETTINGS,
+      log,
+    });
+
+    log(`storing ${SEED.toLocaleString('en')} transactions…`);
     const seeded_s = await seedPayments(db, merchant, SEED);
     log(`  seeded in ${round(seeded_s)} s`);
     gw = await startGateway(env);
@@ -587,6 +613,19 @@ async function main(): Promise<void> {
         },
       );
 
+    // Load shedding (issue 17): accepted authorise requests under 2× the sustainable load.
+    const sus = overload.sustainable;
+    for (const x of overload.runs) {
+      // The gateway as it ships (the default bound, no event-loop delay) carries the target.
+      const isDefault = x.is_default;
+      targets.push({
+        name: `authorise at 2× sustainable load (${x.offered_per_s}/s), ${x.label}: accepted p99 vs sustainable p99, timeouts${isDefault ? '' : ' (informative)'}`,
+        goal: isDefault ? `≤ ${MAX_P99_RATIO}×, 0 timeouts` : '—',
+        measured: `${x.p99_ratio}× (${x.accepted_p99_ms} vs ${sus.p99_ms} ms), ${x.timeouts} timeouts; ${x.accepted_per_s} accepted/s, ${round(x.shed_share * 100)}% shed`,
+        met: isDefault ? x.p99_ratio <= MAX_P99_RATIO && x.timeouts === 0 && x.errors === 0 : null,
+      });
+    }
+
     const dLarge = deductions.runs[deductions.runs.length - 1] as DeductionsReport['runs'][number];
     const dFlat = deductions.flat;
     targets.push(
@@ -650,6 +689,7 @@ async function main(): Promise<void> {
       generic_payments: genericSummary,
       checkout: checkoutSummary,
       payouts,
+      overload,
       deductions,
       targets,
     };
@@ -737,6 +777,7 @@ function markdown(report: any, bare: Measured, insert: { inserts_per_s: number; 
       `verifyLedger: ${p.ledger.ok ? 'ok' : 'NOT ok'} (${p.ledger.payments} payments, ${p.ledger.payouts} payouts, ${p.ledger.verify_s} s); the payouts scenario took ${p.runtime_s} s in all.`,
     );
   }
+  if (report.overload) lines.push(...overloadMarkdown(report.overload as OverloadReport));
   const d = report.deductions as DeductionsReport | undefined;
   if (d) {
     lines.push(
