@@ -12,7 +12,9 @@
 //    then load shedding (bench/overload.ts, issue 17): authorise's sustainable closed-loop
 //    rate R, then an open loop of 2R per TOLLGATE_MAX_IN_FLIGHT bound and without one, on a
 //    fresh gateway each: latency of the accepted answers apart from the 503s, timeouts;
-// 3. the authorise scenario again with 1,000,000 stored transactions (100,000 in --quick);
+// 3. the authorise scenario again with 1,000,000 stored transactions (100,000 in --quick),
+//    then the merchant portal on that gateway (bench/portal.ts, issue 14): a signed-in
+//    owner's transactions list and filtered searches over the stored payments, p99 ≤ 100 ms;
 // 4. subscription deductions (bench/deductions.ts): 10,000 subscriptions due at one instant
 //    (2,000 in --quick) run by the scheduler in one process, and a quarter as many, each on
 //    its own fresh database: deductions/s, peak memory of both sizes, outcome verified;
@@ -20,6 +22,9 @@
 //    the targets met or missed, and bench/results/<stamp>-<engine>.{json,md}.
 // SQLite by default; PostgreSQL when DATABASE_URL is postgres://… (a fresh database is
 // created on that server for the run and dropped after).
+// `--only portal`: step 3 alone (fresh database, merchant, seed, authorise with the stored
+// transactions, the portal scenario) and its report, without the baselines, the other
+// scenarios, payouts, load shedding and deductions: a few minutes instead of the whole bench.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -48,6 +53,7 @@ import { benchDeductions, type DeductionsReport, MAX_LIVE_HEAP_GROWTH_MIB, MAX_P
 import { cpuMeter, type Stats } from './driver.js';
 import { benchOverload, MAX_P99_RATIO, type OverloadReport, overloadMarkdown, shedSettings } from './overload.js';
 import { benchPayouts, type PayoutsReport } from './payouts.js';
+import { benchPortal, PORTAL_P99_TARGET_MS, type PortalReport, portalMarkdown, portalTargets } from './portal.js';
 import {
   authorise,
   authoriseBody,
@@ -75,17 +81,24 @@ const { values: args } = parseArgs({
     'shed-delays': { type: 'string' },
     workers: { type: 'string' },
     subscriptions: { type: 'string' },
+    only: { type: 'string' },
   },
 });
+if (args.only !== undefined && args.only !== 'portal') throw new Error(`--only takes 'portal' (got ${JSON.stringify(args.only)})`);
+const ONLY_PORTAL = args.only === 'portal';
 const QUICK = args.quick === true;
 const CONNECTIONS = Number(args.connections ?? 64);
 const DURATION_S = Number(args.duration ?? (QUICK ? 5 : 20));
 const WARMUP_S = QUICK ? 1 : 3;
+/** TOLLGATE_MAX_IN_FLIGHT of the throughput scenarios' gateways: no shedding (see where it is used). */
+const UNBOUNDED_IN_FLIGHT = 100_000;
 const SEED = Number(args.seed ?? (QUICK ? 100_000 : 1_000_000));
 /** TOLLGATE_API_RATE_LIMIT of the bench's gateway: requests/s per API key, far above any rate it reaches. */
 const BENCH_API_RATE_LIMIT = 1_000_000;
 /** Payouts are measured at this concurrency (one account's funding row serialises them anyway). */
 const PAYOUT_CONNECTIONS = 16;
+/** The portal's pages are measured at the connections of the other read scenario (query100, a latency target). */
+const PORTAL_CONNECTIONS = 16;
 /** Subscriptions due at once in the deductions scenario; a quarter as many run first for the memory comparison. */
 const SUBSCRIPTIONS = Number(args.subscriptions ?? (QUICK ? 2_000 : 10_000));
 /** Seconds of each load-shedding sub-run (sustainable, then 2× load per bound): brief in --quick, as CI runs it. */
@@ -400,8 +413,16 @@ async function main(): Promise<void> {
 
     const port = await freePort();
     // The generic interface's per-key rate limit (100/s by default) would make the bench
-    // measure 429s: the bench's gateway lets its one key through at any rate.
-    const env = gatewayEnv(db, port, { TOLLGATE_WORKERS: String(WORKERS), TOLLGATE_API_RATE_LIMIT: String(BENCH_API_RATE_LIMIT) });
+    // measure 429s: the bench's gateway lets its one key through at any rate. Likewise the
+    // load-shedding bound (64 in all by default): at 64 connections over two PostgreSQL
+    // workers an uneven share of connections gets fast 503s that would count as throughput.
+    // The throughput scenarios measure the gateway's work; shedding has its own scenario
+    // (bench/overload.ts, with the bound as shipped).
+    const env = gatewayEnv(db, port, {
+      TOLLGATE_WORKERS: String(WORKERS),
+      TOLLGATE_API_RATE_LIMIT: String(BENCH_API_RATE_LIMIT),
+      TOLLGATE_MAX_IN_FLIGHT: String(UNBOUNDED_IN_FLIGHT),
+    });
     gw = await startGateway(env);
     const merchant = createMerchant(env, 'bench');
     const manual = createMerchant(env, 'bench manual', ['--capture-method', 'manual']);
@@ -481,15 +502,9 @@ async function main(): Promise<void> {
       log,
     });
 
-    log(`storing ${SEED.toLocaleString('en')} transactions…`);
-    const seeded_s = await seedPayments(db, merchant, SEED);
-    log(`  seeded in ${round(seeded_s)} s`);
-    gw = await startGateway(env);
-    ctx.url = gw.url;
-    const seededLabel = `authorise @${SEED >= 1_000_000 ? `${SEED / 1_000_000}M` : `${SEED / 1000}k`} stored`;
-    results.push(...(await runScenario(gw, ctx, authorise, seededLabel)));
-    await gw.stop();
-    gw = null;
+    const stored = await storedThenPortal(env, db, ctx, merchant);
+    const { seededLabel, portal } = stored;
+    results.push(...stored.rows);
 
     const small = Math.max(1, Math.round(SUBSCRIPTIONS / 4));
     log(
@@ -532,6 +547,7 @@ async function main(): Promise<void> {
               met: null,
             },
           ];
+    targets.push(...portalTargets(portal));
     for (const r of results)
       if (!r.skipped && (r.non_2xx > 0 || r.errors > 0))
         targets.push({ name: `${r.name}: every answer 2xx`, goal: '0 failures', measured: `${r.non_2xx} non-2xx, ${r.errors} errors`, met: false });
@@ -690,6 +706,7 @@ async function main(): Promise<void> {
       checkout: checkoutSummary,
       payouts,
       overload,
+      portal,
       deductions,
       targets,
     };
@@ -702,6 +719,164 @@ async function main(): Promise<void> {
     log(`written ${path.relative(ROOT, base)}.json and .md (${report.meta.runtime_s} s)`);
   } finally {
     if (gw) await gw.crash();
+    await db.drop();
+  }
+}
+
+/**
+ * Step 3: the gateway stopped, SEED payments written into the bench account, a fresh gateway;
+ * authorise again, then the portal scenario (bench/portal.ts) on the same gateway, which is
+ * stopped after. The rows go into the scenario table; the portal's report into its section.
+ */
+async function storedThenPortal(
+  env: NodeJS.ProcessEnv,
+  db: FreshDatabase,
+  ctx: BenchContext,
+  merchant: CreatedMerchant,
+): Promise<{ seededLabel: string; rows: Measured[]; portal: PortalReport }> {
+  log(`storing ${SEED.toLocaleString('en')} transactions…`);
+  const seeded_s = await seedPayments(db, merchant, SEED);
+  log(`  seeded in ${round(seeded_s)} s`);
+  const gw = await startGateway(env);
+  try {
+    ctx.url = gw.url;
+    const seededLabel = `authorise @${SEED >= 1_000_000 ? `${SEED / 1_000_000}M` : `${SEED / 1000}k`} stored`;
+    const rows = await runScenario(gw, ctx, authorise, seededLabel);
+    log(`portal: transactions list and filtered searches (${PORTAL_CONNECTIONS} connections, target p99 ≤ ${PORTAL_P99_TARGET_MS} ms)…`);
+    const portal = await benchPortal({
+      gw,
+      env,
+      db,
+      merchant,
+      seeded: SEED,
+      quick: QUICK,
+      duration_s: DURATION_S,
+      warmup_s: WARMUP_S,
+      connections: PORTAL_CONNECTIONS,
+      log,
+    });
+    if (portal.skipped) {
+      log(`  portal: NOT MEASURED, ${portal.skipped}`);
+      rows.push({
+        name: 'portal',
+        describe: 'GET /portal/transactions (list and filtered searches)',
+        connections: 0,
+        req_per_s: 0,
+        p50_ms: 0,
+        p99_ms: 0,
+        p99_9_ms: 0,
+        requests: 0,
+        non_2xx: 0,
+        errors: 0,
+        timeouts: 0,
+        peak_rss_mib: null,
+        skipped: portal.skipped,
+      });
+    }
+    for (const r of portal.runs) {
+      const { path: _p, unloaded: _u, matching: _m, rows_on_page: _r, problems: _x, samples: _s, target_met: _t, ...row } = r;
+      rows.push(row);
+    }
+    return { seededLabel, rows, portal };
+  } finally {
+    await gw.stop();
+  }
+}
+
+/** `--only portal`: a fresh database and gateway, the bench merchant, then step 3 alone, and its report. */
+async function portalOnly(): Promise<void> {
+  const t0 = Date.now();
+  if (!args['no-build']) {
+    log('building (tsc -p tsconfig.build.json)…');
+    buildDist();
+  }
+  log(
+    `engine ${ENGINE}, --only portal: ${SEED.toLocaleString('en')} stored, authorise (${CONNECTIONS} connections), then the portal (${PORTAL_CONNECTIONS}), ${DURATION_S} s each, ${WORKERS} gateway process(es), ${os.cpus().length} cores${QUICK ? ', QUICK' : ''}`,
+  );
+  const loadAtStart = os.loadavg();
+  const db = await freshDatabase(ENGINE, 'bench', ENGINE === 'postgres' ? envUrl : undefined);
+  try {
+    const env = gatewayEnv(db, await freePort(), {
+      TOLLGATE_WORKERS: String(WORKERS),
+      TOLLGATE_API_RATE_LIMIT: String(BENCH_API_RATE_LIMIT),
+      TOLLGATE_MAX_IN_FLIGHT: String(UNBOUNDED_IN_FLIGHT),
+    });
+    const gw = await startGateway(env);
+    let merchant: CreatedMerchant;
+    try {
+      merchant = createMerchant(env, 'bench');
+    } finally {
+      await gw.stop();
+    }
+    let pools = 0;
+    const tag = `B${Date.now().toString(36)}`;
+    const ctx: BenchContext = {
+      url: gw.url,
+      merchant,
+      manual: merchant,
+      tag,
+      counter: { next: 0 },
+      pool: (m, count) => makePool(ctx.url, m, `${tag}P${pools++}`, count),
+      apiKey: (m) => createApiKey(env, m.account_id),
+      quick: QUICK,
+    };
+    const { rows, portal } = await storedThenPortal(env, db, ctx, merchant);
+    const targets: Target[] = [...portalTargets(portal)];
+    for (const r of rows)
+      if (!r.skipped && (r.non_2xx > 0 || r.errors > 0))
+        targets.push({ name: `${r.name}: every answer 2xx`, goal: '0 failures', measured: `${r.non_2xx} non-2xx, ${r.errors} errors`, met: false });
+    const date = new Date().toISOString();
+    const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
+    const uncommitted = spawnSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' })
+      .stdout.split('\n')
+      .filter((l) => l.trim() !== '').length;
+    const report = {
+      meta: {
+        date,
+        engine: ENGINE,
+        quick: QUICK,
+        only: 'portal',
+        connections: CONNECTIONS,
+        duration_s: DURATION_S,
+        gateway_processes: WORKERS,
+        seeded_transactions: SEED,
+        cores: os.cpus().length,
+        cpu: os.cpus()[0]?.model ?? '',
+        node: process.version,
+        load_average_at_start: loadAtStart,
+        commit,
+        uncommitted_src_files: uncommitted,
+        runtime_s: round((Date.now() - t0) / 1000),
+      },
+      scenarios: rows,
+      portal,
+      targets,
+    };
+    const lines = [
+      `# Tollgate bench, portal only: ${ENGINE}${QUICK ? ' (quick)' : ''}, ${date}`,
+      '',
+      `${report.meta.cores} cores (${report.meta.cpu}), Node ${report.meta.node}, ${WORKERS} gateway process(es), commit ${commit}${uncommitted ? ` + ${uncommitted} uncommitted file(s) under src/` : ''}, load average at start ${loadAtStart.map((x) => x.toFixed(2)).join(' ')}. \`npm run bench -- --only portal\`: no baselines or other scenarios.`,
+      '',
+      '| scenario | conns | req/s | p50 ms | p99 ms | p99.9 ms | non-2xx |',
+      '|---|---:|---:|---:|---:|---:|---:|',
+      ...rows.map((r) =>
+        r.skipped
+          ? `| ${r.name} | | ${r.skipped} | | | | |`
+          : `| ${r.name} | ${r.connections} | ${r.req_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.p99_9_ms} | ${r.non_2xx} |`,
+      ),
+      ...portalMarkdown(portal),
+      '',
+      '| target | goal | measured | met |',
+      '|---|---|---|---|',
+      ...targets.map((t) => `| ${t.name} | ${t.goal} | ${t.measured} | ${t.met === null ? '—' : t.met ? 'yes' : 'NO'} |`),
+    ];
+    const md = `${lines.join('\n')}\n`;
+    log(`\n${md}`);
+    const base = path.join(ROOT, 'bench/results', `${date.replace(/[:.]/g, '-')}-${ENGINE}${QUICK ? '-quick' : ''}-portal`);
+    fs.writeFileSync(`${base}.json`, `${JSON.stringify(report, null, 2)}\n`);
+    fs.writeFileSync(`${base}.md`, md);
+    log(`written ${path.relative(ROOT, base)}.json and .md (${report.meta.runtime_s} s)`);
+  } finally {
     await db.drop();
   }
 }
@@ -778,6 +953,7 @@ function markdown(report: any, bare: Measured, insert: { inserts_per_s: number; 
     );
   }
   if (report.overload) lines.push(...overloadMarkdown(report.overload as OverloadReport));
+  if (report.portal) lines.push(...portalMarkdown(report.portal as PortalReport));
   const d = report.deductions as DeductionsReport | undefined;
   if (d) {
     lines.push(
@@ -799,4 +975,4 @@ function markdown(report: any, bare: Measured, insert: { inserts_per_s: number; 
   return `${lines.join('\n')}\n`;
 }
 
-await main();
+await (ONLY_PORTAL ? portalOnly() : main());

@@ -78,6 +78,70 @@ try {
 
   await context.close();
   console.log(`wrote ${checkoutPng} and ${issuerPng} (${VIEWPORT.width} px wide, ${lang})`);
+
+  // The merchant portal on a 1280 px screen: a few weeks of payments of a shop with manual
+  // capture (some captured, refunded, declined, held), its owner signed in.
+  const shop = await gw.newMerchant({ name: 'Harbour Coffee Roasters', capture_method: 'manual' });
+  const shopClient = gw.client(shop, { base_url: gateway });
+  const cards = ['4242424242424242', '5555555555554444', '4000000000000002', '378282246310005', '4000000000009235', '6011111111111117'];
+  const day_ms = 86_400_000;
+  let detailId = '';
+  for (let i = 0; i < 60; i++) {
+    const card = cards[i % cards.length] as string;
+    const amount = (((i * 37) % 90) + 10 + (i % 4) * 0.25).toFixed(2);
+    gw.clock.now = Date.now() - (20 - Math.floor(i / 3)) * day_ms;
+    let p: Awaited<ReturnType<typeof shopClient.authorise>>;
+    try {
+      p = await shopClient.authorise({
+        order_no: `HC-${2000 + i}`,
+        currency: 'USD',
+        amount,
+        card,
+        expiration_month: '12',
+        expiration_year: String(new Date().getUTCFullYear() + 2),
+        security_code: '123',
+        shopper_email: `buyer${i}@example.com`,
+      });
+    } catch {
+      continue; // declines are part of the picture
+    }
+    if (i % 3 === 2 || card === '4000000000009235') continue; // left authorised, or held for review
+    await shopClient.capture({ capture_orders: [{ transaction_id: p.transaction_id, order_no: p.order_no, currency: 'USD', amount }] });
+    if (i % 7 === 0) {
+      await shopClient.refund({ refund_orders: [{ transaction_id: p.transaction_id, order_no: p.order_no, currency: 'USD', amount, refund_amount: '5.00' }] });
+      detailId = p.transaction_id;
+    }
+  }
+  gw.clock.now = Date.now();
+  const { PortalUsers } = await import('../src/portal/users.js');
+  const { token } = await new PortalUsers(gw.runtime.store, gw.runtime.keyring).create(
+    { merchant_id: shop.merchant_id, email: 'owner@harbour.example', role: 'owner' },
+    Date.now(),
+  );
+  const portal = await browser.newContext({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 });
+  portal.setDefaultTimeout(15_000);
+  const p = await portal.newPage();
+  await p.goto(`${gateway}/portal/setup/${token}`);
+  await p.fill('#f-password', 'violet-harbour-lantern-42');
+  await p.fill('#f-confirm', 'violet-harbour-lantern-42');
+  await p.click('#set-password');
+  await p.fill('#f-email', 'owner@harbour.example');
+  await p.fill('#f-password', 'violet-harbour-lantern-42');
+  await p.click('#signin');
+  await p.waitForURL(/\/portal\/dashboard/);
+  const shots: string[] = [];
+  for (const [name, url] of [
+    ['portal-dashboard.png', '/portal/dashboard?days=30'],
+    ['portal-transactions.png', '/portal/transactions'],
+    ['portal-transaction.png', `/portal/transactions/${detailId}`],
+  ] as const) {
+    await p.goto(`${gateway}${url}`);
+    const file = path.join(out, name);
+    await p.screenshot({ path: file, fullPage: true });
+    shots.push(file);
+  }
+  await portal.close();
+  console.log(`wrote ${shots.join(', ')} (1280 px wide)`);
 } finally {
   await browser.close();
   await gw.close();

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm test`: lint + format check, typecheck, then the whole suite on SQLite, again on
-// PostgreSQL, and the browser tests. Without PostgreSQL or Chromium those parts are
+// PostgreSQL, and the browser tests on both engines. Without PostgreSQL or Chromium those parts are
 // skipped and named; with CI=true nothing may be skipped.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -99,9 +99,14 @@ if (await reachable(PG_URL)) {
   skippedParts.push(`PostgreSQL suite (no server at ${PG_URL}; set TOLLGATE_TEST_PG_URL)`);
 }
 
+// The browser tests on both engines too (issue 14: the portal's pages read and write through either).
 if (browser.length) {
-  if (existsSync(CHROMIUM)) suite('browser tests (Chromium)', browser, { TOLLGATE_TEST_ENGINE: 'sqlite', TOLLGATE_CHROMIUM: CHROMIUM });
-  else skippedParts.push(`browser tests (no Chromium at ${CHROMIUM}; apt-get install -y chromium)`);
+  if (existsSync(CHROMIUM)) {
+    suite('browser tests (Chromium) on SQLite', browser, { TOLLGATE_TEST_ENGINE: 'sqlite', TOLLGATE_CHROMIUM: CHROMIUM });
+    if (await reachable(PG_URL)) {
+      suite('browser tests (Chromium) on PostgreSQL', browser, { TOLLGATE_TEST_ENGINE: 'postgres', TOLLGATE_TEST_PG_URL: PG_URL, TOLLGATE_CHROMIUM: CHROMIUM });
+    } else skippedParts.push(`browser tests on PostgreSQL (no server at ${PG_URL})`);
+  } else skippedParts.push(`browser tests (no Chromium at ${CHROMIUM}; apt-get install -y chromium)`);
 }
 
 if (totals.skipped > 0) skippedParts.push(`${totals.skipped} test(s) skipped themselves (their "# SKIP" line above says why)`);

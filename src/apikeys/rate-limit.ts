@@ -14,17 +14,24 @@ export interface RateDecision {
 export class TokenBuckets {
   private readonly buckets = new Map<string, { tokens: number; at_ms: number }>();
 
-  constructor(private readonly rate_per_s: number) {}
+  /** `capacity`: the burst (default one second's worth); a rate below 1/s needs one of at least 1. */
+  private readonly capacity: number;
+  constructor(
+    private readonly rate_per_s: number,
+    capacity?: number,
+  ) {
+    this.capacity = capacity ?? rate_per_s;
+  }
 
   take(key: string, now_ms: number): RateDecision {
     let b = this.buckets.get(key);
     if (!b) {
       if (this.buckets.size >= MAX_BUCKETS) this.evict(now_ms);
-      b = { tokens: this.rate_per_s, at_ms: now_ms };
+      b = { tokens: this.capacity, at_ms: now_ms };
       this.buckets.set(key, b);
     }
     const elapsed_s = Math.max(0, now_ms - b.at_ms) / 1000;
-    b.tokens = Math.min(this.rate_per_s, b.tokens + elapsed_s * this.rate_per_s);
+    b.tokens = Math.min(this.capacity, b.tokens + elapsed_s * this.rate_per_s);
     b.at_ms = now_ms;
     if (b.tokens >= 1) {
       b.tokens -= 1;
@@ -35,7 +42,7 @@ export class TokenBuckets {
 
   private evict(now_ms: number): void {
     for (const [k, b] of this.buckets) {
-      if (b.tokens + ((now_ms - b.at_ms) / 1000) * this.rate_per_s >= this.rate_per_s) this.buckets.delete(k);
+      if (b.tokens + ((now_ms - b.at_ms) / 1000) * this.rate_per_s >= this.capacity) this.buckets.delete(k);
     }
     if (this.buckets.size >= MAX_BUCKETS) this.buckets.clear();
   }

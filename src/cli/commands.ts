@@ -17,3 +17,5 @@ import '../fx/cli.js';
 import '../payouts/tasks.js';
 import '../payouts/cli.js';
 import '../apikeys/cli.js';
+import '../portal/cli.js';
+import '../portal/tasks.js';

@@ -13,6 +13,8 @@ import { eventAttemptsMigration, notificationsMigration } from '../notifications
 import { frameOriginsMigration } from '../pages/migration.js';
 import { paymentsMigration } from '../payments/migration.js';
 import { payoutsMigration } from '../payouts/migration.js';
+import { portalMigration } from '../portal/migration.js';
+import { portalSearchMigration } from '../portal/search-migration.js';
 import { refundIdempotencyMigration, refundMetadataMigration, refundsMigration } from '../refunds/migration.js';
 import { reviewMigration } from '../review/migration.js';
 import { riskMigration } from '../risk/migration.js';
@@ -47,6 +49,8 @@ export const migrations: Record<string, Migration> = {
   '0050_api_keys': apiKeysMigration,
   '0051_connect': connectMigration,
   '0052_refund_metadata': refundMetadataMigration,
+  '0060_portal': portalMigration,
+  '0061_portal_search': portalSearchMigration,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {

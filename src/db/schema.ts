@@ -14,6 +14,7 @@ import type { NotificationTables } from '../notifications/tables.js';
 import type { PageTables } from '../pages/tables.js';
 import type { PaymentTables } from '../payments/tables.js';
 import type { PayoutTables } from '../payouts/tables.js';
+import type { PortalTables } from '../portal/tables.js';
 import type { RefundTables } from '../refunds/tables.js';
 import type { ReviewTables } from '../review/tables.js';
 import type { RiskTables } from '../risk/tables.js';
@@ -40,4 +41,5 @@ export interface DB
     FxTables,
     PayoutTables,
     ApiKeyTables,
-    ConnectTables {}
+    ConnectTables,
+    PortalTables {}

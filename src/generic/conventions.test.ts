@@ -127,7 +127,7 @@ describe('list pagination over 250 accounts', () => {
     );
     assert.equal(r.json().has_more, true);
     assert.equal((await list('?limit=100')).json().data.length, 100);
-    for (const bad of ['101', '0', '-1', 'ten', '1.5']) {
+    for (const bad of ['101', '0', '-1', 'ten', '1.5', '1e309', '-1e309', 'Infinity', 'NaN']) {
       const e = assertErrorShape(await list(`?limit=${bad}`), 400, `limit=${bad}`);
       assert.equal(e.param, 'limit', `limit=${bad}`);
       assert.equal(e.type, 'invalid_request_error');
@@ -421,5 +421,20 @@ describe('Request-Id, unknown URLs and hostile input', () => {
   test('a path parameter past the router’s length limit, or a malformed URL, on a generic path is refused in the error shape', async () => {
     assertErrorShape(await gw.generic('GET', `/v1/accounts/acct_${'a'.repeat(200)}`, key), 400, 'long id');
     assertErrorShape(await gw.generic('GET', '/v1/accounts/%E0%A4%A', key), 400, 'malformed percent-encoding');
+  });
+
+  test('a generic path that matches no route, refused by a hook first (a malformed Idempotency-Key), is answered in the error shape', async () => {
+    const r = await gw.app.inject({
+      method: 'POST',
+      url: '/v1/transfers/tr_x/reversals/%2e%2e',
+      headers: { authorization: 'Bearer sk_test_nope', 'idempotency-key': 'été', 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'metadata%5Bk%5D=1',
+    });
+    assertErrorShape(
+      { statusCode: r.statusCode, headers: r.headers as Record<string, string>, body: r.body, json: () => r.json() },
+      400,
+      'malformed key on an unknown path',
+    );
+    assert.ok(r.headers['request-id']);
   });
 });

@@ -16,6 +16,7 @@ import { registerPaymentMethodRoutes } from '../methods/routes.js';
 import { registerLifecycleRoutes } from '../payments/lifecycle-routes.js';
 import { registerPaymentRoutes } from '../payments/routes.js';
 import { registerPayoutRoutes } from '../payouts/routes.js';
+import { registerPortal } from '../portal/routes.js';
 import { registerRefundRoutes } from '../refunds/routes.js';
 import { registerReviewRoutes } from '../review/routes.js';
 import { createRiskEngine } from '../risk/engine.js';
@@ -27,6 +28,7 @@ import type { Deps } from './context.js';
 import { registerOpenApi } from './docs.js';
 import { describeValidation, sendError } from './error-answer.js';
 import { ApiError, type ResultCode } from './errors.js';
+import { finiteNumbers } from './finite.js';
 import { loggerOptions } from './logging.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -45,6 +47,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     },
     ajv: {
       customOptions: { coerceTypes: true, removeAdditional: false, allErrors: false, verbose: true, useDefaults: false },
+      // Ajv lets "1e309" coerce to Infinity past minimum and maximum: refused here instead.
+      onCreate: finiteNumbers,
     },
     return503OnClosing: true,
     // Bracket notation in query strings too (`created[gte]=…`, `expand[0]=…`: decisions §12), bounded.
@@ -130,13 +134,17 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    // A generic path that matched no route (a hook refused it before the not-found handler
+    // ran, e.g. a malformed Idempotency-Key) is answered in that interface's shape too.
+    const genericShape = request.routeOptions.config?.answer === 'generic' || (request.is404 && GENERIC_PATH.test(request.url));
+    if (genericShape && request.is404) reply.header('request-id', request.id);
     // The database's state, not the request's: 503 with Retry-After, told once (issue 17).
     const fault: StorageFault | null = storageFault(error);
     if (fault) {
       request.storageFaulted = true;
       faults.failed(fault, error);
       reply.header('retry-after', String(RETRY_AFTER_S[fault]));
-      if (request.routeOptions.config?.answer === 'generic') return sendGenericError(request, reply, storageRefusal(fault));
+      if (genericShape) return sendGenericError(request, reply, storageRefusal(fault));
       return sendError(request, reply, {
         code: fault === 'storage' ? '0507' : '0503',
         detail:
@@ -149,7 +157,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       deps.metrics.shed.inc({ reason: 'event_loop_delay' });
       reply.header('retry-after', '1');
       const detail = 'this process is overloaded; retry in a moment';
-      if (request.routeOptions.config?.answer === 'generic')
+      if (genericShape)
         return sendGenericError(
           request,
           reply,
@@ -157,7 +165,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
         );
       return sendError(request, reply, { code: '0503', detail });
     }
-    if (request.routeOptions.config?.answer === 'generic') return genericError(error, request, reply);
+    if (genericShape) return genericError(error, request, reply);
     if (error instanceof ApiError) return sendError(request, reply, { code: error.code, detail: error.detail, field: error.field, extra: error.extra });
     if (error.validation) return sendError(request, reply, describeValidation(error));
     if (error instanceof BodyParseError) return sendError(request, reply, { code: '0400', detail: error.message });
@@ -223,6 +231,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerRefundRoutes(app, deps);
   registerPaymentMethodRoutes(app, deps);
   registerGenericRoutes(app, deps, risk);
+  await registerPortal(app, deps);
   return app;
 }
 

@@ -24,6 +24,7 @@ export interface AjvError {
 const TYPE_TEXT: Record<string, string> = {
   string: 'a string',
   number: 'a number',
+  finite: 'a finite number',
   integer: 'a whole number',
   boolean: 'true or false',
   object: 'an object of fields',

@@ -192,6 +192,35 @@ describe('a connection lost at COMMIT (the work may be done): a retry with the s
   });
 });
 
+describe('an Idempotency-Key claim whose COMMIT lost its answer', () => {
+  test('the key is let go once the storage is back: the retry runs (one payment), never a 409 "still being processed" for the lease', async () => {
+    const m = gw.merchant;
+    const body = { merchant_id: m.merchant_id, account_id: m.account_id, ...paymentRequest() };
+    let armed = true;
+    // The first write of the request is the key's claim: it commits, then the connection is reported lost.
+    gw.runtime.store.transaction = async (fn) => {
+      const value = await real(fn);
+      if (armed) {
+        armed = false;
+        throw new Error('Connection terminated unexpectedly');
+      }
+      return value;
+    };
+    try {
+      const first = await gw.post('/v1/authorise', body, { headers: { 'idempotency-key': 'lost-claim' } });
+      assert.equal(first.statusCode, 503, first.body);
+    } finally {
+      gw.runtime.store.transaction = real;
+    }
+    await new Promise((r) => setTimeout(r, 400)); // the repair runs every 200 ms
+    const again = await gw.post('/v1/authorise', body, { headers: { 'idempotency-key': 'lost-claim' } });
+    assert.equal(again.statusCode, 200, again.body);
+    assert.equal(readXml(again).result_info, '0000:Success');
+    const rows = await gw.runtime.store.db.selectFrom('payments').select('transaction_id').where('order_no', '=', body.order_no).execute();
+    assert.equal(rows.length, 1);
+  });
+});
+
 describe('a capture whose COMMIT lost its answer', () => {
   test('the retry under the same key answers it captured (capture_status 1), not 1012', async () => {
     const manual = await gw.newMerchant({ capture_method: 'manual' });

@@ -124,4 +124,16 @@ describe('validation messages in words', () => {
       assert.deepEqual([r.status, r.message], [400, 'checkout_time must be a whole number'], format);
     }
   });
+
+  test('a form or XML number past the double range ("1e309", "Infinity") is refused naming the field, never coerced to Infinity', async () => {
+    for (const format of ['form', 'xml'] as const) {
+      for (const value of ['1e309', 'Infinity', '-Infinity']) {
+        const r = await refusal('/v1/authorise', directPayment(gw.merchant, { checkout_time: value }), format);
+        assert.deepEqual([r.status, r.field, r.message], [400, 'checkout_time', 'checkout_time must be a finite number'], `${format} ${value}`);
+      }
+      const deep = directPayment(gw.merchant, { cart_items: [{ basic_item_data: { name: 'Tee', price: { amount_usd: '1e400' } } }] });
+      const r = await refusal('/v1/authorise', deep, format);
+      assert.deepEqual([r.status, r.field], [400, 'cart_items[0].basic_item_data.price.amount_usd'], format);
+    }
+  });
 });

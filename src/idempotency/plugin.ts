@@ -47,26 +47,31 @@ async function claim(deps: Deps, scope: string, key: string, hash: string): Prom
   for (let attempt = 0; attempt < 10_000; attempt++) {
     const now = deps.now();
     const id = `idk_${timeOrderedId(now)}`;
-    const inserted = await store.transaction(async (tx) => {
-      const r = await tx
-        .insertInto('idempotency_keys')
-        .values({
-          id,
-          scope,
-          idem_key: key,
-          request_hash: hash,
-          status: 'started',
-          response_status: 0,
-          response_type: '',
-          response_body: '',
-          locked_until: now + IDEMPOTENCY_LEASE_MS,
-          created_at: now,
-          expires_at: now + IDEMPOTENCY_TTL_MS,
-        })
-        .onConflict((oc) => oc.columns(['scope', 'idem_key']).doNothing())
-        .executeTakeFirst();
-      return Number(r.numInsertedOrUpdatedRows ?? 0) === 1;
-    });
+    // A claim cut off by a storage fault may still have committed (the connection lost at
+    // COMMIT): then the key would stay `started` for the whole lease although nothing ran.
+    // No work was done under it, so the key is let go as soon as the storage takes it.
+    const inserted = await settledOnFault(deps, { kind: 'release', id }, () =>
+      store.transaction(async (tx) => {
+        const r = await tx
+          .insertInto('idempotency_keys')
+          .values({
+            id,
+            scope,
+            idem_key: key,
+            request_hash: hash,
+            status: 'started',
+            response_status: 0,
+            response_type: '',
+            response_body: '',
+            locked_until: now + IDEMPOTENCY_LEASE_MS,
+            created_at: now,
+            expires_at: now + IDEMPOTENCY_TTL_MS,
+          })
+          .onConflict((oc) => oc.columns(['scope', 'idem_key']).doNothing())
+          .executeTakeFirst();
+        return Number(r.numInsertedOrUpdatedRows ?? 0) === 1;
+      }),
+    );
     if (inserted) return { kind: 'owner', id, rerun: false };
     const row = await store.db.selectFrom('idempotency_keys').selectAll().where('scope', '=', scope).where('idem_key', '=', key).executeTakeFirst();
     if (!row) continue; // its request failed and let the key go: try to take it
@@ -78,22 +83,35 @@ async function claim(deps: Deps, scope: string, key: string, hash: string): Prom
     if (row.status === 'done') return { kind: 'replay', row };
     if (Number(row.locked_until) <= now) {
       // Its first request never answered (the process died): run it again, once.
-      const taken = await store.transaction(async (tx) => {
-        const r = await tx
-          .updateTable('idempotency_keys')
-          .set({ locked_until: now + IDEMPOTENCY_LEASE_MS })
-          .where('id', '=', row.id)
-          .where('status', '=', 'started')
-          .where('locked_until', '=', row.locked_until)
-          .executeTakeFirst();
-        return Number(r.numUpdatedRows) === 1;
-      });
+      // Cut off, the take-over may have renewed the lease without anyone running: end it.
+      const taken = await settledOnFault(deps, { kind: 'expire', id: row.id }, () =>
+        store.transaction(async (tx) => {
+          const r = await tx
+            .updateTable('idempotency_keys')
+            .set({ locked_until: now + IDEMPOTENCY_LEASE_MS })
+            .where('id', '=', row.id)
+            .where('status', '=', 'started')
+            .where('locked_until', '=', row.locked_until)
+            .executeTakeFirst();
+          return Number(r.numUpdatedRows) === 1;
+        }),
+      );
       if (taken) return { kind: 'owner', id: row.id, rerun: true };
     }
     if (Date.now() >= deadline) return { kind: 'conflict', detail: 'a request with this Idempotency-Key is still being processed; retry later' };
     await sleep(POLL_MS);
   }
   return { kind: 'conflict', detail: 'a request with this Idempotency-Key is still being processed; retry later' };
+}
+
+/** Runs `write`; when the storage fails under it, files `outcome` for repair (harmless if the write never landed) and rethrows. */
+async function settledOnFault<T>(deps: Deps, outcome: KeyOutcome, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (e) {
+    if (storageFault(e)) repairs.add(deps, outcome);
+    throw e;
+  }
 }
 
 function replay(reply: FastifyReply, row: IdempotencyKeyRow): FastifyReply {
@@ -246,4 +264,46 @@ export async function purgeExpiredKeys(deps: Pick<Deps, 'store'>, now_ms: number
       .execute(),
   );
   return ids.length;
+}
+
+/** A stored answer: what `runOnce` replays for the same key. */
+export interface OnceAnswer {
+  status: number;
+  type: string;
+  body: string;
+}
+
+/**
+ * The same guarantee for callers that are not an API POST with a header (the portal's
+ * form tokens): `work` runs at most once per (scope, key); a second submission gets the
+ * first one's answer (`replayed`), one with another body or path gets 409, and a failed
+ * `work` lets the key go (or, after a storage fault, ends its lease) as the hooks do.
+ */
+export async function runOnce(
+  deps: Deps,
+  scope: string,
+  key: string,
+  what: string,
+  work: () => Promise<OnceAnswer>,
+): Promise<{ answer: OnceAnswer; replayed: boolean }> {
+  if (!KEY.test(key)) throw new ApiError('0400', 'the form token must be 1 to 255 printable ASCII characters', 'form_token');
+  const outcome = await claim(deps, scope, key, deps.keyring.fingerprint(what));
+  if (outcome.kind === 'conflict') throw new ApiError('0409', outcome.detail, 'form_token');
+  if (outcome.kind === 'replay') {
+    const row = outcome.row;
+    return { answer: { status: Number(row.response_status), type: row.response_type, body: row.response_body }, replayed: true };
+  }
+  let answer: OnceAnswer;
+  try {
+    answer = await work();
+  } catch (e) {
+    const failed: KeyOutcome = storageFault(e) ? { kind: 'expire', id: outcome.id } : { kind: 'release', id: outcome.id };
+    await settleKey(deps, failed).catch(() => repairs.add(deps, { kind: 'expire', id: outcome.id }));
+    throw e;
+  }
+  await settleKey(deps, { kind: 'store', id: outcome.id, ...answer }).catch((e) => {
+    if (!storageFault(e)) throw e;
+    repairs.add(deps, { kind: 'store', id: outcome.id, ...answer });
+  });
+  return { answer, replayed: false };
 }

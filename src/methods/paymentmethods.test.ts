@@ -273,7 +273,15 @@ describe('the history read', () => {
             return (await tx.executeQuery(CompiledQuery.raw(`EXPLAIN ${q.sql}`, [...q.parameters]))).rows;
           });
     const text = JSON.stringify(plan);
-    assert.match(text, store.engine === 'sqlite' ? /COVERING INDEX payments_method_recent/ : /Index (Only )?Scan Backward using payments_method_recent/, text);
+    // On PostgreSQL the test's tiny table leaves two indexes of equal cost: this one, and the
+    // portal's (account_id, created_at, …), which reads the same bounded range backward and
+    // filters the rest. Either is a bounded backward range without a sort; at size the
+    // planner's statistics pick the covering one (the card brand narrows the range).
+    assert.match(
+      text,
+      store.engine === 'sqlite' ? /COVERING INDEX payments_method_recent/ : /Index (Only )?Scan Backward using payments_(method_recent|portal_created)/,
+      text,
+    );
     assert.doesNotMatch(text, /TEMP B-TREE|Sort/, 'no sort: the index gives the order');
   });
 

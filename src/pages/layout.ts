@@ -14,6 +14,8 @@ export interface PageContent {
   script?: SafeHtml;
   /** Data for the script, as JSON in `<script type="application/json" id="page-data">`. */
   data?: unknown;
+  /** A page of many columns (the merchant portal): a wide main, tables, a navigation bar. */
+  wide?: boolean;
 }
 
 const STYLE = trustedLiteral`*,*::before,*::after{box-sizing:border-box}
@@ -38,7 +40,32 @@ details{margin:1rem 0;background:#fff;border:1px solid #d0d7de;border-radius:.4r
 summary{cursor:pointer;min-height:2.75rem;display:flex;align-items:center;font-weight:600}
 details form{margin-top:.5rem}
 button.quiet{color:#0b57d0;background:none;border-color:transparent;text-decoration:underline}
-:focus-visible{outline:3px solid #0b57d0;outline-offset:2px}`;
+body.wide main{max-width:76rem}
+.wide header.bar{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem 1rem;padding:.5rem 1rem;background:#fff;border-bottom:1px solid #d0d7de}
+.wide header.bar nav{display:flex;flex-wrap:wrap;gap:.25rem .9rem}
+.wide header.bar a{color:#0b57d0;text-decoration:none}
+.wide header.bar a[aria-current=page]{font-weight:700;text-decoration:underline}
+.wide header.bar form{margin:0;display:flex;gap:.4rem;align-items:center}
+.wide header.bar select,.wide header.bar button{width:auto;min-height:2rem;padding:.2rem .5rem;flex:none}
+.wide .mode{padding:.1rem .5rem;border-radius:.3rem;font-size:.8rem;font-weight:700}
+.wide .mode-test{background:#fff3cd;color:#6b4e00}
+.wide .mode-live{background:#d3f5dc;color:#0b5a24}
+.wide table{border-collapse:collapse;width:100%;background:#fff;font-size:.9rem}
+.wide th,.wide td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #e1e4e8;vertical-align:top}
+.wide td.num,.wide th.num{text-align:right;font-variant-numeric:tabular-nums}
+.wide .scroll{overflow-x:auto}
+.wide form.inline{display:inline-flex;flex-wrap:wrap;gap:.5rem;align-items:end;margin:.5rem 0}
+.wide form.inline label{margin:0}
+.wide form.inline input:not([type=hidden]),.wide form.inline select{width:auto;min-height:2.2rem}
+.wide form.inline button{flex:none;min-height:2.2rem}
+.wide .filters{display:grid;grid-template-columns:repeat(auto-fill,minmax(10rem,1fr));gap:.25rem 1rem;align-items:end}
+.wide .filters label{margin:.5rem 0 .1rem}
+.wide .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(14rem,1fr));gap:1rem;margin:1rem 0}
+.wide .card{background:#fff;border:1px solid #d0d7de;border-radius:.4rem;padding:.75rem 1rem}
+.wide .notice{background:#e7f3ff;border:1px solid #9cc6f3;padding:.5rem 1rem;border-radius:.4rem}
+.wide svg text{font:12px system-ui,sans-serif;fill:#57606a}
+:focus-visible{outline:3px solid #0b57d0;outline-offset:2px}
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}`;
 
 /** The whole document. `nonce` is the response's (respond.ts makes a fresh one per response). */
 export function renderDocument(page: PageContent, nonce: string): string {
@@ -46,5 +73,5 @@ export function renderDocument(page: PageContent, nonce: string): string {
   const script = page.script ? html`<script nonce="${nonce}">${page.script}</script>` : '';
   return html`<!doctype html>
 <html lang="${page.lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="no-referrer"><title>${page.title}</title><style nonce="${nonce}">${STYLE}</style></head>
-<body><main>${page.body}</main>${data}${script}</body></html>`.toString();
+${page.wide ? html`<body class="wide">` : html`<body>`}${page.wide ? page.body : html`<main>${page.body}</main>`}${data}${script}</body></html>`.toString();
 }

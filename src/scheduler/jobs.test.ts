@@ -27,6 +27,7 @@ test('every periodic job is a recurring kind of the one scheduler; serve runs tw
     'payment.expiry',
     'payout.check',
     'payout.dispatch',
+    'portal.sessions.purge',
     'review.expiry',
     'scheduler.purge',
     'subscription.charge',

@@ -55,6 +55,7 @@ import {
   subscriptionArb,
 } from './inputs.js';
 import { fuzzPayouts, PAYOUT_ROUTES, payoutTargets, seedPayouts, settlePayouts } from './payouts.js';
+import { fuzzPortal, seedPortal } from './portal.js';
 import { type Answer, type Fuzzer, fuzzShopperPages, observer, SHOPPER_ROUTES, seedShopper, socketPagePaths } from './shopper.js';
 import { type FuzzTarget, type KnownPayment, type KnownSubscription, TARGETS, UNREGISTERED } from './targets.js';
 
@@ -104,6 +105,8 @@ const PAYOUT_RUNS = {
 };
 /** The generic interface (issue 13 item 7): generated requests per registered route, and raw payloads per POST route (generic.ts). */
 const GENERIC_RUNS = { requests: Math.ceil(RUNS_PER_TARGET / 4), raw: Math.ceil(RUNS_PER_TARGET / 16) };
+/** Per portal route (issue 14 item 6). */
+const PORTAL_RUNS = { requests: Math.ceil(RUNS_PER_TARGET / 8), raw: Math.ceil(RUNS_PER_TARGET / 32) };
 const CHALLENGE_SEEDS = 40;
 const SOCKET_CASES = Number(args.socket ?? (QUICK ? 40 : 400));
 const SEED = args.seed ? Number(args.seed) : Date.now() % 2 ** 31;
@@ -126,9 +129,10 @@ function namesProblem(status: number, body: string, contentType: string): string
   if (contentType.startsWith('text/html')) {
     const title = /<h1>([^<]+)<\/h1>/.exec(body)?.[1]?.trim();
     const message = /<p id="message">([^<]+)<\/p>/.exec(body)?.[1]?.trim();
-    // A form shown again (the payment page's card or method form) says so in its alert.
-    const alert = /<p class="error" id="errors" role="alert">([^<]+)<\/p>/.exec(body)?.[1]?.trim();
-    return title && (message || (status === 400 && alert)) ? null : `an HTML ${status} page without a title and message: ${body.slice(0, 200)}`;
+    // A form shown again (the payment page's card or method form, the portal's sign-in and
+    // its forms) says why in an alert or under the field it refuses.
+    const alert = /<p class="error" id="[^"]+"(?: role="alert")?>([^<]+)<\/p>/.exec(body)?.[1]?.trim();
+    return title && (message || alert) ? null : `an HTML ${status} page without a title and message: ${body.slice(0, 200)}`;
   }
   let rec: Record<string, unknown> = {};
   try {
@@ -419,6 +423,8 @@ async function inProcess(): Promise<void> {
     // The generic interface: a platform with connected accounts (and transfers, payments and
     // refunds, where those routes are registered), another platform and a live one (generic.ts).
     const genericSeed = await seedGeneric(gw);
+    // The merchant portal (issue 14 item 6): its merchant, a signed-in user per role, another merchant (portal.ts).
+    const portalSeed = await seedPortal(gw);
     log(
       `  generic interface: ${genericSeed.routes.length} registered routes fuzzed${genericSeed.missing.length ? `; not registered (left out): ${genericSeed.missing.join(', ')}` : ''}`,
     );
@@ -781,6 +787,26 @@ async function inProcess(): Promise<void> {
       else results.failed++;
       log(
         `${problems.length === 0 ? 'ok' : 'not ok'} - generic interface after the fuzz: other platforms' and the live mode's objects unchanged, no connected account's balance below zero, ledger verified${problems.length ? `: ${problems.slice(0, 5).join('; ')}` : ''}`,
+      );
+    }
+
+    // The merchant portal (issue 14 item 6): every registered portal route, by role and signed out.
+    {
+      const t0 = Date.now();
+      const before = results.cases;
+      const portalFuzzer: GenericFuzzer = {
+        run: (label, c, mayWrite) => runCase(label, true, c as unknown as Case, mayWrite),
+        changed: () => lastChanged,
+        property,
+      };
+      const t = await fuzzPortal(portalFuzzer, portalSeed, PORTAL_RUNS.requests, PORTAL_RUNS.raw);
+      log(
+        `  portal: ${t.routes} routes, ${results.cases - before} cases, ${((Date.now() - t0) / 1000).toFixed(1)} s; statuses ${[...t.statuses.entries()]
+          .sort((a, b) => a[0] - b[0])
+          .map(([k, v]) => `${k}×${v}`)
+          .join(
+            ' ',
+          )}; ${t.csrfRefused} POSTs without the CSRF token refused, ${t.roleRefused} refused for the role, ${t.foreignRefused} naming another merchant's id refused`,
       );
     }
 

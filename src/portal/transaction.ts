@@ -1,0 +1,434 @@
+// Portal: one transaction (decisions §19).
+//   GET  /portal/transactions/:id                                      summary, timeline, risk, 3-D Secure, refunds, ledger, notifications
+//   POST /portal/transactions/:id/capture | cancel | refund | review   the actions the status and the role allow
+//   POST /portal/transactions/:id/notifications/:event_id/replay       deliver an event again
+// Every read is scoped by the selected account: another merchant's or the other mode's id is
+// 404. Every action goes through `portalAction` (role, once per form token, audit line) and
+// calls the same domain function as the API, so the checks, ledger postings and events are
+// the API's.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type Static, Type } from 'typebox';
+import type { ResultCode } from '../http/errors.js';
+import type { LedgerEntryRow, LedgerPostingRow } from '../ledger/tables.js';
+import { currencyExponent, formatAmount } from '../money/currency.js';
+import { EventService } from '../notifications/service.js';
+import type { EventAttemptRow } from '../notifications/tables.js';
+import { attrs, field, html, type SafeHtml } from '../pages/index.js';
+import { cancelPayment } from '../payments/cancel.js';
+import { capturePayment } from '../payments/capture.js';
+import type { ItemFailure } from '../payments/lifecycle.js';
+import { canApply } from '../payments/states.js';
+import type { PaymentRow } from '../payments/tables.js';
+import { makeRefund } from '../refunds/refund.js';
+import { ReviewService } from '../review/service.js';
+import { can, ctx, formSecrets, notFound, type PortalDeps, PortalError, portalAction, sendPortalPage, withNotice } from './context.js';
+import { cardOf, majorToMinor } from './search.js';
+
+/** A path id's shape (printable ASCII, as the gateway's ids are), checked before any query. */
+const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x21-\\x7E]{1,64}$' });
+const Params = Type.Object({ transaction_id: Id });
+const EventParams = Type.Object({ transaction_id: Id, event_id: Id });
+const secrets = { csrf: Type.String({ maxLength: 100 }), form_token: Type.Optional(Type.String({ maxLength: 255 })) };
+const AmountBody = Type.Object(
+  { ...secrets, amount: Type.String({ maxLength: 24 }), reason: Type.Optional(Type.String({ maxLength: 255, pattern: '^[^\\x00-\\x1F\\x7F]*$' })) },
+  { additionalProperties: false },
+);
+const PlainBody = Type.Object(secrets, { additionalProperties: false });
+const ReviewBody = Type.Object({ ...secrets, decision: Type.Union([Type.Literal('accept'), Type.Literal('reject')]) }, { additionalProperties: false });
+type IdParams = Static<typeof Params>;
+
+/** Most events and ledger rows one page lists (a payment has a handful; the bound is style §9). */
+const MAX_ROWS = 200;
+
+const time = (ms: number | null) => (ms === null ? '' : new Date(Number(ms)).toISOString());
+const detailPath = (id: string) => `/portal/transactions/${encodeURIComponent(id)}`;
+
+/** The payment of the selected account, or 404 (another account's id included). */
+async function owned(deps: PortalDeps, request: FastifyRequest, transaction_id: string): Promise<PaymentRow> {
+  const row = await deps.store.db
+    .selectFrom('payments')
+    .selectAll()
+    .where('transaction_id', '=', transaction_id)
+    .where('account_id', '=', ctx(request).account.account_id)
+    .executeTakeFirst();
+  if (!row) throw notFound();
+  return row;
+}
+
+/** A domain refusal as a page: what the amount or the state does not allow, with the way back. */
+function refusal(f: ItemFailure, back: string): PortalError {
+  const status: Partial<Record<ResultCode, number>> = { '0400': 422, '1013': 422, '1014': 422, '0404': 404, '1007': 503 };
+  return new PortalError(status[f.code] ?? 409, f.message, back);
+}
+
+/** The form's amount (major units, up to the currency's digits) in minor units, or a 422 naming the field. */
+function amountOf(text: string, row: PaymentRow, back: string): number {
+  const exp = currencyExponent(row.currency) ?? 2;
+  const minor = majorToMinor(text.trim(), exp);
+  if (minor === null || minor <= 0)
+    throw new PortalError(422, `amount: "${text}" is not an amount in ${row.currency} (a positive decimal with at most ${exp} decimal places).`, back);
+  return minor;
+}
+
+/** The audit words of an amount (never card data). */
+function amountDetail(text: string, row: PaymentRow): string {
+  const minor = majorToMinor(text.trim(), currencyExponent(row.currency) ?? 2);
+  return minor === null ? 'amount not readable' : `amount ${formatAmount(minor, row.currency)} ${row.currency}`;
+}
+
+interface Detail {
+  row: PaymentRow;
+  refunds: Array<{
+    refund_reference_id: string;
+    refund_reference: string;
+    refund_amount_minor: number;
+    status: string;
+    created_at: number;
+    refund_reason: string;
+  }>;
+  events: Awaited<ReturnType<EventService['listEvents']>>;
+  attempts: Map<string, EventAttemptRow[]>;
+  postings: LedgerPostingRow[];
+  entries: Map<string, LedgerEntryRow[]>;
+  challenge?: { status: string; created_at: number; decided_at: number | null };
+  review?: { decision: string; note: string; source: string; decided_at: number };
+}
+
+async function loadDetail(deps: PortalDeps, row: PaymentRow): Promise<Detail> {
+  const db = deps.store.db;
+  const { transaction_id, account_id } = row;
+  const [refunds, events, postings, entryRows, challenge, review] = await Promise.all([
+    db
+      .selectFrom('refunds')
+      .select(['refund_reference_id', 'refund_reference', 'refund_amount_minor', 'status', 'created_at', 'refund_reason'])
+      .where('transaction_id', '=', transaction_id)
+      .where('account_id', '=', account_id)
+      .orderBy('created_at')
+      .orderBy('refund_reference_id')
+      .limit(MAX_ROWS)
+      .execute(),
+    new EventService(deps.store).listEvents(account_id, { transaction_id }),
+    db
+      .selectFrom('ledger_postings')
+      .selectAll()
+      .where('transaction_id', '=', transaction_id)
+      .where('account_id', '=', account_id)
+      .orderBy('created_at')
+      .orderBy('posting_id')
+      .limit(MAX_ROWS)
+      .execute(),
+    db
+      .selectFrom('ledger_entries')
+      .selectAll()
+      .where('transaction_id', '=', transaction_id)
+      .where('account_id', '=', account_id)
+      .orderBy('entry_id')
+      .limit(MAX_ROWS * 4)
+      .execute(),
+    db.selectFrom('threeds_challenges').select(['status', 'created_at', 'decided_at']).where('transaction_id', '=', transaction_id).executeTakeFirst(),
+    db.selectFrom('risk_reviews').select(['decision', 'note', 'source', 'decided_at']).where('transaction_id', '=', transaction_id).executeTakeFirst(),
+  ]);
+  // Oldest first: the timeline reads in the order things happened.
+  events.reverse();
+  const ids = events.slice(0, MAX_ROWS).map((e) => e.event_id);
+  const attemptRows = ids.length
+    ? await db.selectFrom('event_attempts').selectAll().where('event_id', 'in', ids).orderBy('started_at').orderBy('attempt_id').limit(MAX_ROWS).execute()
+    : [];
+  const attempts = new Map<string, EventAttemptRow[]>();
+  for (const a of attemptRows) attempts.set(a.event_id, [...(attempts.get(a.event_id) ?? []), a]);
+  const entries = new Map<string, LedgerEntryRow[]>();
+  for (const e of entryRows) entries.set(e.posting_id, [...(entries.get(e.posting_id) ?? []), e]);
+  return { row, refunds, events, attempts, postings, entries, challenge, review };
+}
+
+function money(minor: number, currency: string): string {
+  return `${formatAmount(Number(minor), currency)} ${currency}`;
+}
+
+function summary(row: PaymentRow): SafeHtml {
+  const capturable = row.status === 'authorised' ? Number(row.authorised_minor) : 0;
+  return html`<section id="summary" aria-labelledby="h-summary"><h2 id="h-summary">Summary</h2><dl>
+<dt>Status</dt><dd id="status">${row.status}</dd>
+<dt>Amount</dt><dd id="amount">${money(row.amount_minor, row.currency)}</dd>
+<dt>Capturable</dt><dd id="capturable">${money(capturable, row.currency)}</dd>
+<dt>Captured</dt><dd id="captured">${money(row.captured_minor, row.currency)}</dd>
+<dt>Refunded</dt><dd id="refunded">${money(row.refunded_minor, row.currency)}</dd>
+<dt>Order no</dt><dd id="order-no">${row.order_no}</dd>
+<dt>Card</dt><dd id="card">${cardOf(row) || '—'}</dd>
+<dt>Method</dt><dd id="method">${row.card_brand || row.kind}</dd>
+<dt>Capture</dt><dd id="capture-method">${row.capture_method}</dd>
+<dt>Result</dt><dd id="result-code">${row.result_code}</dd>
+<dt>Created (UTC)</dt><dd id="created">${time(row.created_at)}</dd>
+<dt>Updated (UTC)</dt><dd id="updated">${time(row.updated_at)}</dd>
+${row.expires_at !== null && html`<dt>Lapses (UTC)</dt><dd id="expires">${time(row.expires_at)}</dd>`}
+</dl></section>`;
+}
+
+function timeline(d: Detail): SafeHtml {
+  return html`<section id="timeline" aria-labelledby="h-timeline"><h2 id="h-timeline">Timeline</h2><ol>
+<li data-event="created"><time>${time(d.row.created_at)}</time> payment created</li>
+${d.events.map((e) => html`<li ${attrs({ 'data-event': e.event_type, 'data-event-id': e.event_id })}><time>${time(e.created_at)}</time> ${e.event_type} (${e.object_id})</li>`)}
+${d.review && html`<li data-event="review"><time>${time(d.review.decided_at)}</time> review ${d.review.decision} (${d.review.source})</li>`}
+</ol></section>`;
+}
+
+function risk(d: Detail): SafeHtml {
+  let reasons: Array<{ name?: unknown; status?: unknown }> = [];
+  try {
+    const parsed = JSON.parse(d.row.risk_reasons || '[]');
+    if (Array.isArray(parsed)) reasons = parsed;
+  } catch {
+    reasons = [];
+  }
+  return html`<section id="risk" aria-labelledby="h-risk"><h2 id="h-risk">Risk</h2><dl>
+<dt>Score</dt><dd id="risk-score">${d.row.risk_score ?? '—'}</dd>
+<dt>Action</dt><dd id="risk-action">${d.row.risk_action || '—'}</dd>
+${d.review && html`<dt>Review</dt><dd id="risk-review">${d.review.decision}${d.review.note && html` — ${d.review.note}`}</dd>`}
+</dl>${
+    reasons.length
+      ? html`<ul id="risk-reasons">${reasons.map((r) => html`<li>${String(r.name ?? '')}: ${String(r.status ?? '')}</li>`)}</ul>`
+      : html`<p>No rule fired.</p>`
+  }</section>`;
+}
+
+const THREEDS_WORDS: Record<string, string> = { Y: 'authenticated (Y)', A: 'attempted (A)', N: 'not authenticated (N)', U: 'unavailable (U)' };
+
+function threeds(d: Detail): SafeHtml {
+  return html`<section id="threeds" aria-labelledby="h-threeds"><h2 id="h-threeds">3-D Secure</h2><dl>
+<dt>Used</dt><dd id="threeds-used">${Number(d.row.is3ds) === 1 || d.challenge ? 'yes' : 'no'}</dd>
+<dt>Result</dt><dd id="threeds-result">${THREEDS_WORDS[d.row.threeds_result] ?? (d.row.threeds_result || '—')}</dd>
+${d.challenge && html`<dt>Challenge</dt><dd id="threeds-challenge">${d.challenge.status}, opened ${time(d.challenge.created_at)}${d.challenge.decided_at !== null && html`, decided ${time(d.challenge.decided_at)}`}</dd>`}
+</dl></section>`;
+}
+
+function refunds(d: Detail): SafeHtml {
+  const cur = d.row.currency;
+  return html`<section id="refunds" aria-labelledby="h-refunds"><h2 id="h-refunds">Refunds</h2>${
+    d.refunds.length
+      ? html`<table><thead><tr><th scope="col">Refund</th><th scope="col">Reference</th><th scope="col" class="num">Amount</th><th scope="col">Status</th><th scope="col">Created (UTC)</th><th scope="col">Reason</th></tr></thead><tbody>
+${d.refunds.map(
+  (r) =>
+    html`<tr data-refund-id="${r.refund_reference_id}"><td>${r.refund_reference_id}</td><td>${r.refund_reference}</td><td class="num">${money(r.refund_amount_minor, cur)}</td><td>${r.status}</td><td>${time(r.created_at)}</td><td>${r.refund_reason}</td></tr>`,
+)}</tbody></table>`
+      : html`<p>No refunds.</p>`
+  }</section>`;
+}
+
+function ledger(d: Detail): SafeHtml {
+  return html`<section id="ledger" aria-labelledby="h-ledger"><h2 id="h-ledger">Ledger</h2>${
+    d.postings.length
+      ? html`<table><thead><tr><th scope="col">Posting</th><th scope="col">Reason</th><th scope="col">Time (UTC)</th><th scope="col">Ledger account</th><th scope="col" class="num">Amount</th></tr></thead><tbody>
+${d.postings.map((p) =>
+  (d.entries.get(p.posting_id) ?? []).map(
+    (e, i) =>
+      html`<tr data-posting-id="${p.posting_id}"><td>${i === 0 ? p.posting_id : ''}</td><td>${i === 0 ? `${p.reason}${p.ref ? ` (${p.ref})` : ''}` : ''}</td><td>${i === 0 ? time(p.created_at) : ''}</td><td>${e.ledger_account}</td><td class="num">${money(e.amount_minor, e.currency)}</td></tr>`,
+  ),
+)}</tbody></table>`
+      : html`<p>No postings.</p>`
+  }</section>`;
+}
+
+function notifications(request: FastifyRequest, d: Detail, operate: boolean): SafeHtml {
+  const base = detailPath(d.row.transaction_id);
+  return html`<section id="notifications" aria-labelledby="h-notifications"><h2 id="h-notifications">Notifications</h2>${
+    d.events.length
+      ? d.events.map(
+          (e) =>
+            html`<article ${attrs({ class: 'card', 'data-event-id': e.event_id })}><p><strong>${e.event_type}</strong> — ${e.status}, ${e.attempts} attempt(s)${
+              e.delivered_at !== null && html`, delivered ${time(e.delivered_at)}`
+            }${e.last_error && html`, last error: ${e.last_error}`}</p>${
+              (d.attempts.get(e.event_id) ?? []).length > 0 &&
+              html`<ol>${(d.attempts.get(e.event_id) ?? []).map(
+                (a) => html`<li>${time(a.started_at)}: ${a.outcome}, HTTP ${a.status_code ?? '—'}, ${a.latency_ms} ms${a.error && html` (${a.error})`}</li>`,
+              )}</ol>`
+            }${
+              operate &&
+              e.status !== 'no_target' &&
+              html`<form method="post" action="${base}/notifications/${e.event_id}/replay" class="inline">${formSecrets(request)}<button type="submit" ${attrs({ id: `replay-${e.event_id}` })}>Replay</button></form>`
+            }</article>`,
+        )
+      : html`<p>No notifications.</p>`
+  }</section>`;
+}
+
+/** The forms the payment's status allows; only for a role that may operate (the server checks again). */
+function actions(request: FastifyRequest, row: PaymentRow): SafeHtml {
+  const base = detailPath(row.transaction_id);
+  const refundable = Number(row.captured_minor) - Number(row.refunded_minor);
+  const forms: SafeHtml[] = [];
+  if (canApply('capture', row.status))
+    forms.push(html`<form method="post" action="${base}/capture" class="inline" id="capture-form">${formSecrets(request)}
+${field({ name: 'amount', id: 'f-capture-amount', label: `Amount to capture (${row.currency})`, value: formatAmount(Number(row.authorised_minor), row.currency), required: true, maxlength: 24, inputmode: 'decimal' })}
+<button type="submit" class="primary" id="capture">Capture</button></form>`);
+  if (canApply('cancel', row.status))
+    forms.push(
+      html`<form method="post" action="${base}/cancel" class="inline" id="cancel-form">${formSecrets(request)}<button type="submit" id="cancel">Cancel the payment</button></form>`,
+    );
+  if (canApply('refund_partial', row.status) && refundable > 0)
+    forms.push(html`<form method="post" action="${base}/refund" class="inline" id="refund-form">${formSecrets(request)}
+${field({ name: 'amount', id: 'f-refund-amount', label: `Amount to refund (${row.currency}, up to ${formatAmount(refundable, row.currency)})`, required: true, maxlength: 24, inputmode: 'decimal' })}
+${field({ name: 'reason', id: 'f-refund-reason', label: 'Reason (optional)', maxlength: 255 })}
+<button type="submit" id="refund">Refund</button></form>`);
+  if (row.status === 'review')
+    forms.push(html`<form method="post" action="${base}/review" class="inline" id="review-form">${formSecrets(request)}
+<button type="submit" name="decision" value="accept" id="review-accept" class="primary">Accept</button>
+<button type="submit" name="decision" value="reject" id="review-reject">Reject</button></form>`);
+  if (forms.length === 0) return html``;
+  return html`<section id="actions" aria-labelledby="h-actions"><h2 id="h-actions">Actions</h2>${forms}</section>`;
+}
+
+export function registerTransaction(scope: FastifyInstance, deps: PortalDeps): void {
+  // Actions are declared `read` (a session is needed) and checked for `operate` by
+  // portalAction, so a refused role is written in the audit log too.
+  const read = { config: { portal: 'read' as const } };
+  const reviews = new ReviewService(deps);
+  const events = new EventService(deps.store);
+
+  scope.get<{ Params: IdParams }>('/transactions/:transaction_id', { ...read, schema: { hide: true, params: Params } }, async (request, reply) => {
+    const row = await owned(deps, request, request.params.transaction_id);
+    const d = await loadDetail(deps, row);
+    const operate = can(ctx(request).user.role, 'operate');
+    return sendPortalPage(request, reply, {
+      title: `Transaction ${row.transaction_id}`,
+      nav: 'transactions',
+      body: html`<p><a href="/portal/transactions" id="back-to-list">All transactions</a></p>${summary(row)}${operate && actions(request, row)}${timeline(d)}${risk(
+        d,
+      )}${threeds(d)}${refunds(d)}${ledger(d)}${notifications(request, d, operate)}`,
+    });
+  });
+
+  scope.post<{ Params: IdParams; Body: Static<typeof AmountBody> }>(
+    '/transactions/:transaction_id/capture',
+    { ...read, schema: { hide: true, params: Params, body: AmountBody } },
+    async (request, reply) => {
+      const row = await owned(deps, request, request.params.transaction_id);
+      const back = detailPath(row.transaction_id);
+      return portalAction(deps, request, reply, {
+        action: 'payment.capture',
+        target: row.transaction_id,
+        need: 'operate',
+        detail: amountDetail(request.body.amount, row),
+        run: async () => {
+          const minor = amountOf(request.body.amount, row, back);
+          const item = { transaction_id: row.transaction_id, order_no: row.order_no, currency: row.currency, amount: formatAmount(minor, row.currency) };
+          const outcome = await capturePayment(deps, request.log, row.account_id, item);
+          if (!outcome.ok) throw refusal(outcome, back);
+          return withNotice(back, 'captured');
+        },
+      });
+    },
+  );
+
+  scope.post<{ Params: IdParams; Body: Static<typeof PlainBody> }>(
+    '/transactions/:transaction_id/cancel',
+    { ...read, schema: { hide: true, params: Params, body: PlainBody } },
+    async (request, reply) => {
+      const row = await owned(deps, request, request.params.transaction_id);
+      const back = detailPath(row.transaction_id);
+      return portalAction(deps, request, reply, {
+        action: 'payment.cancel',
+        target: row.transaction_id,
+        need: 'operate',
+        detail: `amount ${money(row.amount_minor, row.currency)}`,
+        run: async () => {
+          const item = {
+            transaction_id: row.transaction_id,
+            order_no: row.order_no,
+            currency: row.currency,
+            amount: formatAmount(row.amount_minor, row.currency),
+          };
+          const outcome = await cancelPayment(deps, request.log, row.account_id, item);
+          if (!outcome.ok) throw refusal(outcome, back);
+          return withNotice(back, 'cancelled');
+        },
+      });
+    },
+  );
+
+  scope.post<{ Params: IdParams; Body: Static<typeof AmountBody> }>(
+    '/transactions/:transaction_id/refund',
+    { ...read, schema: { hide: true, params: Params, body: AmountBody } },
+    async (request, reply) => {
+      const c = ctx(request);
+      const row = await owned(deps, request, request.params.transaction_id);
+      const back = detailPath(row.transaction_id);
+      return portalAction(deps, request, reply, {
+        action: 'payment.refund',
+        target: row.transaction_id,
+        need: 'operate',
+        detail: amountDetail(request.body.amount, row),
+        run: async () => {
+          const minor = amountOf(request.body.amount, row, back);
+          const item = {
+            transaction_id: row.transaction_id,
+            order_no: row.order_no,
+            currency: row.currency,
+            amount: formatAmount(row.amount_minor, row.currency),
+            refund_amount: formatAmount(minor, row.currency),
+            refund_reason: request.body.reason?.trim() ?? '',
+          };
+          // The form token also marks the refund itself, as an Idempotency-Key does for the
+          // API: a re-run after a lost answer finds the refund it made instead of refunding twice.
+          const ref = `portal:${c.user.user_id}:${request.body.form_token ?? ''}`;
+          const outcome = await makeRefund(deps, request.log, c.account, item, ref);
+          if (!outcome.ok) throw refusal(outcome, back);
+          return withNotice(back, 'refunded');
+        },
+      });
+    },
+  );
+
+  scope.post<{ Params: IdParams; Body: Static<typeof ReviewBody> }>(
+    '/transactions/:transaction_id/review',
+    { ...read, schema: { hide: true, params: Params, body: ReviewBody } },
+    async (request, reply) => {
+      const c = ctx(request);
+      const row = await owned(deps, request, request.params.transaction_id);
+      const back = detailPath(row.transaction_id);
+      const decision = request.body.decision === 'accept' ? 'ACCEPT' : 'REJECT';
+      return portalAction(deps, request, reply, {
+        action: `payment.review_${request.body.decision}`,
+        target: row.transaction_id,
+        need: 'operate',
+        detail: decision,
+        run: async () => {
+          // The API's review of one item; it reads only the account of the credentials.
+          const creds = { account: c.account, secrets: [], signing_secret: '', webhook_secret: '', allowed_ips: [] };
+          const [result] = await reviews.review(creds, [
+            { transaction_id: row.transaction_id, order_no: row.order_no, decision, note: `portal: ${c.user.email}` },
+          ]);
+          if (result?.review_status !== '1') throw new PortalError(409, `The review was refused: ${result?.error_message ?? 'not held for review'}.`, back);
+          return withNotice(back, decision === 'ACCEPT' ? 'review_accepted' : 'review_rejected');
+        },
+      });
+    },
+  );
+
+  scope.post<{ Params: Static<typeof EventParams>; Body: Static<typeof PlainBody> }>(
+    '/transactions/:transaction_id/notifications/:event_id/replay',
+    { ...read, schema: { hide: true, params: EventParams, body: PlainBody } },
+    async (request, reply) => {
+      const row = await owned(deps, request, request.params.transaction_id);
+      const back = detailPath(row.transaction_id);
+      // The event must be this payment's (or one of its refunds'), on this account.
+      const event = await deps.store.db
+        .selectFrom('events')
+        .select(['event_id', 'object_id', 'event_type'])
+        .where('event_id', '=', request.params.event_id)
+        .where('account_id', '=', row.account_id)
+        .executeTakeFirst();
+      if (!event || !(event.object_id === row.transaction_id || event.object_id.startsWith(`${row.transaction_id}-`))) throw notFound();
+      return portalAction(deps, request, reply, {
+        action: 'notification.replay',
+        target: event.event_id,
+        need: 'operate',
+        detail: `${event.event_type} of ${row.transaction_id}`,
+        run: async () => {
+          if (!(await events.replayEvent(event.event_id, deps.now())))
+            throw new PortalError(409, 'This event has no notify_url to deliver to, so it cannot be sent again.', back);
+          return withNotice(back, 'notification_replayed');
+        },
+      });
+    },
+  );
+}
