@@ -22,6 +22,10 @@
 //    the targets met or missed, and bench/results/<stamp>-<engine>.{json,md}.
 // SQLite by default; PostgreSQL when DATABASE_URL is postgres://… (a fresh database is
 // created on that server for the run and dropped after).
+// `--only hot [--scenarios a,b] [--cpu-prof DIR]` (issue 15): the bare route, then the hot
+// path's scenarios (authorise, payments (generic), query100, checkout by default) on a fresh
+// gateway, each beside the bare route and authorise; with --cpu-prof the gateway runs under
+// `node --cpu-prof` and its profile is written to DIR when it stops. Nothing is saved.
 // `--only portal`: step 3 alone (fresh database, merchant, seed, authorise with the stored
 // transactions, the portal scenario) and its report, without the baselines, the other
 // scenarios, payouts, load shedding and deductions: a few minutes instead of the whole bench.
@@ -82,10 +86,14 @@ const { values: args } = parseArgs({
     workers: { type: 'string' },
     subscriptions: { type: 'string' },
     only: { type: 'string' },
+    scenarios: { type: 'string' },
+    'cpu-prof': { type: 'string' },
   },
 });
-if (args.only !== undefined && args.only !== 'portal') throw new Error(`--only takes 'portal' (got ${JSON.stringify(args.only)})`);
+if (args.only !== undefined && args.only !== 'portal' && args.only !== 'hot')
+  throw new Error(`--only takes 'portal' or 'hot' (got ${JSON.stringify(args.only)})`);
 const ONLY_PORTAL = args.only === 'portal';
+const ONLY_HOT = args.only === 'hot';
 const QUICK = args.quick === true;
 const CONNECTIONS = Number(args.connections ?? 64);
 const DURATION_S = Number(args.duration ?? (QUICK ? 5 : 20));
@@ -881,6 +889,76 @@ async function portalOnly(): Promise<void> {
   }
 }
 
+/** `--only hot`: the bare route and the hot path's scenarios on a fresh gateway, optionally profiled (issue 15). */
+async function hotOnly(): Promise<void> {
+  if (!args['no-build']) {
+    log('building (tsc -p tsconfig.build.json)…');
+    buildDist();
+  }
+  const wanted = (args.scenarios ?? 'authorise,payments (generic),query100,checkout').split(',').map((x) => x.trim());
+  const unknown = wanted.filter((w) => !SCENARIOS.some((s) => s.name === w));
+  if (unknown.length > 0) throw new Error(`--scenarios: no scenario ${unknown.join(', ')} (there are ${SCENARIOS.map((s) => s.name).join(', ')})`);
+  const profDir = args['cpu-prof'] ? path.resolve(args['cpu-prof']) : null;
+  log(
+    `engine ${ENGINE}, --only hot: ${wanted.join(', ')}; ${CONNECTIONS} connections, ${DURATION_S} s each, ${WORKERS} gateway process(es), ${os.cpus().length} cores, load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}${profDir ? `, CPU profile to ${profDir}` : ''}`,
+  );
+  const db = await freshDatabase(ENGINE, 'bench', ENGINE === 'postgres' ? envUrl : undefined);
+  let gw: GatewayProcess | null = null;
+  try {
+    const env = gatewayEnv(db, await freePort(), {
+      TOLLGATE_WORKERS: String(WORKERS),
+      TOLLGATE_API_RATE_LIMIT: String(BENCH_API_RATE_LIMIT),
+      TOLLGATE_MAX_IN_FLIGHT: String(UNBOUNDED_IN_FLIGHT),
+    });
+    if (profDir) fs.mkdirSync(profDir, { recursive: true });
+    gw = await startGateway(env, { node_args: profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [] });
+    const merchant = createMerchant(env, 'bench');
+    const manual = createMerchant(env, 'bench manual', ['--capture-method', 'manual']);
+    const bare = await baselineRoute(merchant);
+    log(`  bare route: ${bare.req_per_s} req/s, p50 ${bare.p50_ms} ms, p99 ${bare.p99_ms} ms, p99.9 ${bare.p99_9_ms} ms`);
+    let pools = 0;
+    const tag = `H${Date.now().toString(36)}`;
+    const running = gw;
+    const ctx: BenchContext = {
+      url: gw.url,
+      merchant,
+      manual,
+      tag,
+      counter: { next: 0 },
+      pool: (m, count) => makePool(running.url, m, `${tag}P${pools++}`, count),
+      apiKey: (m) => createApiKey(env, m.account_id),
+      quick: QUICK,
+    };
+    const rows: Measured[] = [];
+    for (const s of SCENARIOS) if (wanted.includes(s.name)) rows.push(...(await runScenario(gw, ctx, s)));
+    const auth = rows.find((r) => r.name === 'authorise');
+    const pct = (a: number, b: number | undefined) => (b ? `${round((100 * a) / b)}%` : '');
+    const lines = [
+      '| scenario | conns | req/s | p50 ms | p99 ms | p99.9 ms | RSS MiB | gateway CPU % | of bare | of authorise |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      `| bare route | ${bare.connections} | ${bare.req_per_s} | ${bare.p50_ms} | ${bare.p99_ms} | ${bare.p99_9_ms} | ${bare.peak_rss_mib} | | 100% | |`,
+      ...rows.map(
+        (r) =>
+          `| ${r.name} | ${r.connections} | ${r.req_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.p99_9_ms} | ${r.peak_rss_mib ?? ''} | ${r.gateway_cpu_pct ?? ''} | ${pct(r.req_per_s, bare.req_per_s)} | ${pct(r.req_per_s, auth?.req_per_s)} |`,
+      ),
+    ];
+    log(`\n${lines.join('\n')}\n`);
+  } finally {
+    await gw?.stop();
+    await db.drop();
+    if (profDir)
+      log(
+        `CPU profile(s): ${fs
+          .readdirSync(profDir)
+          .filter((f) => f.endsWith('.cpuprofile'))
+          .join(', ')}`,
+      );
+  }
+}
+
 function markdown(report: any, bare: Measured, insert: { inserts_per_s: number; settings: string }): string {
   const m = report.meta;
   const lines = [
@@ -975,4 +1053,4 @@ function markdown(report: any, bare: Measured, insert: { inserts_per_s: number; 
   return `${lines.join('\n')}\n`;
 }
 
-await (ONLY_PORTAL ? portalOnly() : main());
+await (ONLY_PORTAL ? portalOnly() : ONLY_HOT ? hotOnly() : main());

@@ -9,10 +9,13 @@
 // database through `tx` and must not wait on anything else (no network calls).
 import fs from 'node:fs';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import { newPlan, type Plan, recordingTx } from './plan.js';
 import type { DB } from './schema.js';
+import type { WireError, WriterBatch, WriterReply } from './writer-worker.js';
 
 export type Engine = 'sqlite' | 'postgres';
 export type Tx = Kysely<DB>;
@@ -22,6 +25,13 @@ export interface Store {
   /** Reads of committed data. On SQLite this is a separate read connection. */
   readonly db: Kysely<DB>;
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * A unit that only writes (src/db/plan.ts): `fn`'s statements are recorded, then run and
+   * committed with others (SQLite: on the writer thread). Resolves with `fn`'s value once
+   * durable; fails with a guard's error or a statement's, the unit rolled back. PostgreSQL
+   * runs it as a transaction.
+   */
+  writePlan<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** True when the database answers a trivial query. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -54,10 +64,24 @@ function cachingDatabase(raw: Database.Database): Database.Database {
   });
 }
 
-interface Pending {
-  fn: (tx: Tx) => Promise<unknown>;
-  resolve: (v: unknown) => void;
-  reject: (e: unknown) => void;
+/** A queued unit: a transaction function, or a recorded write plan (with the value its function returned). */
+type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void } & (
+  | { fn: (tx: Tx) => Promise<unknown>; plan?: undefined }
+  | { plan: Plan; value: unknown; fn?: undefined }
+);
+
+/**
+ * The writer thread: dist/db/writer-worker.js, or under tsx (tests, tools) the TypeScript
+ * module loaded through tsx's loader, which a worker does not inherit.
+ */
+function writerThread(file: string): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./writer-worker.js', import.meta.url), { workerData: { file } });
+  const module = JSON.stringify(new URL('./writer-worker.ts', import.meta.url).href);
+  return new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${module}); })`, { eval: true, workerData: { file } });
+}
+
+function sqliteError(e: WireError): Error {
+  return e.code ? new Database.SqliteError(e.message, e.code) : new Error(e.message);
 }
 
 class SqliteStore implements Store {
@@ -69,10 +93,15 @@ class SqliteStore implements Store {
   private queue: Pending[] = [];
   private running = false;
   private readonly controlStatements = new Map<string, Database.Statement>();
+  /** The writer thread (write plans), or null: plans then run on this thread's writer. */
+  private worker: Worker | null = null;
+  private readonly replies = new Map<number, { resolve: (r: WriterReply) => void; reject: (e: Error) => void }>();
+  private nextBatch = 1;
 
   constructor(
     file: string,
     private readonly maxBatch: number,
+    writerThread = false,
   ) {
     if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     this.rawWriter = new Database(file);
@@ -86,6 +115,33 @@ class SqliteStore implements Store {
     this.rawReader.pragma('query_only = ON');
     this.writer = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(this.rawWriter) }) });
     this.db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(this.rawReader) }) });
+    if (writerThread && file !== ':memory:') this.startWorker(path.resolve(file));
+  }
+
+  private startWorker(file: string): void {
+    const worker = writerThread(file);
+    worker.unref();
+    worker.on('message', (m: WriterReply | { closed: true }) => {
+      if ('closed' in m) return;
+      const waiting = this.replies.get(m.id);
+      this.replies.delete(m.id);
+      waiting?.resolve(m);
+    });
+    const gone = (e: Error) => {
+      // Plans run on this thread's writer from now on; those in flight fail (not durable).
+      if (this.worker !== worker) return;
+      this.worker = null;
+      for (const w of this.replies.values()) w.reject(e);
+      this.replies.clear();
+    };
+    worker.on('error', gone);
+    worker.on('exit', (code) => gone(new Error(`the SQLite writer thread exited (code ${code})`)));
+    this.worker = worker;
+  }
+
+  /** Whether write plans run on the writer thread (false: on this thread). */
+  get writerThread(): boolean {
+    return this.worker !== null;
   }
 
   /** Used by migrations, which run before anything else. */
@@ -100,6 +156,16 @@ class SqliteStore implements Store {
     });
   }
 
+  async writePlan<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const plan = newPlan();
+    const value = await fn(recordingTx(plan, this.db));
+    if (plan.statements.length === 0) return value;
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ plan, value, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.running) void this.drain();
+    });
+  }
+
   private async drain(): Promise<void> {
     this.running = true;
     try {
@@ -107,7 +173,13 @@ class SqliteStore implements Store {
         // Let requests that are already parsed join this commit.
         await new Promise<void>((r) => setImmediate(r));
         const batch = this.queue.splice(0, this.maxBatch);
-        await this.runBatch(batch);
+        // Write plans go to the writer thread; transaction functions (which read their own
+        // writes) run here. The two writers take turns, so neither waits on SQLite's lock.
+        const worker = this.worker;
+        const plans = worker ? batch.filter((p) => p.plan) : [];
+        const here = worker ? batch.filter((p) => !p.plan) : batch;
+        if (here.length > 0) await this.runBatch(here);
+        if (worker && plans.length > 0) await this.runPlans(worker, plans);
       }
     } finally {
       this.running = false;
@@ -133,7 +205,7 @@ class SqliteStore implements Store {
           for (const item of batch) {
             this.control('SAVEPOINT unit');
             try {
-              const value = await item.fn(conn);
+              const value = item.fn ? await item.fn(conn) : this.runPlanHere(item.plan, item.value);
               this.control('RELEASE unit');
               outcomes.push({ ok: true, value });
             } catch (error) {
@@ -162,6 +234,50 @@ class SqliteStore implements Store {
     });
   }
 
+  /** A write plan on this thread's writer, inside the batch's savepoint (no writer thread). */
+  private runPlanHere(plan: Plan, value: unknown): unknown {
+    plan.statements.forEach((st, i) => {
+      const stmt = this.rawWriter.prepare(st.sql);
+      if (stmt.reader) stmt.all(st.parameters);
+      else if (stmt.run(st.parameters).changes !== 1 && st.guard) throw (plan.onGuard.get(i) as () => Error)();
+    });
+    return value;
+  }
+
+  /** One group commit of write plans on the writer thread; each settles once the batch is durable. */
+  private async runPlans(worker: Worker, items: Pending[]): Promise<void> {
+    const id = this.nextBatch++;
+    const units = items.map((item) => (item.plan as Plan).statements.map((st) => [st.sql, st.parameters, st.guard] as [string, unknown[], boolean]));
+    let reply: WriterReply;
+    try {
+      reply = await new Promise<WriterReply>((resolve, reject) => {
+        this.replies.set(id, { resolve, reject });
+        // Referenced only while a batch is out: an idle writer thread keeps no process alive.
+        worker.ref();
+        worker.postMessage({ id, units } satisfies WriterBatch);
+      }).finally(() => {
+        if (this.replies.size === 0) worker.unref();
+      });
+    } catch (error) {
+      for (const item of items) item.reject(error);
+      return;
+    }
+    if ('failed' in reply) {
+      // BEGIN or COMMIT failed: nothing in the batch is durable.
+      const error = sqliteError(reply.failed);
+      for (const item of items) item.reject(error);
+      return;
+    }
+    items.forEach((item, i) => {
+      const o = reply.outcomes[i];
+      const plan = item.plan as Plan;
+      if (!o) item.reject(new Error('write plan outcome missing'));
+      else if (o.ok) item.resolve('value' in item ? item.value : undefined);
+      else if (o.guard) item.reject((plan.onGuard.get(o.statement) as () => Error)());
+      else item.reject(o.error ? sqliteError(o.error) : new Error('write plan failed'));
+    });
+  }
+
   async ping(): Promise<boolean> {
     try {
       this.rawReader.prepare('SELECT 1').get();
@@ -173,6 +289,16 @@ class SqliteStore implements Store {
 
   async close(): Promise<void> {
     while (this.running || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+    const worker = this.worker;
+    if (worker) {
+      this.worker = null;
+      await new Promise<void>((resolve) => {
+        worker.once('exit', () => resolve());
+        worker.once('message', () => void worker.terminate());
+        worker.ref();
+        worker.postMessage({ close: true });
+      });
+    }
     await this.writer.destroy();
     await this.db.destroy();
   }
@@ -210,6 +336,10 @@ class PostgresStore implements Store {
     return this.db.transaction().execute(fn);
   }
 
+  writePlan<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.transaction(fn);
+  }
+
   async ping(): Promise<boolean> {
     try {
       // Bounded: a readiness probe never hangs on a database that does not answer.
@@ -231,6 +361,8 @@ class PostgresStore implements Store {
 
 export interface OpenOptions {
   groupCommitMax?: number;
+  /** SQLite: run write plans on a writer thread (the server); off for tools and migrations. */
+  writerThread?: boolean;
   poolSize?: number;
   /** PostgreSQL: statement timeout (server side) and the wait for a pooled connection. */
   statementTimeoutMs?: number;
@@ -244,7 +376,7 @@ export function openStore(url: string, opts: OpenOptions = {}): Store {
   if (url.startsWith('sqlite:')) {
     const file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (!file) throw new Error('DATABASE_URL: sqlite: needs a file path, e.g. sqlite:./data/tollgate.db');
-    return new SqliteStore(file, opts.groupCommitMax ?? 256);
+    return new SqliteStore(file, opts.groupCommitMax ?? 256, opts.writerThread ?? false);
   }
   throw new Error('DATABASE_URL must start with sqlite: or postgres://');
 }

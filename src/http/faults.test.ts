@@ -33,21 +33,34 @@ describe('storageFault: which database errors are the storage’s state', () => 
 let gw: TestGateway;
 let key: string;
 let real: Store['transaction'];
+let realPlan: Store['writePlan'];
 before(async () => {
   gw = await testGateway({ settings: { max_in_flight: 3 } });
   key = await gw.apiKey();
   real = gw.runtime.store.transaction.bind(gw.runtime.store);
+  realPlan = gw.runtime.store.writePlan.bind(gw.runtime.store);
 });
 after(async () => {
-  gw.runtime.store.transaction = real;
+  restoreWrites();
   await gw.close();
 });
 
+/** Every way to write (transactions and write plans) goes through `fn` until restored. */
+function setWrites(fn: Store['transaction']): void {
+  gw.runtime.store.transaction = fn;
+  gw.runtime.store.writePlan = fn;
+}
+
+function restoreWrites(): void {
+  gw.runtime.store.transaction = real;
+  gw.runtime.store.writePlan = realPlan;
+}
+
 /** Every write fails the way the storage would, until restored. */
 function breakWrites(error: { code?: string; message: string }): void {
-  gw.runtime.store.transaction = async () => {
+  setWrites(async () => {
     throw Object.assign(new Error(error.message), error.code ? { code: error.code } : {});
-  };
+  });
 }
 
 describe('storage faults answer 503 with Retry-After, and recover by themselves', () => {
@@ -67,7 +80,7 @@ describe('storage faults answer 503 with Retry-After, and recover by themselves'
     assert.equal(g.json().error.type, 'api_error');
     assert.equal(g.json().error.code, 'storage_unavailable');
     assert.ok(g.headers['retry-after']);
-    gw.runtime.store.transaction = real;
+    restoreWrites();
     const after = await gw.runtime.store.db
       .selectFrom('payments')
       .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -90,7 +103,7 @@ describe('storage faults answer 503 with Retry-After, and recover by themselves'
       assert.equal(r.headers['retry-after'], '1');
       assert.equal(r.json().return_message, '0503:Service unavailable');
     } finally {
-      gw.runtime.store.transaction = real;
+      restoreWrites();
     }
   });
 });
@@ -102,11 +115,11 @@ describe('a key whose outcome the storage refused is settled when the storage is
     let calls = 0;
     let first_tid = '';
     // The claim and the payment commit; the write of the answer under the key fails (the storage went away just then).
-    gw.runtime.store.transaction = async (fn) => {
+    setWrites(async (fn) => {
       calls++;
       if (calls === 3) throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
       return real(fn);
-    };
+    });
     try {
       const first = await gw.post('/v1/authorise', body, { headers: { 'idempotency-key': 'repair-1' } });
       assert.equal(first.statusCode, 200, first.body);
@@ -114,7 +127,7 @@ describe('a key whose outcome the storage refused is settled when the storage is
       assert.equal(calls, 3, 'claim, payment, then the answer under the key');
       first_tid = readXml(first).transaction_id;
     } finally {
-      gw.runtime.store.transaction = real;
+      restoreWrites();
     }
     await new Promise((r) => setTimeout(r, 400)); // the repair runs every 200 ms
     const again = await gw.post('/v1/authorise', body, { headers: { 'idempotency-key': 'repair-1' } });
@@ -131,7 +144,7 @@ describe('a connection lost at COMMIT (the work may be done): a retry with the s
     // The next write commits, then the driver reports the connection gone: the caller cannot know it committed.
     const commitThenLose = () => {
       let armed = true;
-      gw.runtime.store.transaction = async (fn) => {
+      setWrites(async (fn) => {
         const value = await real(fn);
         if (
           armed &&
@@ -141,7 +154,7 @@ describe('a connection lost at COMMIT (the work may be done): a retry with the s
           throw Object.assign(new Error('Connection terminated unexpectedly'), {});
         }
         return value;
-      };
+      });
     };
     const refund = {
       merchant_id: m.merchant_id,
@@ -153,7 +166,7 @@ describe('a connection lost at COMMIT (the work may be done): a retry with the s
       const first = await gw.post('/v1/refund', refund, { headers: { 'idempotency-key': 'lost-commit-refund' } });
       assert.equal(first.statusCode, 503, first.body);
     } finally {
-      gw.runtime.store.transaction = real;
+      restoreWrites();
     }
     await new Promise((r) => setTimeout(r, 400));
     const again = await gw.post('/v1/refund', refund, { headers: { 'idempotency-key': 'lost-commit-refund' } });
@@ -163,7 +176,7 @@ describe('a connection lost at COMMIT (the work may be done): a retry with the s
 
     // The generic payment: its id comes from the key's row, which the retry takes over.
     let armed = true;
-    gw.runtime.store.transaction = async (fn) => {
+    setWrites(async (fn) => {
       const value = await real(fn);
       const n = await gw.runtime.store.db.selectFrom('payments').select('transaction_id').where('amount_minor', '=', 4321).execute();
       if (armed && n.length > 0) {
@@ -171,7 +184,7 @@ describe('a connection lost at COMMIT (the work may be done): a retry with the s
         throw Object.assign(new Error('Connection terminated unexpectedly'), {});
       }
       return value;
-    };
+    });
     const body = {
       amount: 4321,
       currency: 'usd',
@@ -181,7 +194,7 @@ describe('a connection lost at COMMIT (the work may be done): a retry with the s
       const first = await gw.generic('POST', '/v1/payments', key, body, { headers: { 'idempotency-key': 'lost-commit-pay' } });
       assert.equal(first.statusCode, 503, first.body);
     } finally {
-      gw.runtime.store.transaction = real;
+      restoreWrites();
     }
     await new Promise((r) => setTimeout(r, 400));
     const retry = await gw.generic('POST', '/v1/payments', key, body, { headers: { 'idempotency-key': 'lost-commit-pay' } });
@@ -198,19 +211,19 @@ describe('an Idempotency-Key claim whose COMMIT lost its answer', () => {
     const body = { merchant_id: m.merchant_id, account_id: m.account_id, ...paymentRequest() };
     let armed = true;
     // The first write of the request is the key's claim: it commits, then the connection is reported lost.
-    gw.runtime.store.transaction = async (fn) => {
+    setWrites(async (fn) => {
       const value = await real(fn);
       if (armed) {
         armed = false;
         throw new Error('Connection terminated unexpectedly');
       }
       return value;
-    };
+    });
     try {
       const first = await gw.post('/v1/authorise', body, { headers: { 'idempotency-key': 'lost-claim' } });
       assert.equal(first.statusCode, 503, first.body);
     } finally {
-      gw.runtime.store.transaction = real;
+      restoreWrites();
     }
     await new Promise((r) => setTimeout(r, 400)); // the repair runs every 200 ms
     const again = await gw.post('/v1/authorise', body, { headers: { 'idempotency-key': 'lost-claim' } });
@@ -229,7 +242,7 @@ describe('a capture whose COMMIT lost its answer', () => {
     );
     assert.equal(pay.order_status, '1');
     let armed = true;
-    gw.runtime.store.transaction = async (fn) => {
+    setWrites(async (fn) => {
       const value = await real(fn);
       const row = await gw.runtime.store.db.selectFrom('payments').select('status').where('transaction_id', '=', pay.transaction_id).executeTakeFirstOrThrow();
       if (armed && row.status === 'captured') {
@@ -237,7 +250,7 @@ describe('a capture whose COMMIT lost its answer', () => {
         throw new Error('Connection terminated unexpectedly');
       }
       return value;
-    };
+    });
     const body = {
       merchant_id: manual.merchant_id,
       account_id: manual.account_id,
@@ -247,7 +260,7 @@ describe('a capture whose COMMIT lost its answer', () => {
       const first = await gw.post('/v1/capture', body, { merchant: manual, headers: { 'idempotency-key': 'lost-commit-capture' } });
       assert.equal(first.statusCode, 503, first.body);
     } finally {
-      gw.runtime.store.transaction = real;
+      restoreWrites();
     }
     await new Promise((r) => setTimeout(r, 400));
     const again = await gw.post('/v1/capture', body, { merchant: manual, headers: { 'idempotency-key': 'lost-commit-capture' } });
@@ -263,10 +276,10 @@ describe('load shedding', () => {
       release = r;
     });
     // Writes wait at the gate: three requests stay in flight.
-    gw.runtime.store.transaction = async (fn) => {
+    setWrites(async (fn) => {
       await gate;
       return real(fn);
-    };
+    });
     try {
       const m = gw.merchant;
       const held = [1, 2, 3].map(() => gw.post('/v1/authorise', { merchant_id: m.merchant_id, account_id: m.account_id, ...paymentRequest() }));
@@ -285,7 +298,7 @@ describe('load shedding', () => {
       assert.match(metrics.body, /tollgate_requests_shed_total\{reason="in_flight"\} 1/);
     } finally {
       release();
-      gw.runtime.store.transaction = real;
+      restoreWrites();
     }
   });
 });

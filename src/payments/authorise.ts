@@ -7,6 +7,7 @@
 import { type CardFacts, cardFacts, fourDigitYear, isExpired, maskPan } from '../cards/card.js';
 import { randomToken, timeOrderedId } from '../crypto/ids.js';
 import { canonicalString } from '../crypto/signature.js';
+import { guard } from '../db/plan.js';
 import { insertRows, param, runPrepared } from '../db/prepared.js';
 import type { Tx } from '../db/store.js';
 import type { Deps } from '../http/context.js';
@@ -381,55 +382,59 @@ export class AuthoriseService {
     let record = answerOf(subscription);
     row.answer = JSON.stringify(record);
 
-    const inserted = await deps.store
-      .transaction(async (tx) => {
-        if (storeCard && card_id) {
-          await insertRows(tx, 'cards', [
-            {
-              card_id,
-              account_id: account.account_id,
-              token_id: wantsToken ? token_id : null,
-              pan_enc: deps.keyring.encrypt(card.pan),
-              key_id: deps.keyring.active.id,
-              fingerprint: resolved.fingerprint,
-              brand: facts.brand,
-              bin: card.pan.slice(0, 6),
-              last4: card.pan.slice(-4),
-              exp_month: card.exp_month,
-              exp_year: card.exp_year,
-              created_at: now,
-            },
-          ]);
-        }
-        if (pending) {
-          // decisions §14: paid at most once; a second tab or submit loses here and changes nothing.
-          const { transaction_id: _id, status: _status, account_id: _a, merchant_id: _m, ...patch } = row;
-          if (!(await applyTransition(tx, transaction_id, 'checkout_pay', 'pending', status, patch, now, { unclaimed: true }))) throw new OrderRace();
-        } else {
-          const r = await insertRows(tx, 'payments', [row], { ignoreConflictOn: ['account_id', 'order_no'] });
-          // Lost a race with the same order_no: undo the card row with the savepoint.
-          if (Number(r.numAffectedRows ?? 0) !== 1) throw new OrderRace();
-        }
-        if (riskCtx) await this.risk.record(tx, riskCtx, transaction_id);
-        if (challenge) await insertChallenge(tx, challenge.row);
-        const created = approved && subscription ? await createSubscription(tx, subscription, row, now) : undefined;
-        if (approved && subscription && !created) {
-          // Another first payment took the contract_name since it was checked. A direct
-          // payment is refused as a sequential one would have been (everything here rolls
-          // back); on the hosted page the shopper's payment stands without the subscription.
-          if (!pending) throw contractNameTaken();
-          record = answerOf(null);
-          row.details = details_without;
-          row.answer = JSON.stringify(record);
-          await tx.updateTable('payments').set({ details: row.details, answer: row.answer }).where('transaction_id', '=', transaction_id).execute();
-        }
-        await this.afterInsert(tx, pending, row, now, created);
-        return true;
-      })
-      .catch(async (e) => {
-        if (e instanceof OrderRace) return false;
-        throw e;
-      });
+    // Without a subscription to create (which reads what it writes), the unit only writes: a
+    // write plan, run on SQLite's writer thread (src/db/plan.ts). The same function either way.
+    const unit = approved && subscription ? deps.store.transaction.bind(deps.store) : deps.store.writePlan.bind(deps.store);
+    const inserted = await unit(async (tx) => {
+      if (storeCard && card_id) {
+        await insertRows(tx, 'cards', [
+          {
+            card_id,
+            account_id: account.account_id,
+            token_id: wantsToken ? token_id : null,
+            pan_enc: deps.keyring.encrypt(card.pan),
+            key_id: deps.keyring.active.id,
+            fingerprint: resolved.fingerprint,
+            brand: facts.brand,
+            bin: card.pan.slice(0, 6),
+            last4: card.pan.slice(-4),
+            exp_month: card.exp_month,
+            exp_year: card.exp_year,
+            created_at: now,
+          },
+        ]);
+      }
+      if (pending) {
+        // decisions §14: paid at most once; a second tab or submit loses here and changes nothing.
+        const { transaction_id: _id, status: _status, account_id: _a, merchant_id: _m, ...patch } = row;
+        const paid = await applyTransition(tx, transaction_id, 'checkout_pay', 'pending', status, patch, now, { unclaimed: true });
+        guard(tx, () => new OrderRace());
+        if (!paid) throw new OrderRace();
+      } else {
+        const r = await insertRows(tx, 'payments', [row], { ignoreConflictOn: ['account_id', 'order_no'] });
+        // Lost a race with the same order_no: undo the card row with the savepoint.
+        guard(tx, () => new OrderRace());
+        if (Number(r.numAffectedRows ?? 0) !== 1) throw new OrderRace();
+      }
+      if (riskCtx) await this.risk.record(tx, riskCtx, transaction_id);
+      if (challenge) await insertChallenge(tx, challenge.row);
+      const created = approved && subscription ? await createSubscription(tx, subscription, row, now) : undefined;
+      if (approved && subscription && !created) {
+        // Another first payment took the contract_name since it was checked. A direct
+        // payment is refused as a sequential one would have been (everything here rolls
+        // back); on the hosted page the shopper's payment stands without the subscription.
+        if (!pending) throw contractNameTaken();
+        record = answerOf(null);
+        row.details = details_without;
+        row.answer = JSON.stringify(record);
+        await tx.updateTable('payments').set({ details: row.details, answer: row.answer }).where('transaction_id', '=', transaction_id).execute();
+      }
+      await this.afterInsert(tx, pending, row, now, created);
+      return true;
+    }).catch(async (e) => {
+      if (e instanceof OrderRace) return false;
+      throw e;
+    });
     if (!inserted) {
       if (pending) return { record: {} };
       const winner = await this.existing(account.account_id, body.order_no);
