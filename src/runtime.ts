@@ -39,7 +39,7 @@ export async function createRuntime(
   const timeouts = opts.serving
     ? { statementTimeoutMs: settings.db_statement_timeout_ms, acquireTimeoutMs: settings.db_acquire_timeout_ms }
     : { statementTimeoutMs: 0 };
-  const store = openStore(settings.database_url, { groupCommitMax: settings.group_commit_max, writerThread: settings.sqlite_writer_thread, ...timeouts });
+  const store = openStore(settings.database_url, { groupCommitMax: settings.group_commit_max, threads: settings.sqlite_threads, ...timeouts });
   if (opts.serving && store.engine === 'postgres') {
     const migrating = openStore(settings.database_url, { poolSize: 1, statementTimeoutMs: 0 });
     try {

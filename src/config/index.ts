@@ -23,8 +23,8 @@ export interface Settings {
   body_limit_bytes: number;
   /** Max transactions grouped in one SQLite commit. */
   group_commit_max: number;
-  /** SQLite: the hot path's writes (write plans) run on a writer thread. */
-  sqlite_writer_thread: boolean;
+  /** SQLite: reads and the hot path's writes (write plans) run on their own threads. */
+  sqlite_threads: boolean;
   /** Webhook retry schedule in ms (decisions §11: backoff for 3 days). */
   webhook_schedule_ms: number[] | undefined;
   webhook_timeout_ms: number;
@@ -118,7 +118,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, stdout_is_tty
     worker_enabled: env.TOLLGATE_WORKER !== '0',
     body_limit_bytes: intSetting(env, 'TOLLGATE_BODY_LIMIT_BYTES', 1024 * 1024),
     group_commit_max: intSetting(env, 'TOLLGATE_GROUP_COMMIT_MAX', 256),
-    sqlite_writer_thread: env.TOLLGATE_SQLITE_WRITER_THREAD !== '0',
+    sqlite_threads: env.TOLLGATE_SQLITE_THREADS !== '0',
     webhook_schedule_ms: schedule
       ? schedule.split(',').map((s) => {
           const n = Number(s.trim());

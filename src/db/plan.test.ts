@@ -19,7 +19,7 @@ async function fresh(writerThread: boolean): Promise<{ store: Store; file: strin
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-plan-'));
   dirs.push(dir);
   const file = path.join(dir, 'plan.db');
-  const store = openStore(`sqlite:${file}`, { writerThread });
+  const store = openStore(`sqlite:${file}`, { threads: writerThread });
   await sql`CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER NOT NULL CHECK (n >= 0))`.execute(migrationDb(store));
   await sql`INSERT INTO t (id, n) VALUES ('config', 7)`.execute(migrationDb(store));
   return { store, file };
@@ -111,6 +111,20 @@ for (const writerThread of [true, false]) {
         /cannot use RETURNING/,
       );
       assert.deepEqual(await rows(store), ['config=7', 'copy=7']);
+      await store.close();
+    });
+
+    test('reads of Store.db see every acknowledged write; a failing read fails with the database’s error and code', async () => {
+      const { store } = await fresh(writerThread);
+      for (let i = 0; i < 20; i++) {
+        await store.writePlan(async (tx) => sql`INSERT INTO t (id, n) VALUES (${`w${i}`}, ${i})`.execute(tx));
+        const r = await sql<{ n: number }>`SELECT n FROM t WHERE id = ${`w${i}`}`.execute(store.db);
+        assert.deepEqual(r.rows, [{ n: i }]);
+      }
+      await assert.rejects(
+        sql`SELECT * FROM no_such_table`.execute(store.db),
+        (e: { code?: string; message: string }) => e.code === 'SQLITE_ERROR' && /no such table/.test(e.message),
+      );
       await store.close();
     });
 

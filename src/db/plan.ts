@@ -89,6 +89,15 @@ export function recordingTx(plan: Plan, reader: Kysely<DB>): Kysely<DB> {
   return tx;
 }
 
+/** Records a write on `db` if it is a plan's recording transaction (src/db/prepared.ts skips Kysely's executor with it). */
+export function recordWrite(db: unknown, sql: string, parameters: unknown[]): QueryResult<never> | null {
+  const plan = recorders.get(db as Kysely<DB>);
+  if (!plan) return null;
+  if (/\breturning\b/i.test(sql)) throw new Error('a write plan cannot use RETURNING: its statements run later, elsewhere');
+  plan.statements.push({ sql, parameters, guard: false });
+  return { rows: [], numAffectedRows: 1n };
+}
+
 export function newPlan(): Plan {
   return { statements: [], onGuard: new Map() };
 }

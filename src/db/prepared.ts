@@ -6,14 +6,22 @@
 // comes from Kysely, so both engines keep one query layer; the statement itself is also
 // prepared once by the driver (SQLite's statement cache, PostgreSQL's text is stable).
 import { type Compilable, CompiledQuery, type Insertable, type Kysely, type QueryResult } from 'kysely';
+import { recordWrite } from './plan.js';
 import type { DB } from './schema.js';
 
 // A NUL can never be a real value: bodies holding one are refused when parsed.
 const MARK = '\u0000tollgate-param:';
 const MAX_SHAPES = 2_000;
 
-type Slot = { name: string } | { constant: unknown };
-const shapes = new Map<string, { sql: string; slots: Slot[] }>();
+/** A parameter of a compiled shape: a named value, a row's column (insertRows), or a constant. */
+type Slot = { name: string; row: number; column: string } | { constant: unknown };
+interface Shape {
+  sql: string;
+  slots: Slot[];
+  /** The statement only reads (a plan sends it to the reader; see src/db/plan.ts). */
+  read: boolean;
+}
+const shapes = new Map<string, Shape>();
 
 /** A named placeholder for `build`; typed loosely so it fits any column. */
 export function param(name: string): any {
@@ -28,28 +36,53 @@ function engineOf(db: Kysely<any>): string {
  * Runs the query `build` makes, compiled once per engine and `key`. `build` must use
  * `param(name)` for every value that changes between calls; `values` gives them.
  */
-export async function runPrepared<R = unknown>(
+/** The compiled shape of `key` on `db`'s engine, built and compiled on first use. */
+function shapeOf(db: Kysely<any>, key: string, build: () => Compilable<unknown>): Shape {
+  const k = `${engineOf(db)}|${key}`;
+  let shape = shapes.get(k);
+  if (!shape) {
+    const compiled = build().compile();
+    const slots: Slot[] = compiled.parameters.map((p) => {
+      if (!(typeof p === 'string' && p.startsWith(MARK))) return { constant: p };
+      const name = p.slice(MARK.length);
+      // insertRows names its values `column#row`.
+      const hash = name.lastIndexOf('#');
+      return { name, row: hash < 0 ? -1 : Number(name.slice(hash + 1)), column: hash < 0 ? name : name.slice(0, hash) };
+    });
+    shape = { sql: compiled.sql, slots, read: compiled.query.kind === 'SelectQueryNode' };
+    if (shapes.size >= MAX_SHAPES) shapes.clear();
+    shapes.set(k, shape);
+  }
+  return shape;
+}
+
+function execute<R>(db: Kysely<any>, shape: Shape, parameters: unknown[]): Promise<QueryResult<R>> {
+  // A write on a plan's recording transaction is recorded here, without Kysely's executor.
+  if (!shape.read) {
+    const recorded = recordWrite(db, shape.sql, parameters);
+    if (recorded) return Promise.resolve(recorded as QueryResult<R>);
+  }
+  return db.executeQuery<R>(CompiledQuery.raw(shape.sql, parameters));
+}
+
+/**
+ * Runs the query `build` makes, compiled once per engine and `key`. `build` must use
+ * `param(name)` for every value that changes between calls; `values` gives them.
+ */
+export function runPrepared<R = unknown>(
   db: Kysely<any>,
   key: string,
   build: () => Compilable<unknown>,
   values: Record<string, unknown>,
 ): Promise<QueryResult<R>> {
-  const k = `${engineOf(db)}|${key}`;
-  let shape = shapes.get(k);
-  if (!shape) {
-    const compiled = build().compile();
-    const slots: Slot[] = compiled.parameters.map((p) => (typeof p === 'string' && p.startsWith(MARK) ? { name: p.slice(MARK.length) } : { constant: p }));
-    shape = { sql: compiled.sql, slots };
-    if (shapes.size >= MAX_SHAPES) shapes.clear();
-    shapes.set(k, shape);
-  }
+  const shape = shapeOf(db, key, build);
   const parameters = shape.slots.map((s) => {
     if (!('name' in s)) return s.constant;
     const v = values[s.name];
     if (v === undefined) throw new Error(`prepared query ${key}: no value for ${s.name}`);
     return v;
   });
-  return db.executeQuery<R>(CompiledQuery.raw(shape.sql, parameters));
+  return execute<R>(db, shape, parameters);
 }
 
 /**
@@ -65,25 +98,22 @@ export function insertRows<T extends keyof DB & string>(
 ): Promise<QueryResult<unknown>> {
   const first = rows[0] as Record<string, unknown> | undefined;
   if (!first) throw new Error(`insertRows ${table}: no rows`);
-  const columns = Object.keys(first).filter((c) => first[c] !== undefined);
-  const values: Record<string, unknown> = {};
-  rows.forEach((row, i) => {
-    const r = row as Record<string, unknown>;
-    for (const c of columns) {
-      if (r[c] === undefined) throw new Error(`insertRows ${table}: row ${i} has no ${c}`);
-      values[`${c}#${i}`] = r[c];
-    }
+  let columns = '';
+  for (const c in first) if (first[c] !== undefined) columns += `${c},`;
+  const key = `insert|${table}|${columns}|${rows.length}|${opts.ignoreConflictOn?.join(',') ?? ''}`;
+  const shape = shapeOf(db, key, () => {
+    const names = columns.slice(0, -1).split(',');
+    const any = db as Kysely<any>;
+    const q = any.insertInto(table).values(rows.map((_, i) => Object.fromEntries(names.map((c) => [c, param(`${c}#${i}`)]))));
+    const conflict = opts.ignoreConflictOn;
+    return conflict ? q.onConflict((oc) => oc.columns(conflict as string[]).doNothing()) : q;
   });
-  const key = `insert|${table}|${columns.join(',')}|${rows.length}|${opts.ignoreConflictOn?.join(',') ?? ''}`;
-  return runPrepared(
-    db,
-    key,
-    () => {
-      const any = db as Kysely<any>;
-      const q = any.insertInto(table).values(rows.map((_, i) => Object.fromEntries(columns.map((c) => [c, param(`${c}#${i}`)]))));
-      const conflict = opts.ignoreConflictOn;
-      return conflict ? q.onConflict((oc) => oc.columns(conflict as string[]).doNothing()) : q;
-    },
-    values,
-  );
+  // The values straight from the rows, in the compiled statement's order.
+  const parameters = shape.slots.map((s) => {
+    if (!('name' in s)) return s.constant;
+    const v = (rows[s.row] as Record<string, unknown> | undefined)?.[s.column];
+    if (v === undefined) throw new Error(`insertRows ${table}: row ${s.row} has no ${s.column}`);
+    return v;
+  });
+  return execute(db, shape, parameters);
 }

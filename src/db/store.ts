@@ -11,11 +11,23 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import {
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  Kysely,
+  PostgresDialect,
+  type QueryResult,
+  SqliteAdapter,
+  SqliteDialect,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  sql,
+} from 'kysely';
 import pg from 'pg';
 import { newPlan, type Plan, recordingTx } from './plan.js';
 import type { DB } from './schema.js';
-import type { WireError, WriterBatch, WriterReply } from './writer-worker.js';
+import type { ReadReply, WireError, WriterBatch, WriterReply } from './sqlite-thread.js';
 
 export type Engine = 'sqlite' | 'postgres';
 export type Tx = Kysely<DB>;
@@ -71,13 +83,106 @@ type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void } &
 );
 
 /**
- * The writer thread: dist/db/writer-worker.js, or under tsx (tests, tools) the TypeScript
- * module loaded through tsx's loader, which a worker does not inherit.
+ * A SQLite thread (src/db/sqlite-thread.ts): dist/db/sqlite-thread.js, or under tsx (tests,
+ * tools) the TypeScript module loaded through tsx's loader, which a worker does not inherit.
  */
-function writerThread(file: string): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./writer-worker.js', import.meta.url), { workerData: { file } });
-  const module = JSON.stringify(new URL('./writer-worker.ts', import.meta.url).href);
-  return new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${module}); })`, { eval: true, workerData: { file } });
+function sqliteThread(file: string, role: 'writer' | 'reader'): Worker {
+  const workerData = { file, role };
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./sqlite-thread.js', import.meta.url), { workerData });
+  const module = JSON.stringify(new URL('./sqlite-thread.ts', import.meta.url).href);
+  return new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${module}); })`, { eval: true, workerData });
+}
+
+/**
+ * Reads on the reader thread (issue 15): `Store.db` on the server. Each read is posted with
+ * its SQL and parameters and answered with its rows; the event loop does none of SQLite's
+ * work. If the thread dies, reads in flight fail and later ones run on `fallback` (this
+ * thread's reader connection).
+ */
+class ThreadReader implements DatabaseConnection {
+  private readonly waiting = new Map<number, { resolve: (rows: unknown[]) => void; reject: (e: Error) => void }>();
+  private next = 1;
+  private worker: Worker | null;
+
+  constructor(
+    worker: Worker,
+    private readonly fallback: Kysely<DB>,
+  ) {
+    this.worker = worker;
+    worker.unref();
+    worker.on('message', (m: ReadReply | { closed: true }) => {
+      if ('closed' in m) return;
+      const w = this.waiting.get(m.id);
+      this.waiting.delete(m.id);
+      if (this.waiting.size === 0) worker.unref();
+      if ('rows' in m) w?.resolve(m.rows);
+      else w?.reject(sqliteError(m.error));
+    });
+    const gone = (e: Error) => {
+      if (this.worker !== worker) return;
+      this.worker = null;
+      for (const w of this.waiting.values()) w.reject(e);
+      this.waiting.clear();
+    };
+    worker.on('error', gone);
+    worker.on('exit', (code) => gone(new Error(`the SQLite reader thread exited (code ${code})`)));
+  }
+
+  async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    const worker = this.worker;
+    if (!worker) return this.fallback.executeQuery<R>(compiled);
+    const rows = await new Promise<unknown[]>((resolve, reject) => {
+      const id = this.next++;
+      this.waiting.set(id, { resolve, reject });
+      if (this.waiting.size === 1) worker.ref();
+      worker.postMessage({ id, sql: compiled.sql, parameters: compiled.parameters });
+    });
+    return { rows: rows as R[] };
+  }
+
+  // biome-ignore lint/correctness/useYield: reads are answered whole
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('the reader thread does not stream');
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = null;
+    if (worker) await closeThread(worker);
+  }
+}
+
+function threadReaderDb(reader: ThreadReader): Kysely<DB> {
+  const driver: Driver = {
+    init: async () => {},
+    acquireConnection: async () => reader,
+    beginTransaction: async () => {
+      throw new Error('reads of committed data take no transaction');
+    },
+    commitTransaction: async () => {},
+    rollbackTransaction: async () => {},
+    releaseConnection: async () => {},
+    // Kysely destroys only a driver it has used: SqliteStore.close() closes the reader itself.
+    destroy: async () => {},
+  };
+  return new Kysely<DB>({
+    dialect: {
+      createAdapter: () => new SqliteAdapter(),
+      createDriver: () => driver,
+      createIntrospector: (db) => new SqliteIntrospector(db),
+      createQueryCompiler: () => new SqliteQueryCompiler(),
+    },
+  });
+}
+
+/** Closes a SQLite thread's connection, then the thread. */
+function closeThread(worker: Worker): Promise<void> {
+  return new Promise<void>((resolve) => {
+    worker.once('exit', () => resolve());
+    worker.once('message', () => void worker.terminate());
+    worker.ref();
+    worker.postMessage({ close: true });
+  });
 }
 
 function sqliteError(e: WireError): Error {
@@ -87,6 +192,9 @@ function sqliteError(e: WireError): Error {
 class SqliteStore implements Store {
   readonly engine = 'sqlite' as const;
   readonly db: Kysely<DB>;
+  /** Reads on this thread's reader connection (tools; and the fallback if the reader thread dies). */
+  private readonly localReader: Kysely<DB>;
+  private readonly threadReader: ThreadReader | null = null;
   private readonly writer: Kysely<DB>;
   private readonly rawWriter: Database.Database;
   private readonly rawReader: Database.Database;
@@ -101,7 +209,7 @@ class SqliteStore implements Store {
   constructor(
     file: string,
     private readonly maxBatch: number,
-    writerThread = false,
+    threads = false,
   ) {
     if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     this.rawWriter = new Database(file);
@@ -114,12 +222,15 @@ class SqliteStore implements Store {
     this.rawReader.pragma('busy_timeout = 5000');
     this.rawReader.pragma('query_only = ON');
     this.writer = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(this.rawWriter) }) });
-    this.db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(this.rawReader) }) });
-    if (writerThread && file !== ':memory:') this.startWorker(path.resolve(file));
+    this.localReader = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(this.rawReader) }) });
+    const useThreads = threads && file !== ':memory:';
+    if (useThreads) this.threadReader = new ThreadReader(sqliteThread(path.resolve(file), 'reader'), this.localReader);
+    this.db = this.threadReader ? threadReaderDb(this.threadReader) : this.localReader;
+    if (useThreads) this.startWorker(path.resolve(file));
   }
 
   private startWorker(file: string): void {
-    const worker = writerThread(file);
+    const worker = sqliteThread(file, 'writer');
     worker.unref();
     worker.on('message', (m: WriterReply | { closed: true }) => {
       if ('closed' in m) return;
@@ -290,17 +401,16 @@ class SqliteStore implements Store {
   async close(): Promise<void> {
     while (this.running || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
     const worker = this.worker;
-    if (worker) {
-      this.worker = null;
-      await new Promise<void>((resolve) => {
-        worker.once('exit', () => resolve());
-        worker.once('message', () => void worker.terminate());
-        worker.ref();
-        worker.postMessage({ close: true });
-      });
-    }
+    this.worker = null;
+    if (worker) await closeThread(worker);
+    await this.threadReader?.close();
+    if (this.db !== this.localReader) await this.db.destroy();
+    await this.localReader.destroy();
+    // Kysely closes only a connection it has used; the writer goes last, so the last
+    // connection to close checkpoints the WAL and removes it.
+    if (this.rawReader.open) this.rawReader.close();
     await this.writer.destroy();
-    await this.db.destroy();
+    if (this.rawWriter.open) this.rawWriter.close();
   }
 }
 
@@ -361,8 +471,8 @@ class PostgresStore implements Store {
 
 export interface OpenOptions {
   groupCommitMax?: number;
-  /** SQLite: run write plans on a writer thread (the server); off for tools and migrations. */
-  writerThread?: boolean;
+  /** SQLite: reads and write plans on their own threads (the server); off for tools and migrations. */
+  threads?: boolean;
   poolSize?: number;
   /** PostgreSQL: statement timeout (server side) and the wait for a pooled connection. */
   statementTimeoutMs?: number;
@@ -376,7 +486,7 @@ export function openStore(url: string, opts: OpenOptions = {}): Store {
   if (url.startsWith('sqlite:')) {
     const file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (!file) throw new Error('DATABASE_URL: sqlite: needs a file path, e.g. sqlite:./data/tollgate.db');
-    return new SqliteStore(file, opts.groupCommitMax ?? 256, opts.writerThread ?? false);
+    return new SqliteStore(file, opts.groupCommitMax ?? 256, opts.threads ?? false);
   }
   throw new Error('DATABASE_URL must start with sqlite: or postgres://');
 }

@@ -1,6 +1,10 @@
-// The SQLite writer thread (issue 15): owns one write connection and runs group commits of
-// write plans (src/db/plan.ts) sent as plain values, so B-tree work, the WAL fsync and
-// checkpoints no longer stop the event loop that parses, checks and answers requests.
+// SQLite's threads (issue 15), so B-tree work, the WAL fsync and checkpoints no longer stop
+// the event loop that parses, checks and answers requests. `role` (workerData) says which:
+//
+// - `writer`: owns one write connection and runs group commits of write plans
+//   (src/db/plan.ts) sent as plain values.
+// - `reader`: owns one read-only connection (query_only) and answers reads of committed
+//   data, one at a time in the order they came (Store.db on the server).
 //
 // One batch: BEGIN IMMEDIATE; per unit a SAVEPOINT, its statements in order (a guarded one
 // must change exactly one row), RELEASE, or ROLLBACK TO on a failure, which fails that unit
@@ -23,6 +27,14 @@ export type UnitOutcome = { ok: true } | { ok: false; statement: number; guard: 
 
 export type WriterReply = { id: number; outcomes: UnitOutcome[] } | { id: number; failed: WireError };
 
+export interface ReadRequest {
+  id: number;
+  sql: string;
+  parameters: readonly unknown[];
+}
+
+export type ReadReply = { id: number; rows: unknown[] } | { id: number; error: WireError };
+
 function wire(e: unknown): WireError {
   const err = e as { message?: unknown; code?: unknown };
   return { message: String(err?.message ?? e), ...(typeof err?.code === 'string' ? { code: err.code } : {}) };
@@ -30,11 +42,13 @@ function wire(e: unknown): WireError {
 
 if (parentPort) {
   const port = parentPort;
-  const { file } = workerData as { file: string };
+  const { file, role } = workerData as { file: string; role: 'writer' | 'reader' };
   const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.pragma('foreign_keys = ON');
+  if (role === 'writer') {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+  } else db.pragma('query_only = ON');
   db.pragma('busy_timeout = 5000');
   const cache = new Map<string, Database.Statement>();
   const prepare = (text: string) => {
@@ -84,12 +98,22 @@ if (parentPort) {
     return { id: batch.id, outcomes };
   };
 
-  port.on('message', (m: WriterBatch | { close: true }) => {
+  const read = (m: ReadRequest): ReadReply => {
+    try {
+      const stmt = prepare(m.sql);
+      if (!stmt.reader) throw new Error('the reader thread only reads');
+      return { id: m.id, rows: stmt.all(m.parameters as unknown[]) };
+    } catch (e) {
+      return { id: m.id, error: wire(e) };
+    }
+  };
+
+  port.on('message', (m: WriterBatch | ReadRequest | { close: true }) => {
     if ('close' in m) {
       db.close();
       port.postMessage({ closed: true });
       return;
     }
-    port.postMessage(run(m));
+    port.postMessage('units' in m ? run(m) : read(m));
   });
 }
