@@ -47,7 +47,7 @@ class RecordingConnection implements DatabaseConnection {
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     if (READ.test(compiled.sql)) return this.reader.executeQuery<R>(compiled);
-    if (/\breturning\b/i.test(compiled.sql) && compiled.query.kind !== 'RawNode') {
+    if (/\breturning\b/i.test(compiled.sql)) {
       throw new Error('a write plan cannot use RETURNING: its statements run later, elsewhere');
     }
     this.plan.statements.push({ sql: compiled.sql, parameters: [...compiled.parameters], guard: false });

@@ -32,10 +32,6 @@ function engineOf(db: Kysely<any>): string {
   return db.getExecutor().adapter.constructor.name;
 }
 
-/**
- * Runs the query `build` makes, compiled once per engine and `key`. `build` must use
- * `param(name)` for every value that changes between calls; `values` gives them.
- */
 /** The compiled shape of `key` on `db`'s engine, built and compiled on first use. */
 function shapeOf(db: Kysely<any>, key: string, build: () => Compilable<unknown>): Shape {
   const k = `${engineOf(db)}|${key}`;

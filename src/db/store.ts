@@ -201,6 +201,8 @@ class SqliteStore implements Store {
   private queue: Pending[] = [];
   private running = false;
   private readonly controlStatements = new Map<string, Database.Statement>();
+  /** The writer with its statement cache (write plans run on it when there is no writer thread). */
+  private readonly writerStatements: Database.Database;
   /** The writer thread (write plans), or null: plans then run on this thread's writer. */
   private worker: Worker | null = null;
   private readonly replies = new Map<number, { resolve: (r: WriterReply) => void; reject: (e: Error) => void }>();
@@ -221,7 +223,8 @@ class SqliteStore implements Store {
     this.rawReader = new Database(file);
     this.rawReader.pragma('busy_timeout = 5000');
     this.rawReader.pragma('query_only = ON');
-    this.writer = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(this.rawWriter) }) });
+    this.writerStatements = cachingDatabase(this.rawWriter);
+    this.writer = new Kysely<DB>({ dialect: new SqliteDialect({ database: this.writerStatements }) });
     this.localReader = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(this.rawReader) }) });
     const useThreads = threads && file !== ':memory:';
     if (useThreads) this.threadReader = new ThreadReader(sqliteThread(path.resolve(file), 'reader'), this.localReader);
@@ -348,7 +351,7 @@ class SqliteStore implements Store {
   /** A write plan on this thread's writer, inside the batch's savepoint (no writer thread). */
   private runPlanHere(plan: Plan, value: unknown): unknown {
     plan.statements.forEach((st, i) => {
-      const stmt = this.rawWriter.prepare(st.sql);
+      const stmt = this.writerStatements.prepare(st.sql);
       if (stmt.reader) stmt.all(st.parameters);
       else if (stmt.run(st.parameters).changes !== 1 && st.guard) throw (plan.onGuard.get(i) as () => Error)();
     });
