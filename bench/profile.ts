@@ -3,7 +3,8 @@
 // hot --cpu-prof DIR`). Each sample is filed under the stage of its innermost frame that
 // belongs to one (parse, signature, validation, risk, processor, storage, answer, logging,
 // http, …), then the top functions by self time. With --requests (the requests the profiled
-// run answered, warm-up included), every figure is also given in µs per request.
+// run answered, warm-up included), every figure is also given in µs per request. With
+// --last S, only the profile's last S seconds count (the last scenario of a run).
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 
@@ -20,7 +21,10 @@ interface Profile {
   endTime: number;
 }
 
-const { values: args, positionals } = parseArgs({ allowPositionals: true, options: { requests: { type: 'string' }, top: { type: 'string' } } });
+const { values: args, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { requests: { type: 'string' }, top: { type: 'string' }, last: { type: 'string' } },
+});
 const file = positionals[0];
 if (!file) throw new Error('usage: bench/profile.ts FILE.cpuprofile [--requests N] [--top 30]');
 const prof = JSON.parse(fs.readFileSync(file, 'utf8')) as Profile;
@@ -86,11 +90,14 @@ function stage(id: number): string {
 }
 
 const selfUs = new Map<number, number>();
+const from = args.last ? prof.endTime - Number(args.last) * 1e6 : prof.startTime;
+let at = prof.startTime;
 prof.samples.forEach((id, i) => {
   const dt = prof.timeDeltas[i] ?? 0;
-  selfUs.set(id, (selfUs.get(id) ?? 0) + dt);
+  at += dt;
+  if (at >= from) selfUs.set(id, (selfUs.get(id) ?? 0) + dt);
 });
-const total = prof.endTime - prof.startTime;
+const total = prof.endTime - Math.max(from, prof.startTime);
 const stages = new Map<string, number>();
 const fns = new Map<string, number>();
 for (const [id, us] of selfUs) {

@@ -88,6 +88,8 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
     scenarios: { type: 'string' },
     'cpu-prof': { type: 'string' },
+    'node-arg': { type: 'string', multiple: true },
+    'gateway-output': { type: 'string' },
   },
 });
 if (args.only !== undefined && args.only !== 'portal' && args.only !== 'hot')
@@ -907,6 +909,7 @@ async function hotOnly(): Promise<void> {
   );
   const db = await freshDatabase(ENGINE, 'bench', ENGINE === 'postgres' ? envUrl : undefined);
   let gw: GatewayProcess | null = null;
+  const outFile = args['gateway-output'] ? path.resolve(args['gateway-output']) : null;
   try {
     const env = gatewayEnv(db, await freePort(), {
       TOLLGATE_WORKERS: String(WORKERS),
@@ -914,7 +917,10 @@ async function hotOnly(): Promise<void> {
       TOLLGATE_MAX_IN_FLIGHT: String(UNBOUNDED_IN_FLIGHT),
     });
     if (profDir) fs.mkdirSync(profDir, { recursive: true });
-    gw = await startGateway(env, { node_args: profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [] });
+    gw = await startGateway(env, {
+      node_args: [...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...(args['node-arg'] ?? [])],
+      capture_output: outFile !== null,
+    });
     const merchant = createMerchant(env, 'bench');
     const manual = createMerchant(env, 'bench manual', ['--capture-method', 'manual']);
     const bare = await baselineRoute(merchant);
@@ -948,6 +954,7 @@ async function hotOnly(): Promise<void> {
     log(`\n${lines.join('\n')}\n`);
   } finally {
     await gw?.stop();
+    if (outFile && gw) fs.writeFileSync(outFile, gw.output());
     await db.drop();
     if (profDir)
       log(

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Settings } from '../config/index.js';
 import { sign } from '../crypto/signature.js';
 import { buildApp } from '../http/app.js';
+import { boundHeapGrowth } from '../ops/heap.js';
 import type { BackgroundTask } from '../ops/interval-task.js';
 import { createRuntime, type Runtime } from '../runtime.js';
 import { schedulerTask } from '../scheduler/jobs.js';
@@ -112,6 +113,7 @@ export async function startServer(
  */
 export async function serveUntilStopped(settings: Settings): Promise<void> {
   const worker = cluster.isWorker;
+  boundHeapGrowth();
   const stop = stopRequested({ watch_parent: !worker });
   // A cluster worker leaves the banner to its primary (one banner, not one per worker).
   const server = await startServer(settings, undefined, { banner: !worker });
