@@ -36,6 +36,57 @@ function joint(value: unknown): string {
   return value !== null && typeof value === 'object' ? (Array.isArray(value) ? '[' : '.') : '';
 }
 
+/** 0 a leaf, 1 an object, 2 an array: what a child's joint depends on. */
+function kind(value: unknown): number {
+  return value !== null && typeof value === 'object' ? (Array.isArray(value) ? 2 : 1) : 0;
+}
+
+/**
+ * An object's keys (in property order) with each child's kind, and the order in which the
+ * walk visits them. Answers repeat a few shapes many times over (an order record per
+ * queried id), so an object whose keys and kinds match a known shape skips the key checks
+ * and the sort. Shapes are learned only from keys that passed the checks, at most
+ * MAX_SHAPES of them (request bodies are signed too: a hostile body cannot grow this).
+ */
+interface Shape {
+  keys: string[];
+  kinds: number[];
+  order: number[];
+}
+const MAX_SHAPES = 256;
+const shapes = new Map<string, Shape[]>();
+let shapeCount = 0;
+
+function knownShape(obj: Record<string, unknown>, keys: string[]): Shape | undefined {
+  const candidates = shapes.get(keys[0] as string);
+  if (!candidates) return undefined;
+  outer: for (const shape of candidates) {
+    if (shape.keys.length !== keys.length) continue;
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i] as string;
+      if (shape.keys[i] !== k || shape.kinds[i] !== kind(obj[k])) continue outer;
+    }
+    return shape;
+  }
+  return undefined;
+}
+
+function learnShape(obj: Record<string, unknown>, keys: string[]): Shape {
+  const kinds = keys.map((k) => kind(obj[k]));
+  // Each key with its joint; the engine's own string sort (no comparator) orders them.
+  const blocks = keys.map((k, i) => [`${k}${joint(obj[k])}`, i] as const);
+  blocks.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  const shape = { keys, kinds, order: blocks.map((b) => b[1]) };
+  if (shapeCount < MAX_SHAPES) {
+    const first = keys[0] as string;
+    const list = shapes.get(first);
+    if (list) list.push(shape);
+    else shapes.set(first, [shape]);
+    shapeCount++;
+  }
+  return shape;
+}
+
 /**
  * Emits `path=value` pairs already in canonical order, without sorting the pairs: all
  * paths below one key (or one array element) start with the same text (the key and its
@@ -55,19 +106,17 @@ function walkOrdered(value: unknown, path: string, out: string[]): void {
     return;
   }
   const obj = value as Record<string, unknown>;
-  // Each key with its joint; the engine's own string sort (no comparator) orders them.
-  const blocks = Object.keys(obj);
-  for (let i = 0; i < blocks.length; i++) {
-    const k = blocks[i] as string;
-    if (k === '' || AWKWARD_KEY.test(k)) throw new AwkwardKey();
-    blocks[i] = `${k}${joint(obj[k])}`;
+  const keys = Object.keys(obj);
+  if (keys.length === 0) return;
+  let shape = knownShape(obj, keys);
+  if (!shape) {
+    for (const k of keys) if (k === '' || AWKWARD_KEY.test(k)) throw new AwkwardKey();
+    shape = learnShape(obj, keys);
   }
-  blocks.sort();
-  for (const block of blocks) {
-    // Keys hold no `.` or `[`, so a trailing one is the joint.
-    const last = block.charCodeAt(block.length - 1);
-    const k = last === 0x2e || last === 0x5b ? block.slice(0, -1) : block;
-    walkOrdered(obj[k], path === '' ? k : `${path}.${k}`, out);
+  const prefix = path === '' ? '' : `${path}.`;
+  for (const i of shape.order) {
+    const k = keys[i] as string;
+    walkOrdered(obj[k], prefix + k, out);
   }
 }
 

@@ -128,6 +128,27 @@ for (const writerThread of [true, false]) {
       await store.close();
     });
 
+    test('reads asked for in one turn (sent to the reader as one message) each get their own rows or error', async () => {
+      const { store } = await fresh(writerThread);
+      await store.writePlan(async (tx) => {
+        for (let i = 0; i < 50; i++) await sql`INSERT INTO t (id, n) VALUES (${`r${i}`}, ${i * 3})`.execute(tx);
+      });
+      const reads = Array.from({ length: 50 }, (_, i) =>
+        i === 25
+          ? sql`SELECT * FROM no_such_table`.execute(store.db).then(
+              () => 'no error',
+              (e: { code?: string }) => e.code,
+            )
+          : sql<{ n: number }>`SELECT n FROM t WHERE id = ${`r${i}`}`.execute(store.db).then((r) => r.rows[0]?.n),
+      );
+      const got = await Promise.all(reads);
+      assert.deepEqual(
+        got,
+        Array.from({ length: 50 }, (_, i) => (i === 25 ? 'SQLITE_ERROR' : i * 3)),
+      );
+      await store.close();
+    });
+
     test('plans and transaction functions interleave in one queue without waiting on each other’s lock', async () => {
       const { store } = await fresh(writerThread);
       const work: Array<Promise<unknown>> = [];

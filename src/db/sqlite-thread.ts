@@ -4,7 +4,9 @@
 // - `writer`: owns one write connection and runs group commits of write plans
 //   (src/db/plan.ts) sent as plain values.
 // - `reader`: owns one read-only connection (query_only) and answers reads of committed
-//   data, one at a time in the order they came (Store.db on the server).
+//   data in the order they came (Store.db on the server); the reads of one turn of the
+//   event loop come as one message and are answered as one (a postMessage costs ~10 µs
+//   on each side).
 //
 // One batch: BEGIN IMMEDIATE; per unit a SAVEPOINT, its statements in order (a guarded one
 // must change exactly one row), RELEASE, or ROLLBACK TO on a failure, which fails that unit
@@ -34,6 +36,15 @@ export interface ReadRequest {
 }
 
 export type ReadReply = { id: number; rows: unknown[] } | { id: number; error: WireError };
+
+/** The reads of one turn of the event loop, sent as one message and answered as one. */
+export interface ReadBatch {
+  reads: ReadRequest[];
+}
+
+export interface ReadBatchReply {
+  replies: ReadReply[];
+}
 
 function wire(e: unknown): WireError {
   const err = e as { message?: unknown; code?: unknown };
@@ -108,12 +119,12 @@ if (parentPort) {
     }
   };
 
-  port.on('message', (m: WriterBatch | ReadRequest | { close: true }) => {
+  port.on('message', (m: WriterBatch | ReadBatch | { close: true }) => {
     if ('close' in m) {
       db.close();
       port.postMessage({ closed: true });
       return;
     }
-    port.postMessage('units' in m ? run(m) : read(m));
+    port.postMessage('units' in m ? run(m) : ({ replies: m.reads.map(read) } satisfies ReadBatchReply));
   });
 }

@@ -27,7 +27,7 @@ import {
 import pg from 'pg';
 import { newPlan, type Plan, recordingTx } from './plan.js';
 import type { DB } from './schema.js';
-import type { ReadReply, WireError, WriterBatch, WriterReply } from './sqlite-thread.js';
+import type { ReadBatch, ReadBatchReply, ReadRequest, WireError, WriterBatch, WriterReply } from './sqlite-thread.js';
 
 export type Engine = 'sqlite' | 'postgres';
 export type Tx = Kysely<DB>;
@@ -103,6 +103,14 @@ class ThreadReader implements DatabaseConnection {
   private readonly waiting = new Map<number, { resolve: (rows: unknown[]) => void; reject: (e: Error) => void }>();
   private next = 1;
   private worker: Worker | null;
+  /** Reads asked for in this turn of the event loop, sent together by `flush`. */
+  private pending: ReadRequest[] = [];
+  private readonly flush = () => {
+    const reads = this.pending;
+    this.pending = [];
+    const worker = this.worker;
+    if (worker) worker.postMessage({ reads } satisfies ReadBatch);
+  };
 
   constructor(
     worker: Worker,
@@ -110,19 +118,22 @@ class ThreadReader implements DatabaseConnection {
   ) {
     this.worker = worker;
     worker.unref();
-    worker.on('message', (m: ReadReply | { closed: true }) => {
+    worker.on('message', (m: ReadBatchReply | { closed: true }) => {
       if ('closed' in m) return;
-      const w = this.waiting.get(m.id);
-      this.waiting.delete(m.id);
+      for (const r of m.replies) {
+        const w = this.waiting.get(r.id);
+        this.waiting.delete(r.id);
+        if ('rows' in r) w?.resolve(r.rows);
+        else w?.reject(sqliteError(r.error));
+      }
       if (this.waiting.size === 0) worker.unref();
-      if ('rows' in m) w?.resolve(m.rows);
-      else w?.reject(sqliteError(m.error));
     });
     const gone = (e: Error) => {
       if (this.worker !== worker) return;
       this.worker = null;
       for (const w of this.waiting.values()) w.reject(e);
       this.waiting.clear();
+      this.pending = [];
     };
     worker.on('error', gone);
     worker.on('exit', (code) => gone(new Error(`the SQLite reader thread exited (code ${code})`)));
@@ -135,7 +146,8 @@ class ThreadReader implements DatabaseConnection {
       const id = this.next++;
       this.waiting.set(id, { resolve, reject });
       if (this.waiting.size === 1) worker.ref();
-      worker.postMessage({ id, sql: compiled.sql, parameters: compiled.parameters });
+      // After this turn's I/O callbacks: the reads they ask for go in one message.
+      if (this.pending.push({ id, sql: compiled.sql, parameters: compiled.parameters }) === 1) setImmediate(this.flush);
     });
     return { rows: rows as R[] };
   }
