@@ -128,7 +128,7 @@ for (const writerThread of [true, false]) {
       await store.close();
     });
 
-    test('reads asked for in one turn (sent to the reader as one message) each get their own rows or error', async () => {
+    test('reads asked for together (batched while the reader is busy) each get their own rows or error', async () => {
       const { store } = await fresh(writerThread);
       await store.writePlan(async (tx) => {
         for (let i = 0; i < 50; i++) await sql`INSERT INTO t (id, n) VALUES (${`r${i}`}, ${i * 3})`.execute(tx);

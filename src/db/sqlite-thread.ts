@@ -4,9 +4,9 @@
 // - `writer`: owns one write connection and runs group commits of write plans
 //   (src/db/plan.ts) sent as plain values.
 // - `reader`: owns one read-only connection (query_only) and answers reads of committed
-//   data in the order they came (Store.db on the server); the reads of one turn of the
-//   event loop come as one message and are answered as one (a postMessage costs ~10 µs
-//   on each side).
+//   data in the order they came (Store.db on the server). Reads asked for while it works
+//   on a batch come as the next batch, one message answered by one (a postMessage costs
+//   ~10 µs on each side).
 //
 // One batch: BEGIN IMMEDIATE; per unit a SAVEPOINT, its statements in order (a guarded one
 // must change exactly one row), RELEASE, or ROLLBACK TO on a failure, which fails that unit

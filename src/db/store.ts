@@ -103,14 +103,19 @@ class ThreadReader implements DatabaseConnection {
   private readonly waiting = new Map<number, { resolve: (rows: unknown[]) => void; reject: (e: Error) => void }>();
   private next = 1;
   private worker: Worker | null;
-  /** Reads asked for in this turn of the event loop, sent together by `flush`. */
+  /**
+   * Reads asked for while the thread is busy with a batch: sent together as the next batch
+   * when its answer comes back. A read asked for while the thread is idle goes at once, so
+   * batching adds no wait; under load one message carries many reads.
+   */
   private pending: ReadRequest[] = [];
-  private readonly flush = () => {
+  private busy = false;
+  private flush(worker: Worker): void {
     const reads = this.pending;
     this.pending = [];
-    const worker = this.worker;
-    if (worker) worker.postMessage({ reads } satisfies ReadBatch);
-  };
+    this.busy = true;
+    worker.postMessage({ reads } satisfies ReadBatch);
+  }
 
   constructor(
     worker: Worker,
@@ -120,6 +125,8 @@ class ThreadReader implements DatabaseConnection {
     worker.unref();
     worker.on('message', (m: ReadBatchReply | { closed: true }) => {
       if ('closed' in m) return;
+      this.busy = false;
+      if (this.pending.length > 0 && this.worker === worker) this.flush(worker);
       for (const r of m.replies) {
         const w = this.waiting.get(r.id);
         this.waiting.delete(r.id);
@@ -146,8 +153,8 @@ class ThreadReader implements DatabaseConnection {
       const id = this.next++;
       this.waiting.set(id, { resolve, reject });
       if (this.waiting.size === 1) worker.ref();
-      // After this turn's I/O callbacks: the reads they ask for go in one message.
-      if (this.pending.push({ id, sql: compiled.sql, parameters: compiled.parameters }) === 1) setImmediate(this.flush);
+      this.pending.push({ id, sql: compiled.sql, parameters: compiled.parameters });
+      if (!this.busy) this.flush(worker);
     });
     return { rows: rows as R[] };
   }
