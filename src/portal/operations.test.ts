@@ -94,6 +94,12 @@ describe('subscriptions', () => {
     assert.equal(await statusOf(theirs), 'Active');
     const r2 = await agent.request('POST', '/portal/subscriptions/rec_nosuchsubscription000000/cancel', await secretsOf(agent, '/portal/subscriptions'));
     assert.equal(r2.status, 404);
+    // A NUL or other control character in the id is refused before any query (PostgreSQL
+    // text cannot hold NUL: it answered 500 in the portal's fuzz).
+    for (const bad of ['%00', 'rec%01x', '%20']) {
+      const r3 = await agent.request('POST', `/portal/subscriptions/${bad}/cancel`, await secretsOf(agent, '/portal/subscriptions'));
+      assert.ok(r3.status === 400 || r3.status === 404, `${bad}: HTTP ${r3.status} ${r3.body.slice(0, 200)}`);
+    }
   });
 
   test('cancelling an ended one again is refused with 409', async () => {
