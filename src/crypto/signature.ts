@@ -73,7 +73,7 @@ function knownShape(obj: Record<string, unknown>, keys: string[]): Shape | undef
 
 function learnShape(obj: Record<string, unknown>, keys: string[]): Shape {
   const kinds = keys.map((k) => kind(obj[k]));
-  // Each key with its joint; the engine's own string sort (no comparator) orders them.
+  // Each key with its joint, ordered by UTF-16 code units (keys from U+D800 up never get here).
   const blocks = keys.map((k, i) => [`${k}${joint(obj[k])}`, i] as const);
   blocks.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   const shape = { keys, kinds, order: blocks.map((b) => b[1]) };

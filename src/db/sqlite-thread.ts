@@ -37,7 +37,7 @@ export interface ReadRequest {
 
 export type ReadReply = { id: number; rows: unknown[] } | { id: number; error: WireError };
 
-/** The reads of one turn of the event loop, sent as one message and answered as one. */
+/** Reads sent together (those asked for while the reader worked on the previous batch), answered as one message. */
 export interface ReadBatch {
   reads: ReadRequest[];
 }
