@@ -149,6 +149,32 @@ for (const writerThread of [true, false]) {
       await store.close();
     });
 
+    test('reads still waiting when the store closes are answered, not left hanging', async () => {
+      const { store } = await fresh(writerThread);
+      // A slow read keeps the reader busy; the others wait behind it as its next batch.
+      const slow = sql<{ n: number }>`WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000) SELECT count(*) AS n FROM c`
+        .execute(store.db)
+        .then((r) => r.rows[0]?.n);
+      await new Promise((r) => setImmediate(r));
+      const reads = Array.from({ length: 20 }, () =>
+        sql<{ n: number }>`SELECT n FROM t WHERE id = 'config'`.execute(store.db).then(
+          (r) => r.rows[0]?.n,
+          (e: Error) => e.message,
+        ),
+      );
+      const closed = store.close().then(() => 'closed');
+      let timer: NodeJS.Timeout | undefined;
+      const hung = new Promise<'hung'>((resolve) => {
+        timer = setTimeout(() => resolve('hung'), 5_000);
+      });
+      const got = await Promise.race([Promise.all([slow, ...reads, closed]), hung]).finally(() => clearTimeout(timer));
+      assert.notEqual(got, 'hung');
+      // The reader thread answers what it was asked before it closes. Without it the reads
+      // race Kysely's own close of the connection: each settles, with rows or an error.
+      if (writerThread) assert.deepEqual(got, [2_000_000, ...Array.from({ length: 20 }, () => 7), 'closed']);
+      else assert.equal((got as unknown[]).at(-1), 'closed');
+    });
+
     test('plans and transaction functions interleave in one queue without waiting on each other’s lock', async () => {
       const { store } = await fresh(writerThread);
       const work: Array<Promise<unknown>> = [];

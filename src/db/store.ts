@@ -110,6 +110,8 @@ class ThreadReader implements DatabaseConnection {
    */
   private pending: ReadRequest[] = [];
   private busy = false;
+  /** Called once no read waits for an answer (close waits for it). */
+  private drained: Array<() => void> = [];
   private flush(worker: Worker): void {
     const reads = this.pending;
     this.pending = [];
@@ -133,7 +135,10 @@ class ThreadReader implements DatabaseConnection {
         if ('rows' in r) w?.resolve(r.rows);
         else w?.reject(sqliteError(r.error));
       }
-      if (this.waiting.size === 0) worker.unref();
+      if (this.waiting.size === 0) {
+        worker.unref();
+        for (const f of this.drained.splice(0)) f();
+      }
     });
     const gone = (e: Error) => {
       if (this.worker !== worker) return;
@@ -141,6 +146,7 @@ class ThreadReader implements DatabaseConnection {
       for (const w of this.waiting.values()) w.reject(e);
       this.waiting.clear();
       this.pending = [];
+      for (const f of this.drained.splice(0)) f();
     };
     worker.on('error', gone);
     worker.on('exit', (code) => gone(new Error(`the SQLite reader thread exited (code ${code})`)));
@@ -164,10 +170,14 @@ class ThreadReader implements DatabaseConnection {
     throw new Error('the reader thread does not stream');
   }
 
+  /** Reads already asked for are answered first (those waiting as the next batch too); later ones run on the fallback. */
   async close(): Promise<void> {
     const worker = this.worker;
+    if (!worker) return;
+    if (this.waiting.size > 0) await new Promise<void>((resolve) => this.drained.push(resolve));
+    if (this.worker !== worker) return;
     this.worker = null;
-    if (worker) await closeThread(worker);
+    await closeThread(worker);
   }
 }
 
@@ -194,11 +204,20 @@ function threadReaderDb(reader: ThreadReader): Kysely<DB> {
   });
 }
 
-/** Closes a SQLite thread's connection, then the thread. */
+/**
+ * Closes a SQLite thread's connection, then the thread: it is terminated once it says its
+ * connection is closed, not on an answer to work sent before the close.
+ */
 function closeThread(worker: Worker): Promise<void> {
   return new Promise<void>((resolve) => {
-    worker.once('exit', () => resolve());
-    worker.once('message', () => void worker.terminate());
+    const onMessage = (m: unknown) => {
+      if (typeof m === 'object' && m !== null && 'closed' in m) void worker.terminate();
+    };
+    worker.on('message', onMessage);
+    worker.once('exit', () => {
+      worker.off('message', onMessage);
+      resolve();
+    });
     worker.ref();
     worker.postMessage({ close: true });
   });
