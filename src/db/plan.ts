@@ -1,6 +1,7 @@
 // Write plans (issue 15): a unit of work that only writes, run by recording its statements
 // instead of executing them, so they can be executed elsewhere as plain values (SQLite: on
-// the writer thread, src/db/writer-thread.ts, in a group commit).
+// the writer thread, src/db/sqlite-thread.ts, in a group commit; PostgreSQL: as one
+// round trip, src/db/pg-plan.ts).
 //
 // The unit is ordinary domain code given a `Tx`; on a plan that `Tx` is a Kysely instance
 // whose connection records every INSERT, UPDATE and DELETE (SQL text and parameters, as the
@@ -16,6 +17,9 @@ import {
   type Dialect,
   type Driver,
   Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
   type QueryResult,
   SqliteAdapter,
   SqliteIntrospector,
@@ -75,14 +79,15 @@ class RecordingDriver implements Driver {
   async destroy(): Promise<void> {}
 }
 
-/** A Kysely over SQLite's dialect whose statements are recorded into `plan`. */
-export function recordingTx(plan: Plan, reader: Kysely<DB>): Kysely<DB> {
+/** A Kysely over `engine`'s dialect whose statements are recorded into `plan`. */
+export function recordingTx(plan: Plan, reader: Kysely<DB>, engine: 'sqlite' | 'postgres' = 'sqlite'): Kysely<DB> {
   const connection = new RecordingConnection(plan, reader);
+  const sqlite = engine === 'sqlite';
   const dialect: Dialect = {
-    createAdapter: () => new SqliteAdapter(),
+    createAdapter: () => (sqlite ? new SqliteAdapter() : new PostgresAdapter()),
     createDriver: () => new RecordingDriver(connection),
-    createIntrospector: (db) => new SqliteIntrospector(db),
-    createQueryCompiler: () => new SqliteQueryCompiler(),
+    createIntrospector: (db) => (sqlite ? new SqliteIntrospector(db) : new PostgresIntrospector(db)),
+    createQueryCompiler: () => (sqlite ? new SqliteQueryCompiler() : new PostgresQueryCompiler()),
   };
   const tx = new Kysely<DB>({ dialect });
   recorders.set(tx, plan);

@@ -25,6 +25,8 @@ import {
   sql,
 } from 'kysely';
 import pg from 'pg';
+import { storageFault } from './faults.js';
+import { guardFailed, planAsOneQuery } from './pg-plan.js';
 import { newPlan, type Plan, recordingTx } from './plan.js';
 import type { DB } from './schema.js';
 import type { ReadBatch, ReadBatchReply, ReadRequest, WireError, WriterBatch, WriterReply } from './sqlite-thread.js';
@@ -487,8 +489,45 @@ class PostgresStore implements Store {
     return this.db.transaction().execute(fn);
   }
 
-  writePlan<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.transaction(fn);
+  /**
+   * The unit's statements are recorded, then sent as one message that PostgreSQL runs as one
+   * transaction (src/db/pg-plan.ts); a plan whose values cannot be literals runs statement
+   * by statement in a transaction. Either way a guard that changes no row fails the unit.
+   */
+  async writePlan<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const plan = newPlan();
+    const value = await fn(recordingTx(plan, this.db, 'postgres'));
+    if (plan.statements.length === 0) return value;
+    const text = planAsOneQuery(plan);
+    const client = await this.pool.connect();
+    let dropped = false;
+    try {
+      if (text !== null) await client.query(text);
+      else await this.runPlanStatements(client, plan);
+    } catch (error) {
+      // A client whose connection failed or timed out is dropped, not pooled again.
+      dropped = storageFault(error) === 'unavailable';
+      const i = text !== null ? guardFailed(error) : null;
+      throw i !== null ? (plan.onGuard.get(i) as () => Error)() : error;
+    } finally {
+      client.release(dropped);
+    }
+    return value;
+  }
+
+  private async runPlanStatements(client: pg.PoolClient, plan: Plan): Promise<void> {
+    await client.query('BEGIN');
+    try {
+      for (let i = 0; i < plan.statements.length; i++) {
+        const st = plan.statements[i] as Plan['statements'][number];
+        const r = await client.query(st.sql, st.parameters);
+        if (st.guard && r.rowCount !== 1) throw (plan.onGuard.get(i) as () => Error)();
+      }
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    }
   }
 
   async ping(): Promise<boolean> {
