@@ -3,6 +3,7 @@
 // (navigation, account and mode switch), and `portalAction`, the one way a form changes
 // something: role check, once per form token (the shared idempotency store), audit line.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import { randomToken } from '../crypto/ids.js';
 import type { Deps } from '../http/context.js';
 import { runOnce } from '../idempotency/plugin.js';
@@ -12,6 +13,12 @@ import { audit } from './audit.js';
 import type { PortalSessions } from './sessions.js';
 import type { PortalRole, PortalSessionRow, PortalUserRow } from './tables.js';
 import type { PortalUsers } from './users.js';
+
+/**
+ * A path id's shape (printable ASCII, as the gateway's ids are), checked by the route's
+ * schema before any query or audit write: PostgreSQL's text cannot hold a NUL (500).
+ */
+export const PathId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x21-\\x7E]{1,64}$' });
 
 export interface PortalDeps extends Deps {
   users: PortalUsers;

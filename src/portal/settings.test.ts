@@ -436,6 +436,25 @@ describe('users', () => {
     assert.equal((await theirs.agent.get('/portal/profile')).status, 200);
   });
 
+  test('a user id or API key id with a NUL or control character is refused by the route, never a 500 (PostgreSQL text cannot hold NUL)', async () => {
+    const { agent } = await ownerOfNewMerchant();
+    const users = await agent.get('/portal/users');
+    for (const bad of ['%00', 'usr_%01x', '%20']) {
+      for (const [what, fields] of [
+        ['role', { role: 'viewer' }],
+        ['disable', {}],
+        ['enable', {}],
+        ['reset', {}],
+      ] as const) {
+        const r = await agent.request('POST', `/portal/users/${bad}/${what}`, { ...formFields(users.body, '/portal/users'), ...fields });
+        assert.ok(r.status === 400 || r.status === 404, `${what} ${bad}: HTTP ${r.status} ${r.body.slice(0, 200)}`);
+      }
+      const settings = await agent.get(SETTINGS);
+      const r = await agent.request('POST', `${SETTINGS}/api-keys/${bad}/revoke`, formFields(settings.body, `${SETTINGS}/api-keys`));
+      assert.ok(r.status === 400 || r.status === 404, `revoke ${bad}: HTTP ${r.status} ${r.body.slice(0, 200)}`);
+    }
+  });
+
   test('two owners demoting each other at once: the merchant keeps an active owner', async () => {
     const { m, agent: a, user_id: aId } = await ownerOfNewMerchant();
     const { agent: b, user_id: bId } = await signedInUser(gw, { role: 'owner', merchant_id: m.merchant_id });

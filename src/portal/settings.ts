@@ -29,7 +29,20 @@ import {
   thresholdsFor,
 } from '../risk/settings.js';
 import type { BlocklistType } from '../risk/tables.js';
-import { ctx, formSecrets, type PortalContext, type PortalDeps, PortalError, type PortalPage, portalAction, sendPortalPage, withNotice } from './context.js';
+import {
+  ctx,
+  formSecrets,
+  PathId,
+  type PortalContext,
+  type PortalDeps,
+  PortalError,
+  type PortalPage,
+  portalAction,
+  sendPortalPage,
+  withNotice,
+} from './context.js';
+
+const KeyParams = Type.Object({ key_id: PathId });
 
 const SETTINGS = '/portal/settings';
 /** Text fields: bounded, and without control characters (PostgreSQL refuses NUL in text). */
@@ -73,7 +86,7 @@ function secretPage(title: string, what: string, secret: string, after: SafeHtml
 
 export function registerSettings(scope: FastifyInstance, deps: PortalDeps): void {
   const page = { config: { portal: 'manage' as const }, schema: { hide: true } };
-  const post = (body: unknown) => ({ config: { portal: 'manage' as const }, schema: { hide: true, body } });
+  const post = (body: unknown, params?: unknown) => ({ config: { portal: 'manage' as const }, schema: { hide: true, body, ...(params ? { params } : {}) } });
   const account = (request: FastifyRequest) => ctx(request).account.account_id;
 
   scope.get('/settings', page, async (request, reply) => {
@@ -138,7 +151,7 @@ export function registerSettings(scope: FastifyInstance, deps: PortalDeps): void
       },
     });
   });
-  scope.post<{ Params: { key_id: string } }>('/settings/api-keys/:key_id/revoke', post(PlainBody), async (request, reply) => {
+  scope.post<{ Params: { key_id: string } }>('/settings/api-keys/:key_id/revoke', post(PlainBody, KeyParams), async (request, reply) => {
     const account_id = account(request);
     const { key_id } = request.params;
     return portalAction(deps, request, reply, {

@@ -9,14 +9,14 @@ import { formatAmount } from '../money/currency.js';
 import { attrs, html } from '../pages/index.js';
 import { cancelSubscription } from '../subscriptions/service.js';
 import type { SubscriptionRow } from '../subscriptions/tables.js';
-import { can, ctx, formSecrets, notFound, type PortalDeps, PortalError, portalAction, sendPortalPage, withNotice } from './context.js';
+import { can, ctx, formSecrets, notFound, PathId, type PortalDeps, PortalError, portalAction, sendPortalPage, withNotice } from './context.js';
 
 export const SUBSCRIPTIONS_PAGE_SIZE = 50;
 const CURSOR = /^(\d{1,16})\.(rec_[A-Za-z0-9_-]{1,60})$/;
 
 const ListQuery = Type.Object({ before: Type.Optional(Type.String({ maxLength: 100, pattern: CURSOR.source })) });
 /** A recurring id as the API issues them: printable ASCII (PostgreSQL refuses NUL in text; the portal's fuzz sent one). */
-const CancelParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x21-\\x7E]{1,64}$' }) });
+const CancelParams = Type.Object({ id: PathId });
 const CancelBody = Type.Object(
   { csrf: Type.String({ maxLength: 100 }), form_token: Type.Optional(Type.String({ maxLength: 255 })) },
   { additionalProperties: false },

@@ -21,11 +21,10 @@ import { canApply } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
 import { makeRefund } from '../refunds/refund.js';
 import { ReviewService } from '../review/service.js';
-import { can, ctx, formSecrets, notFound, type PortalDeps, PortalError, portalAction, sendPortalPage, withNotice } from './context.js';
+import { can, ctx, formSecrets, notFound, PathId, type PortalDeps, PortalError, portalAction, sendPortalPage, withNotice } from './context.js';
 import { cardOf, majorToMinor } from './search.js';
 
-/** A path id's shape (printable ASCII, as the gateway's ids are), checked before any query. */
-const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x21-\\x7E]{1,64}$' });
+const Id = PathId;
 const Params = Type.Object({ transaction_id: Id });
 const EventParams = Type.Object({ transaction_id: Id, event_id: Id });
 const secrets = { csrf: Type.String({ maxLength: 100 }), form_token: Type.Optional(Type.String({ maxLength: 255 })) };
