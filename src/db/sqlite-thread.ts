@@ -6,7 +6,7 @@
 // - `reader`: owns one read-only connection (query_only) and answers reads of committed
 //   data in the order they came (Store.db on the server). Reads asked for while it works
 //   on a batch come as the next batch, one message answered by one (a postMessage costs
-//   ~10 µs on each side).
+//   ~5–8 µs of CPU alone and ~20 µs under load, whatever it carries).
 //
 // One batch: BEGIN IMMEDIATE; per unit a SAVEPOINT, its statements in order (a guarded one
 // must change exactly one row), RELEASE, or ROLLBACK TO on a failure, which fails that unit
