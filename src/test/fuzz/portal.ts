@@ -53,8 +53,15 @@ export async function seedPortal(gw: TestGateway): Promise<PortalSeed> {
   const sessions: Session[] = [];
   for (const role of ['owner', 'admin', 'operator', 'viewer']) {
     const u = await signedInUser(gw, { role, merchant_id: own.merchant_id, email: `fuzz-${role}@portal.example` });
-    ownIds.push(u.user_id);
     sessions.push(sessionOf(role, u.agent, (await u.agent.get('/portal/profile')).body));
+  }
+  // The users routes (role, disable, enable, reset) act on these, not on the fuzz's own
+  // signed-in users: an owner's case that promoted the operator, or disabled or reset the
+  // viewer, would change what the later cases of that role may do (CI's seed 325890412: an
+  // operator promoted to owner by one case disabled a user in a later one, correctly).
+  for (const role of ['owner', 'admin', 'operator', 'viewer']) {
+    const u = await signedInUser(gw, { role, merchant_id: own.merchant_id, email: `fuzz-target-${role}@portal.example` });
+    ownIds.push(u.user_id);
   }
   const other = await signedInUser(gw, { role: 'owner', merchant_id: foreign.merchant_id, email: 'fuzz-other-owner@portal.example' });
   foreignIds.push(other.user_id);
@@ -198,7 +205,7 @@ export async function fuzzPortal(fz: GenericFuzzer, seed: PortalSeed, runsPerRou
           throw new Error(`a POST without the session's CSRF token answered ${a.statusCode} on ${label}`);
         if (r.method === 'POST' && !ok && k.csrf !== 'right') tally.csrfRefused++;
         if (session && r.method === 'POST' && ok && ROLE_CAN[r.access] && !ROLE_CAN[r.access]?.includes(session.role))
-          throw new Error(`a ${session.role} did ${label} (${r.access}) and got ${a.statusCode}`);
+          throw new Error(`a ${session.role} did ${label} (${r.access}) and got ${a.statusCode}${a.headers.location ? ` to ${a.headers.location}` : ''}`);
         if (session && ROLE_CAN[r.access] && !ROLE_CAN[r.access]?.includes(session.role) && !ok) tally.roleRefused++;
         if (foreignPath && session && ok) throw new Error(`another merchant's id in ${path} answered ${a.statusCode} (${label})`);
         if (foreignPath && !ok) tally.foreignRefused++;
