@@ -46,6 +46,14 @@ export interface Store {
    * runs it as a transaction.
    */
   writePlan<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * How many transactions one request runs at once when it has several independent ones
+   * (the items of a capture, cancel or refund batch). SQLite: all of them, its group
+   * commit takes them together. PostgreSQL: a quarter of the pool, so that a few batches
+   * of 50 do not queue thousands of waiters for 16 connections, where the last in the
+   * queue would wait past the acquire timeout and a healthy database would answer 503.
+   */
+  readonly concurrentTransactions: number;
   /** True when the database answers a trivial query. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -231,6 +239,7 @@ function sqliteError(e: WireError): Error {
 
 class SqliteStore implements Store {
   readonly engine = 'sqlite' as const;
+  readonly concurrentTransactions = Number.POSITIVE_INFINITY;
   readonly db: Kysely<DB>;
   /** Reads on this thread's reader connection (tools; and the fallback if the reader thread dies). */
   private readonly localReader: Kysely<DB>;
@@ -461,8 +470,10 @@ class PostgresStore implements Store {
   readonly engine = 'postgres' as const;
   readonly db: Kysely<DB>;
   private readonly pool: pg.Pool;
+  readonly concurrentTransactions: number;
 
   constructor(url: string, poolSize: number, timeouts: { statement_ms: number; acquire_ms: number }) {
+    this.concurrentTransactions = Math.max(1, Math.floor(poolSize / 4));
     this.pool = new pg.Pool({
       connectionString: url,
       max: poolSize,

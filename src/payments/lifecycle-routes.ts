@@ -20,7 +20,7 @@ import {
 } from '../http/route-schema.js';
 import { cancelItem } from './cancel.js';
 import { captureItem } from './capture.js';
-import { MAX_CANCEL_ITEMS, MAX_CAPTURE_ITEMS, ORDER_ITEM_REQUIRED, type OrderItem, OrderItemFields } from './lifecycle.js';
+import { eachItem, MAX_CANCEL_ITEMS, MAX_CAPTURE_ITEMS, ORDER_ITEM_REQUIRED, type OrderItem, OrderItemFields } from './lifecycle.js';
 
 const batch = (max: number, what: string) =>
   Type.Array(batchItem(OrderItemFields, ORDER_ITEM_REQUIRED, 'An item missing a required field fails alone with `0400`; the others still run.'), {
@@ -86,8 +86,8 @@ export function registerLifecycleRoutes(app: FastifyInstance, deps: Deps): void 
     async (request, reply) => {
       const creds = request.account!;
       const items = (request.body as { capture_orders: OrderItem[] }).capture_orders;
-      const results = await Promise.all(
-        items.map((item) => captureItem(deps, request.log, creds.account.account_id, item, request.idempotency?.rerun === true)),
+      const results = await eachItem(deps.store, items, (item) =>
+        captureItem(deps, request.log, creds.account.account_id, item, request.idempotency?.rerun === true),
       );
       return sendSigned(request, reply, {
         merchant_id: creds.account.merchant_id,
@@ -125,8 +125,8 @@ export function registerLifecycleRoutes(app: FastifyInstance, deps: Deps): void 
     async (request, reply) => {
       const creds = request.account!;
       const items = (request.body as { cancel_orders: OrderItem[] }).cancel_orders;
-      const results = await Promise.all(
-        items.map((item) => cancelItem(deps, request.log, creds.account.account_id, item, request.idempotency?.rerun === true)),
+      const results = await eachItem(deps.store, items, (item) =>
+        cancelItem(deps, request.log, creds.account.account_id, item, request.idempotency?.rerun === true),
       );
       return sendSigned(request, reply, {
         merchant_id: creds.account.merchant_id,

@@ -97,6 +97,31 @@ export class ItemRefused extends Error {
 }
 
 /**
+ * Runs `fn` for every item of a batch, at most `store.concurrentTransactions` at once, and
+ * gives the results in the items' order. On the first failure (a storage fault: the whole
+ * request is answered 503) no further item starts; those already running finish first.
+ */
+export async function eachItem<I, R>(store: Store, items: readonly I[], fn: (item: I, index: number) => Promise<R>): Promise<R[]> {
+  const limit = Math.min(items.length, store.concurrentTransactions);
+  if (limit >= items.length) return Promise.all(items.map(fn));
+  const results = new Array<R>(items.length);
+  const state: { next: number; failure?: { error: unknown } } = { next: 0 };
+  const lane = async (): Promise<void> => {
+    while (!state.failure && state.next < items.length) {
+      const i = state.next++;
+      try {
+        results[i] = await fn(items[i] as I, i);
+      } catch (error) {
+        state.failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: limit }, lane));
+  if (state.failure) throw state.failure.error;
+  return results;
+}
+
+/**
  * Runs one item in its own transaction. An unexpected failure fails that item only, with a
  * message that says a retry is safe (nothing of the item was written).
  */

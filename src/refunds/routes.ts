@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { acquiringHooks, sendSigned } from '../http/acquiring.js';
 import type { Deps } from '../http/context.js';
 import { answers, answersAreStrings, REQUEST_MEDIA_TYPES, SIGNED, SIGNED_REFUSALS } from '../http/route-schema.js';
+import { eachItem } from '../payments/lifecycle.js';
 import { type RefundItem, refundItem } from './refund.js';
 import { RefundAnswer, RefundBody, RefundSearchAnswer } from './schema.js';
 
@@ -34,7 +35,7 @@ export function registerRefundRoutes(app: FastifyInstance, deps: Deps): void {
       const creds = request.account!;
       const items = (request.body as { refund_orders: RefundItem[] }).refund_orders;
       const idem = request.idempotency?.id;
-      const results = await Promise.all(items.map((item, i) => refundItem(deps, request.log, creds.account, item, idem ? `${idem}:${i}` : null)));
+      const results = await eachItem(deps.store, items, (item, i) => refundItem(deps, request.log, creds.account, item, idem ? `${idem}:${i}` : null));
       return sendSigned(request, reply, {
         merchant_id: creds.account.merchant_id,
         account_id: creds.account.account_id,
