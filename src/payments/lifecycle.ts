@@ -98,8 +98,11 @@ export class ItemRefused extends Error {
 
 /**
  * Runs `fn` for every item of a batch, at most `store.concurrentTransactions` at once, and
- * gives the results in the items' order. On the first failure (a storage fault: the whole
- * request is answered 503) no further item starts; those already running finish first.
+ * gives the results in the items' order; the first failure (a storage fault: the whole
+ * request is answered 503) is thrown. When the limit is below the batch (PostgreSQL), no
+ * further item starts after it and those already running finish first; when every item
+ * runs at once (SQLite), it is `Promise.all`: the failure is thrown while the others may
+ * still be running, as before the limit existed.
  */
 export async function eachItem<I, R>(store: Store, items: readonly I[], fn: (item: I, index: number) => Promise<R>): Promise<R[]> {
   const limit = Math.min(items.length, store.concurrentTransactions);
