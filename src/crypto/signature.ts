@@ -3,8 +3,20 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 
 type Pair = [path: string, value: string];
 
+const SEPARATORS = /[%&=]/;
+const SEPARATOR_ESCAPES: Record<string, string> = { '%': '%25', '&': '%26', '=': '%3D' };
+
+/**
+ * decisions §2 (amended in wave 3): `%`, `&` and `=` are percent-encoded in every path and
+ * value, so a value holding `&k=v` can no longer sign like a separate field `k`. Nothing
+ * else is encoded: a body without those characters signs as before.
+ */
+export function escapeCanonical(text: string): string {
+  return SEPARATORS.test(text) ? text.replace(/[%&=]/g, (c) => SEPARATOR_ESCAPES[c] as string) : text;
+}
+
 function leafText(value: unknown): string | null {
-  if (typeof value === 'string') return value === '' ? null : value;
+  if (typeof value === 'string') return value === '' ? null : escapeCanonical(value);
   // Shortest round-trip decimal form is JavaScript's own Number#toString.
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : null;
   if (typeof value === 'boolean') return value ? 'true' : 'false';
@@ -14,9 +26,10 @@ function leafText(value: unknown): string | null {
 
 /**
  * Keys the ordered walk cannot place: `.`, `[` and `]` make paths ambiguous (so does an
- * empty key), and from U+D800 up UTF-16 code-unit order is not UTF-8 byte order.
+ * empty key), from U+D800 up UTF-16 code-unit order is not UTF-8 byte order, and `%`, `&`
+ * and `=` are escaped, which changes how the key sorts.
  */
-const AWKWARD_KEY = /[.[\]\uD800-\uFFFF]/;
+const AWKWARD_KEY = /[.[\]%&=\uD800-\uFFFF]/;
 
 class AwkwardKey extends Error {}
 
@@ -133,13 +146,16 @@ function collect(value: unknown, path: string, out: Pair[]): void {
     });
     return;
   }
-  for (const [key, child] of Object.entries(value as Record<string, unknown>)) collect(child, path === '' ? key : `${path}.${key}`, out);
+  for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+    const k = escapeCanonical(key);
+    collect(child, path === '' ? k : `${path}.${k}`, out);
+  }
 }
 
-/** The definition itself: every pair, sorted by the UTF-8 bytes of its path. */
+/** The definition itself: every pair, sorted by the UTF-8 bytes of its escaped path. */
 function canonicalBySort(body: Record<string, unknown>): string {
   const pairs: Pair[] = [];
-  for (const [key, child] of Object.entries(body)) if (key !== 'encryption_data') collect(child, key, pairs);
+  for (const [key, child] of Object.entries(body)) if (key !== 'encryption_data') collect(child, escapeCanonical(key), pairs);
   const keyed = pairs.map((p) => [Buffer.from(p[0], 'utf8'), p] as const);
   keyed.sort((x, y) => Buffer.compare(x[0], y[0]));
   return keyed.map(([, [p, v]]) => `${p}=${v}`).join('&');
@@ -147,7 +163,8 @@ function canonicalBySort(body: Record<string, unknown>): string {
 
 /**
  * The canonical string of a body: every field but the top-level `encryption_data`, as
- * `path=value` pairs sorted by the UTF-8 bytes of the path, joined with `&`. A query
+ * `path=value` pairs (`%`, `&`, `=` escaped) sorted by the UTF-8 bytes of the path, joined
+ * with `&`. A query
  * answer holds thousands of pairs; sorting them all cost ~2 ms a request (issue 6), so
  * the pairs are emitted in order (walkOrdered) and only awkward keys take the sort.
  */
@@ -199,4 +216,40 @@ export function asXmlReadBack(value: unknown): unknown {
   }
   if (value === null || value === undefined) return '';
   return typeof value === 'string' ? value : String(value);
+}
+
+/**
+ * decisions §2: an empty string, `null`, `{}` and `[]` count as absent for every purpose,
+ * because the canonical string leaves them out (a shopper carrying a signed form could add
+ * them freely). Returns the body as the gateway acts on it: such values removed at every
+ * depth, an object or array left with nothing present removed too. Array elements keep
+ * their positions (the canonical string names them by index): an absent element between
+ * present ones stays as `null` (which validation then refuses), absent ones at the end go. Numbers the canonical string
+ * cannot spell (non-finite) are kept so that validation refuses them. The result signs
+ * exactly as the input does.
+ */
+export function withoutAbsent(body: Record<string, unknown>): Record<string, unknown> {
+  return (present(body) as Record<string, unknown> | undefined) ?? {};
+}
+
+function present(value: unknown): unknown {
+  if (value === null || value === undefined || value === '') return undefined;
+  if (typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    const out = value.map((item) => present(item) ?? null);
+    // Trailing absent elements are not in the canonical string at all: drop them.
+    let end = out.length;
+    while (end > 0 && out[end - 1] === null) end--;
+    return end === 0 ? undefined : end === out.length ? out : out.slice(0, end);
+  }
+  let out: Record<string, unknown> | undefined;
+  for (const key of Object.keys(value)) {
+    const p = present((value as Record<string, unknown>)[key]);
+    if (p === undefined) continue;
+    out ??= {};
+    // A JSON body may hold an own "__proto__" key: keep it a plain member (the schema refuses it).
+    if (key === '__proto__') Object.defineProperty(out, key, { value: p, enumerable: true, writable: true, configurable: true });
+    else out[key] = p;
+  }
+  return out;
 }

@@ -3,7 +3,7 @@
 // account's keys before anything else, and signs the answers that carry a signature.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
-import { asXmlReadBack, sign, verify } from '../crypto/signature.js';
+import { asXmlReadBack, sign, verify, withoutAbsent } from '../crypto/signature.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import type { BodyFormat } from './body.js';
 import type { Deps } from './context.js';
@@ -83,6 +83,8 @@ export function acquiringHooks(deps: Deps, bodySchema: TSchema | undefined) {
   return {
     preValidation: async (request: FastifyRequest) => {
       request.account = await authenticate(deps, request);
+      // What was signed is what is acted on: values the canonical string leaves out are absent.
+      request.body = withoutAbsent(request.body as Record<string, unknown>);
       if (request.bodyFormat === 'xml' || request.bodyFormat === 'form') {
         request.body = coerceArrays(request.body, bodySchema);
       }
