@@ -224,17 +224,20 @@ describe('encryption_data (decisions §2)', () => {
   });
 
   test('property: the canonical string reads back as exactly the body’s fields and values', () => {
-    const unescape = (t: string) => t.replaceAll('%3D', '=').replaceAll('%26', '&').replaceAll('%25', '%');
+    const decode = (t: string) => t.replaceAll('%3D', '=').replaceAll('%26', '&').replaceAll('%25', '%');
     fc.assert(
       fc.property(bodyArb, (body) => {
         const text = canonicalString(body);
-        const read = text === '' ? [] : text.split('&').map((pair) => pair.split('=').map(unescape));
+        const read = text === '' ? [] : text.split('&').map((pair) => pair.split('=').map(decode));
         // Every pair splits into exactly a path and a value: no separator survives unescaped.
         for (const p of read) assert.equal(p.length, 2, text);
         const fields: string[][] = [];
         const walk = (v: unknown, path: string): void => {
           if (v === null || v === undefined || v === '') return;
-          if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${path}[${i}]`));
+          if (Array.isArray(v))
+            v.forEach((x, i) => {
+              walk(x, `${path}[${i}]`);
+            });
           else if (typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, path ? `${path}.${k}` : k);
           else fields.push([path, String(v)]);
         };

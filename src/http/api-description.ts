@@ -86,8 +86,11 @@ function signingSection(): string {
 Every request carries its signature in the body field \`encryption_data\`: the lowercase hex HMAC-SHA256 of the body's canonical string, keyed with the account's secret key as UTF-8 text.
 
 1. Flatten the body, without its top-level \`encryption_data\`, into (path, value) pairs: an object member's path is \`parent.key\` (\`key\` at the top), an array element's is \`parent[i]\` (counted from 0).
-2. Leave out nulls and empty strings. Strings are taken as they are, numbers in their shortest round-trip decimal form (\`10.5\`, \`1763596800\`), booleans as \`true\` or \`false\`.
-3. Sort the pairs by path in UTF-8 byte order and join them as \`path=value\` with \`&\`. Nothing is URL-encoded.
+2. Leave out nulls and empty strings (so \`{}\` and \`[]\` give no pair). Strings are taken as they are, numbers in their shortest round-trip decimal form (\`10.5\`, \`1763596800\`), booleans as \`true\` or \`false\`.
+3. In every path and value, \`%\` becomes \`%25\`, \`&\` becomes \`%26\` and \`=\` becomes \`%3D\`; nothing else is encoded, so no value can pose as another field.
+4. Sort the pairs by (escaped) path in UTF-8 byte order and join them as \`path=value\` with \`&\`.
+
+An empty string, \`null\`, \`{}\` and \`[]\` count as absent for every purpose (validation, behaviour, storage, echo): what is left out of the signature is never acted on.
 
 A form or XML body is signed as it is read: form values are strings; in XML an element that occurs once is a member (\`risk_reasons.name\`), several times an array (\`risk_reasons[0].name\`).
 

@@ -17,7 +17,7 @@ export interface AjvError {
   instancePath: string;
   params: Record<string, unknown>;
   message?: string;
-  parentSchema?: { description?: string; pattern?: string };
+  parentSchema?: { description?: string; pattern?: string; properties?: Record<string, unknown> };
   data?: unknown;
 }
 
@@ -50,8 +50,12 @@ export function problemOf(e: AjvError): string {
   const limit = Number(p.limit);
   const described = e.parentSchema?.description;
   switch (e.keyword) {
-    case 'required':
-      return 'is required';
+    case 'required': {
+      // An empty list counts as absent (decisions §2), so a list that needs items says so here.
+      const missing = e.parentSchema?.properties?.[String(p.missingProperty)] as { type?: string; minItems?: number } | undefined;
+      const least = missing?.type === 'array' ? Number(missing.minItems ?? 0) : 0;
+      return least > 0 ? `is required: give at least ${plural(least, 'item', 'items')}` : 'is required';
+    }
     case 'additionalProperties':
       return 'is not a known field';
     case 'type':

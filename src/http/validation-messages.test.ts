@@ -25,10 +25,34 @@ async function refusal(url: string, fields: Record<string, unknown>, format: Bod
 }
 
 const CASES: Array<[goal: string, url: string, fields: () => Record<string, unknown>, field: string, message: string]> = [
-  ['an empty capture batch', '/v1/capture', () => ({ capture_orders: [] }), 'capture_orders', 'capture_orders must not be empty: give at least 1 item'],
-  ['an empty cancel batch', '/v1/cancel', () => ({ cancel_orders: [] }), 'cancel_orders', 'cancel_orders must not be empty: give at least 1 item'],
-  ['an empty refund batch', '/v1/refund', () => ({ refund_orders: [] }), 'refund_orders', 'refund_orders must not be empty: give at least 1 item'],
-  ['an empty review batch', '/v1/review', () => ({ review_orders: [] }), 'review_orders', 'review_orders must not be empty: give at least 1 item'],
+  [
+    'an empty capture batch (empty counts as absent, decisions §2)',
+    '/v1/capture',
+    () => ({ capture_orders: [] }),
+    'capture_orders',
+    'capture_orders is required: give at least 1 item',
+  ],
+  [
+    'an empty cancel batch (empty counts as absent, decisions §2)',
+    '/v1/cancel',
+    () => ({ cancel_orders: [] }),
+    'cancel_orders',
+    'cancel_orders is required: give at least 1 item',
+  ],
+  [
+    'an empty refund batch (empty counts as absent, decisions §2)',
+    '/v1/refund',
+    () => ({ refund_orders: [] }),
+    'refund_orders',
+    'refund_orders is required: give at least 1 item',
+  ],
+  [
+    'an empty review batch (empty counts as absent, decisions §2)',
+    '/v1/review',
+    () => ({ review_orders: [] }),
+    'review_orders',
+    'review_orders is required: give at least 1 item',
+  ],
   [
     'a capture batch over 50',
     '/v1/capture',
@@ -50,7 +74,7 @@ const CASES: Array<[goal: string, url: string, fields: () => Record<string, unkn
     'capture_orders[0].transaction_id',
     'capture_orders[0].transaction_id must be at most 64 characters long',
   ],
-  ['an empty order_no', '/v1/authorise', () => directPayment(gw.merchant, { order_no: '' }), 'order_no', 'order_no must not be empty'],
+  ['an empty order_no', '/v1/authorise', () => directPayment(gw.merchant, { order_no: '' }), 'order_no', 'order_no is required'],
   [
     'a word where a whole number goes',
     '/v1/authorise',

@@ -157,13 +157,22 @@ test('each signing one-liner of the quickstart signs the published test vector a
     (b) => b.lang === 'sh' && /< body\.json > signed[-a-z]*\.json\s*$/.test(b.text),
   );
   assert.equal(blocks.length, 3, 'Node, Python and PHP');
+  // And sign.mjs, the Node signer the page saves as a file.
+  const script = fencedBlocks(fs.readFileSync(path.join(ROOT, 'docs/quickstart.md'), 'utf8')).find((b) => b.attrs.file === 'sign.mjs');
+  assert.ok(script, 'the page saves sign.mjs');
+  blocks.push({ lang: 'sh', attrs: {}, text: 'node sign.mjs < body.json > signed-mjs.json' });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-oneliners-'));
   const SECRET = '0123456789abcdef0123456789abcdef';
   const bodies = [
     // decisions §2, first test vector: nested arrays, numbers, an empty string left out.
     '{"merchant_id":"10001","account_id":"20001","order_no":"ORD-1001","currency":"USD","amount":"10.00","note":"","card":"4242424242424242","checkout_time":1763596800,"cart_items":[{"basic_item_data":{"name":"Tee","quantity":"1","price":{"amount_usd":10.5,"amount_local_currency":10.5,"currency":"USD"}}}],"encryption_data":"ignored"}',
     '{"a":10.00,"b":true,"c":false,"d":null,"e":[{"z":"1","y":-3}],"f":"ünï"}',
+    // The third (wave 3): `%`, `&` and `=` escaped in values, `[]` and `{}` left out.
+    '{"merchant_id":"10001","account_id":"20001","order_no":"ORD-1002","currency":"USD","amount":"25.00","notify_url":"https://shop.example/notify?a=1&b=2","note":"100% cotton","open3d":"1","items":[],"shipping":{}}',
+    // And in names, where the escaped name decides the order (`a%` → `a%25` sorts before `a%26b`, `a%3D`).
+    '{"a=":"1","a%":"2","a&b":{"c=d":"x&y"},"a":[{"%":"="}]}',
   ];
+  fs.writeFileSync(path.join(dir, 'sign.mjs'), script.text);
   try {
     for (const block of blocks) {
       const tool = /^(node|python3|php)/.exec(block.text.trim())?.[1] as string;

@@ -46,10 +46,13 @@ import {
   encodeLoose,
   hostileValue,
   INJECTIONS,
+  type Leaf,
+  leavesOf,
   mutate,
   mutation,
   pageIdArb,
   RAW,
+  SEPARATED,
   setField,
   signOrGarbage,
   subscriptionArb,
@@ -603,8 +606,71 @@ async function inProcess(): Promise<void> {
         }),
         rawRuns,
       );
+      if (isCounted) await separators(t, label, Math.max(20, Math.ceil(bodyRuns / 4)));
       if (isCounted && (t.path === '/v1/authorise' || t.path === '/v1/checkout')) await subscriptionObjects(t, label);
       if (isCounted && t.path === '/v1/cancelsubscription') await cancelPairs(label);
+    };
+
+    /**
+     * The canonical string's separators in every signed field (decisions §2 as amended, issue
+     * 29): each field of a well-formed body in turn holds `%`, `&` or `=` and is signed: never a
+     * 5xx, and a refusal names its field. Then the review's forgery: a field folded into its
+     * neighbour in the canonical order (`a=1`, `b=2` → `a="1&b=2"`) under the original
+     * signature is refused 401 and writes nothing, in every body format.
+     */
+    const sepTally = { signed: 0, folded: 0 };
+    const separators = async (t: FuzzTarget, label: string, runs: number): Promise<void> => {
+      const sepCase = fc.record({
+        pick: fc.nat(),
+        value: fc.constantFrom(...SEPARATED),
+        at: fc.constantFrom('end', 'start', 'whole'),
+        format: fc.constantFrom('json', 'form', 'xml') as fc.Arbitrary<'json' | 'form' | 'xml'>,
+      });
+      await property(
+        label,
+        'separators',
+        fc.asyncProperty(sepCase, async (sc) => {
+          const body = t.base(m, known, n++, subs);
+          const leaves = leavesOf(body);
+          if (leaves.length === 0) return;
+          // Every field in turn: the pick walks the leaves, so each is reached over the runs.
+          const leaf = leaves[sc.pick % leaves.length] as Leaf;
+          const holder = leaf.holder as Record<string | number, unknown>;
+          const was = String(holder[leaf.key]);
+          holder[leaf.key] = sc.at === 'whole' ? sc.value : sc.at === 'start' ? `${sc.value}${was}` : `${was}${sc.value}`;
+          body.encryption_data = signOrGarbage(body, m.secret_key, sc.format);
+          const enc = encodeLoose(body, sc.format);
+          await runCase(label, true, { method: 'POST', path: t.path, payload: enc.payload, contentType: enc.contentType });
+          sepTally.signed++;
+        }),
+        runs,
+      );
+      await property(
+        label,
+        'folded fields',
+        fc.asyncProperty(sepCase, async (sc) => {
+          const body = t.base(m, known, n++, subs);
+          // A fold removes the second field: it must be an object member, not an array element.
+          const leaves = leavesOf(body);
+          const folds = leaves.map((_leaf, i) => i).filter((i) => i + 1 < leaves.length && !Array.isArray((leaves[i + 1] as Leaf).holder));
+          if (folds.length === 0) return;
+          const i = folds[sc.pick % folds.length] as number;
+          const [first, second] = [leaves[i] as Leaf, leaves[i + 1] as Leaf];
+          body.encryption_data = signOrGarbage(body, m.secret_key, sc.format);
+          const h1 = first.holder as Record<string | number, unknown>;
+          const h2 = second.holder as Record<string, unknown>;
+          h1[first.key] = `${h1[first.key]}&${second.path}=${h2[second.key]}`;
+          delete h2[second.key];
+          const enc = encodeLoose(body, sc.format);
+          const c: Case = { method: 'POST', path: t.path, payload: enc.payload, contentType: enc.contentType };
+          const res = await runCase(label, true, c);
+          if (res.statusCode !== 401)
+            throw new Error(`a body with ${second.path} folded into ${first.path} answered ${res.statusCode}, not 401, for ${describeCase(c)}`);
+          sepTally.folded++;
+        }),
+        runs,
+      );
+      log(`  ${label} separators: ${sepTally.signed} signed bodies with % & = in a field so far, ${sepTally.folded} folded forgeries refused 401`);
     };
 
     /**

@@ -35,7 +35,40 @@ export const INJECTIONS = [
   '١٢٣',
   'Ǆ̀͂',
   '🙂'.repeat(50),
+  // The canonical string's separators (decisions §2 as amended): escaped, never a field boundary.
+  '&',
+  '=',
+  '%',
+  'a&open3d=1',
+  '%26open3d%3D1',
+  '100% cotton',
+  'https://shop.example/n?a=1&b=2',
 ];
+
+/** Values that hold the canonical string's separators, for every signed field (issue 29). */
+export const SEPARATED = ['&', '=', '%', '&x=1', 'a=b', '%26', '%3D', '%25', '100% cotton', 'x&capture_method=manual', '&open3d=1&'];
+
+/** A leaf of a body: where it sits and its path as the canonical string names it (unescaped). */
+export interface Leaf {
+  holder: Record<string, unknown> | unknown[];
+  key: string | number;
+  path: string;
+}
+
+/** Every string or number leaf of a body but `encryption_data`, in the canonical string's order. */
+export function leavesOf(body: Record<string, unknown>): Leaf[] {
+  const out: Leaf[] = [];
+  const walk = (holder: Record<string, unknown> | unknown[], key: string | number, path: string): void => {
+    const v = (holder as Record<string | number, unknown>)[key];
+    if (v === null || v === undefined || v === '') return;
+    if (Array.isArray(v)) for (let i = 0; i < v.length; i++) walk(v, i, `${path}[${i}]`);
+    else if (typeof v === 'object') for (const k of Object.keys(v)) walk(v as Record<string, unknown>, k, `${path}.${k}`);
+    else if (typeof v === 'string' || typeof v === 'number') out.push({ holder, key, path });
+  };
+  for (const k of Object.keys(body)) if (k !== 'encryption_data') walk(body, k, k);
+  const esc = (t: string) => Buffer.from(t.replace(/[%&=]/g, encodeURIComponent), 'utf8');
+  return out.sort((a, b) => Buffer.compare(esc(a.path), esc(b.path)));
+}
 const AMOUNTS = [
   '0.00',
   '0',
