@@ -1,7 +1,8 @@
 // Card numbers and account secrets are encrypted at rest with AES-256-GCM under a master
 // key kept outside the database (TOLLGATE_MASTER_KEY, PCI DSS 3.5/3.6). Several keys may
 // be configured ("id:base64,id:base64"): the first encrypts, all decrypt, so a key can be
-// rotated while old records stay readable; `tollgate keys rewrap` moves them to the new key.
+// rotated while old records stay readable (a stored value moves to the first key when it is
+// next written; there is no bulk re-encryption command yet).
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -798,9 +798,9 @@ async function inProcess(): Promise<void> {
           if (info === '0000:Success') tally.approved++;
           if (recurring_id) tally.created++;
           // A subscription the body carried, then charged: never silently without its subscription.
-          // (A form body cannot carry an empty object or null fields, and XML reads an empty
-          // element as no value: there, only an object with a value in it is carried.)
-          const asked = sc.sub !== null && typeof sc.sub === 'object' && !Array.isArray(sc.sub) && (sc.format === 'json' || carriesValue(sc.sub));
+          // (An empty string, null, {} and [] are absent in every format, decisions §2 amended:
+          // only an object with a value in it asks for a subscription.)
+          const asked = sc.sub !== null && typeof sc.sub === 'object' && !Array.isArray(sc.sub) && carriesValue(sc.sub);
           if (asked && info === '0000:Success' && !recurring_id)
             throw new Error(
               `an approved payment whose body asked for a subscription answered no recurring_id, for ${describeCase({ method: 'POST', path: t.path, payload: enc.payload, contentType: sc.contentType ?? enc.contentType })}: ${res.body.slice(0, 400)}`,
