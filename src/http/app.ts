@@ -29,13 +29,14 @@ import { registerOpenApi } from './docs.js';
 import { describeValidation, sendError } from './error-answer.js';
 import { ApiError, type ResultCode } from './errors.js';
 import { finiteNumbers } from './finite.js';
-import { loggerOptions } from './logging.js';
+import { loggedUrl, loggerOptions, routeWords } from './logging.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+/** `log_destination`: where the log goes instead of standard output (tests read it). */
+export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.WritableStream } = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: loggerOptions(deps.settings),
+    logger: loggerOptions(deps.settings, opts.log_destination),
     // One line per request is written by our onResponse hook instead.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.settings.body_limit_bytes,
@@ -90,6 +91,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     }
   });
 
+  // Every route's static words, so an unmatched path is logged with only those (logging.ts).
+  const words = routeWords();
+  app.addHook('onRoute', (route) => words.add(route.url));
+
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
@@ -130,7 +135,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     const route = request.routeOptions.url ?? 'unmatched';
     deps.metrics.requests.inc({ route, status: String(reply.statusCode) });
     deps.metrics.latency.observe({ route }, reply.elapsedTime / 1000);
-    request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+    const url = loggedUrl(request.url, request.routeOptions.url, words);
+    request.log.info({ method: request.method, url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
