@@ -32,6 +32,8 @@ import { finiteNumbers } from './finite.js';
 import { loggedUrl, loggerOptions, routeWords } from './logging.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** One year, subdomains included: the usual HSTS policy (RFC 6797 §6.1). */
+const HSTS = 'max-age=31536000; includeSubDomains';
 
 /** `log_destination`: where the log goes instead of standard output (tests read it). */
 export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.WritableStream } = {}): Promise<FastifyInstance> {
@@ -98,6 +100,13 @@ export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.Writ
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
+    // Issue 29 item 5. Answers carry payment state, keys and pages for one shopper: no cache
+    // keeps them, unless a route chose otherwise (the docs' static assets, public and alike).
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    // Served over HTTPS (directly, or behind a trusted proxy's X-Forwarded-Proto): browsers
+    // keep to HTTPS from then on. Never over plain HTTP, where the header means nothing and
+    // a development setup on http://localhost must stay reachable.
+    if (request.protocol === 'https') reply.header('strict-transport-security', HSTS);
     return payload;
   });
 
