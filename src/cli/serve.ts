@@ -8,6 +8,7 @@ import { sign } from '../crypto/signature.js';
 import { buildApp } from '../http/app.js';
 import { boundHeapGrowth } from '../ops/heap.js';
 import type { BackgroundTask } from '../ops/interval-task.js';
+import { startMetricsListener } from '../ops/metrics-access.js';
 import { createRuntime, type Runtime } from '../runtime.js';
 import { schedulerTask } from '../scheduler/jobs.js';
 import { exitIfStopHangs, stopRequested } from './signals.js';
@@ -108,12 +109,18 @@ export async function startServer(
   });
   const tasks = settings.worker_enabled ? backgroundTasks.map((make) => make(runtime)) : [];
   await app.listen({ host: settings.host, port: settings.port });
+  const metricsListener = await startMetricsListener(settings, runtime.deps.metrics).catch(async (e: unknown) => {
+    await app.close();
+    await runtime.store.close();
+    throw e;
+  });
   for (const t of tasks) t.start();
   if (opts.banner ?? true) for (const line of bannerLines(settings)) out(line);
   let closing: Promise<void> | null = null;
   const close = () => {
     closing ??= (async () => {
       stopping = true;
+      await metricsListener?.close();
       await app.close();
       for (const t of tasks) await t.stop();
       await runtime.store.close();

@@ -13,6 +13,7 @@ import { registerGenericRoutes } from '../generic/routes.js';
 import { fromCatalogue, GenericError, sendGenericError, validationError } from '../generic/wire.js';
 import { registerIdempotency } from '../idempotency/plugin.js';
 import { registerPaymentMethodRoutes } from '../methods/routes.js';
+import { metricsAccess, registerMetricsRoute } from '../ops/metrics-access.js';
 import { registerLifecycleRoutes } from '../payments/lifecycle-routes.js';
 import { registerPaymentRoutes } from '../payments/routes.js';
 import { registerPayoutRoutes } from '../payouts/routes.js';
@@ -227,10 +228,9 @@ export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.Writ
     if (ok) faults.recovered();
     return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'database unreachable' });
   });
-  app.get('/metrics', probe, async (_req, reply) => {
-    reply.type(deps.metrics.registry.contentType);
-    return deps.metrics.registry.metrics();
-  });
+  // Open on the development default only; else a Bearer token, a listener of its own, or 404 (ops/metrics-access.ts).
+  const metrics = metricsAccess(deps.settings);
+  if (metrics !== 'absent') registerMetricsRoute(app, deps.metrics, metrics === 'token' ? deps.settings.metrics_token : undefined, probe);
 
   registerIdempotency(app, deps); // before the routes: its hooks apply to every POST
   // One risk engine behind the direct payment and the hosted checkout's card form.
