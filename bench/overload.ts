@@ -16,6 +16,7 @@
 //
 // Part of `npm run bench`; alone, on a fresh database (DATABASE_URL picks the engine):
 // `node --import tsx bench/overload.ts [--quick] [--duration S] [--limits 32,64,128,256] [--delays 50] [--workers N] [--no-build]`.
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -143,10 +144,18 @@ function classify(status: number, headers: Record<string, unknown>, body: string
   return `HTTP ${status}${code ? ` ${code}` : ''}${detail ? ` (${detail.slice(0, 60)})` : ''}${status === 503 && headers['retry-after'] === undefined ? ' (no Retry-After)' : ''}`;
 }
 
+/**
+ * The bench gateway's /metrics token: a production-like start (DATABASE_URL, master key)
+ * keeps /metrics closed without one (issue 29).
+ */
+const METRICS_TOKEN = `bench-${randomBytes(16).toString('hex')}`;
+
 /** The gateway's tollgate_requests_shed_total (all reasons), or null when it cannot be read. */
 async function shedTotal(url: string): Promise<number | null> {
   try {
-    const text = await (await fetch(`${url}/metrics`)).text();
+    const res = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    if (res.status !== 200) return null;
+    const text = await res.text();
     let sum = 0;
     for (const line of text.split('\n')) if (line.startsWith('tollgate_requests_shed_total')) sum += Number(line.split(' ').pop());
     return sum;
@@ -177,7 +186,7 @@ export async function benchOverload(o: {
   const { TOLLGATE_MAX_IN_FLIGHT: _b, TOLLGATE_MAX_EVENT_LOOP_DELAY_MS: _d, ...shipped } = o.env;
   const defaultBound = defaultMaxInFlight(shipped);
   const withGateway = async <T>(setting: ShedSetting, fn: (gw: GatewayProcess) => Promise<T>): Promise<T> => {
-    const env: NodeJS.ProcessEnv = { ...shipped, PORT: String(await freePort()) };
+    const env: NodeJS.ProcessEnv = { ...shipped, PORT: String(await freePort()), TOLLGATE_METRICS_TOKEN: METRICS_TOKEN };
     if (setting.max_in_flight !== null) env.TOLLGATE_MAX_IN_FLIGHT = String(setting.max_in_flight);
     if (setting.max_event_loop_delay_ms > 0) env.TOLLGATE_MAX_EVENT_LOOP_DELAY_MS = String(setting.max_event_loop_delay_ms);
     const gw = await startGateway(env);

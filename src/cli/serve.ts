@@ -8,6 +8,7 @@ import { sign } from '../crypto/signature.js';
 import { buildApp } from '../http/app.js';
 import { boundHeapGrowth } from '../ops/heap.js';
 import type { BackgroundTask } from '../ops/interval-task.js';
+import { startMetricsListener } from '../ops/metrics-access.js';
 import { createRuntime, type Runtime } from '../runtime.js';
 import { schedulerTask } from '../scheduler/jobs.js';
 import { exitIfStopHangs, stopRequested } from './signals.js';
@@ -27,17 +28,34 @@ export interface Server {
 export type { BackgroundTask };
 export const backgroundTasks: Array<(rt: Runtime) => BackgroundTask> = [(rt) => schedulerTask(rt)];
 
-async function demoMerchant(rt: Runtime, out: (line: string) => void): Promise<void> {
+/**
+ * The demo merchant, created on first start. Its secret and a signed curl are printed only
+ * to a terminal (issue 29 item 3): standard output that is a file or a pipe ends up in a log
+ * (a process manager, a container runtime), where a secret must never be. Elsewhere the lines
+ * say how to get a key instead.
+ */
+async function demoMerchant(rt: Runtime, out: (line: string) => void, tty: boolean): Promise<void> {
   const existing = await rt.merchants.listMerchants();
   if (existing.length > 0) {
     const demo = existing.find((m) => m.name === 'Demo merchant');
     if (demo)
       out(
-        `Demo test merchant: merchant_id ${demo.merchant_id}, account_id ${demo.account_id} (its secret was printed at first start; rotate with: npx tollgate key rotate --account ${demo.account_id})`,
+        `Demo test merchant: merchant_id ${demo.merchant_id}, account_id ${demo.account_id} (a new secret key: npx tollgate key rotate --account ${demo.account_id})`,
       );
     return;
   }
   const m = await rt.merchants.createMerchant({ name: 'Demo merchant', mode: 'test', allow_ips: ['127.0.0.1/32', '::1/128'] });
+  out('');
+  if (!tty) {
+    out('Created a demo test merchant:');
+    out(`  merchant_id     ${m.merchant_id}`);
+    out(`  account_id      ${m.account_id}`);
+    out('Its secrets are shown on a terminal only (this output may be kept in a log). Get them with:');
+    out(`  npx tollgate key rotate --account ${m.account_id}             # secret_key`);
+    out(`  npx tollgate webhook-secret rotate --account ${m.account_id}  # webhook_secret`);
+    out('');
+    return;
+  }
   const body: Record<string, unknown> = {
     merchant_id: m.merchant_id,
     account_id: m.account_id,
@@ -51,8 +69,7 @@ async function demoMerchant(rt: Runtime, out: (line: string) => void): Promise<v
   };
   body.encryption_data = sign(body, m.secret_key);
   const url = `${rt.settings.public_url}/v1/authorise`;
-  out('');
-  out('Created a demo test merchant (shown once):');
+  out('Created a demo test merchant (shown once, on this terminal only):');
   out(`  merchant_id     ${m.merchant_id}`);
   out(`  account_id      ${m.account_id}`);
   out(`  secret_key      ${m.secret_key}`);
@@ -77,10 +94,11 @@ export function bannerLines(settings: Settings): string[] {
 export async function startServer(
   settings: Settings,
   out: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
-  opts: { banner?: boolean } = {},
+  /** `tty`: whether `out` reaches a terminal (default: standard output is one). */
+  opts: { banner?: boolean; tty?: boolean } = {},
 ): Promise<Server> {
   const runtime = await createRuntime(settings, { serving: true });
-  if (settings.demo_merchant) await demoMerchant(runtime, out);
+  if (settings.demo_merchant) await demoMerchant(runtime, out, opts.tty ?? process.stdout.isTTY === true);
   const app = await buildApp(runtime.deps);
   // Once stopping, each answer closes its connection: a kept-alive client would otherwise
   // hold the stop until its keep-alive timeout (idle connections are closed by app.close()).
@@ -91,12 +109,18 @@ export async function startServer(
   });
   const tasks = settings.worker_enabled ? backgroundTasks.map((make) => make(runtime)) : [];
   await app.listen({ host: settings.host, port: settings.port });
+  const metricsListener = await startMetricsListener(settings, runtime.deps.metrics).catch(async (e: unknown) => {
+    await app.close();
+    await runtime.store.close();
+    throw e;
+  });
   for (const t of tasks) t.start();
   if (opts.banner ?? true) for (const line of bannerLines(settings)) out(line);
   let closing: Promise<void> | null = null;
   const close = () => {
     closing ??= (async () => {
       stopping = true;
+      await metricsListener?.close();
       await app.close();
       for (const t of tasks) await t.stop();
       await runtime.store.close();

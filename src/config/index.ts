@@ -56,6 +56,17 @@ export interface Settings {
    * the deterministic one, and a start-up stall would otherwise shed the first requests).
    */
   max_event_loop_delay_ms: number;
+  /**
+   * Anything but the embedded development default (issue 29): a DATABASE_URL or a
+   * TOLLGATE_MASTER_KEY given (the same test as runtime.ts loadKeyring's), a HOST that is not
+   * loopback, trusted proxies, or NODE_ENV=production. Production keeps /metrics closed
+   * unless TOLLGATE_METRICS_TOKEN or TOLLGATE_METRICS_LISTEN says how to reach it.
+   */
+  production: boolean;
+  /** Bearer token /metrics requires (TOLLGATE_METRICS_TOKEN; at least 16 characters). */
+  metrics_token: string | undefined;
+  /** host:port of a listener of its own that serves only /metrics (TOLLGATE_METRICS_LISTEN). */
+  metrics_listen: { host: string; port: number } | undefined;
 }
 
 export type LogFormat = 'json' | 'pretty';
@@ -95,12 +106,45 @@ function defaultProcesses(env: NodeJS.ProcessEnv, database_url: string): number 
   return Number.isInteger(n) && n >= 1 && n <= 256 ? n : os.availableParallelism();
 }
 
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
+
+function isProduction(env: NodeJS.ProcessEnv, host: string, trusted_proxies: string[]): boolean {
+  return (
+    env.NODE_ENV === 'production' ||
+    Boolean(env.DATABASE_URL) ||
+    Boolean(env.TOLLGATE_MASTER_KEY) ||
+    !(LOOPBACK_HOSTS.has(host) || host.startsWith('127.')) ||
+    trusted_proxies.length > 0
+  );
+}
+
+function metricsToken(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.TOLLGATE_METRICS_TOKEN;
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length < 16 || /\s/.test(raw)) throw new Error('TOLLGATE_METRICS_TOKEN must be at least 16 characters, without spaces');
+  return raw;
+}
+
+/** TOLLGATE_METRICS_LISTEN: `host:port`, `[v6]:port` or a bare port (on 127.0.0.1). */
+function metricsListen(env: NodeJS.ProcessEnv): { host: string; port: number } | undefined {
+  const raw = env.TOLLGATE_METRICS_LISTEN;
+  if (raw === undefined || raw === '') return undefined;
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(raw) ?? /^()()(\d{1,5})$/.exec(raw);
+  const port = Number(m?.[3]);
+  if (!m || port < 1 || port > 65535) throw new Error(`TOLLGATE_METRICS_LISTEN must be host:port (e.g. 127.0.0.1:9464), got "${raw}"`);
+  return { host: m[1] || m[2] || '127.0.0.1', port };
+}
+
 export function loadSettings(env: NodeJS.ProcessEnv = process.env, stdout_is_tty = process.stdout.isTTY === true): Settings {
   const data_dir = path.resolve(env.TOLLGATE_DATA_DIR ?? 'data');
   const database_url = env.DATABASE_URL ?? `sqlite:${path.join(data_dir, 'tollgate.db')}`;
   const host = env.HOST ?? '127.0.0.1';
   const port = intSetting(env, 'PORT', 8080);
   const schedule = env.TOLLGATE_WEBHOOK_SCHEDULE_MS;
+  const trusted_proxies = (env.TOLLGATE_TRUSTED_PROXIES ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   return {
     database_url,
     host,
@@ -110,10 +154,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, stdout_is_tty
     allow_private_webhooks: flag(env.TOLLGATE_ALLOW_PRIVATE_WEBHOOKS),
     log_level: env.TOLLGATE_LOG_LEVEL ?? 'info',
     log_format: logFormat(env, stdout_is_tty),
-    trusted_proxies: (env.TOLLGATE_TRUSTED_PROXIES ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
+    trusted_proxies,
     public_url: (env.TOLLGATE_PUBLIC_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/$/, ''),
     worker_enabled: env.TOLLGATE_WORKER !== '0',
     body_limit_bytes: intSetting(env, 'TOLLGATE_BODY_LIMIT_BYTES', 1024 * 1024),
@@ -140,5 +181,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, stdout_is_tty
       'TOLLGATE_MAX_IN_FLIGHT',
     ),
     max_event_loop_delay_ms: intSetting(env, 'TOLLGATE_MAX_EVENT_LOOP_DELAY_MS', 0),
+    production: isProduction(env, host, trusted_proxies),
+    metrics_token: metricsToken(env),
+    metrics_listen: metricsListen(env),
   };
 }

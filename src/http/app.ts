@@ -13,6 +13,7 @@ import { registerGenericRoutes } from '../generic/routes.js';
 import { fromCatalogue, GenericError, sendGenericError, validationError } from '../generic/wire.js';
 import { registerIdempotency } from '../idempotency/plugin.js';
 import { registerPaymentMethodRoutes } from '../methods/routes.js';
+import { metricsAccess, registerMetricsRoute } from '../ops/metrics-access.js';
 import { registerLifecycleRoutes } from '../payments/lifecycle-routes.js';
 import { registerPaymentRoutes } from '../payments/routes.js';
 import { registerPayoutRoutes } from '../payouts/routes.js';
@@ -29,13 +30,16 @@ import { registerOpenApi } from './docs.js';
 import { describeValidation, sendError } from './error-answer.js';
 import { ApiError, type ResultCode } from './errors.js';
 import { finiteNumbers } from './finite.js';
-import { loggerOptions } from './logging.js';
+import { loggedUrl, loggerOptions, routeWords } from './logging.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** One year, subdomains included: the usual HSTS policy (RFC 6797 §6.1). */
+const HSTS = 'max-age=31536000; includeSubDomains';
 
-export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+/** `log_destination`: where the log goes instead of standard output (tests read it). */
+export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.WritableStream } = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: loggerOptions(deps.settings),
+    logger: loggerOptions(deps.settings, opts.log_destination),
     // One line per request is written by our onResponse hook instead.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.settings.body_limit_bytes,
@@ -90,9 +94,20 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     }
   });
 
+  // Every route's static words, so an unmatched path is logged with only those (logging.ts).
+  const words = routeWords();
+  app.addHook('onRoute', (route) => words.add(route.url));
+
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
+    // Issue 29 item 5. Answers carry payment state, keys and pages for one shopper: no cache
+    // keeps them, unless a route chose otherwise (the docs' static assets, public and alike).
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    // Served over HTTPS (directly, or behind a trusted proxy's X-Forwarded-Proto): browsers
+    // keep to HTTPS from then on. Never over plain HTTP, where the header means nothing and
+    // a development setup on http://localhost must stay reachable.
+    if (request.protocol === 'https') reply.header('strict-transport-security', HSTS);
     return payload;
   });
 
@@ -130,7 +145,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     const route = request.routeOptions.url ?? 'unmatched';
     deps.metrics.requests.inc({ route, status: String(reply.statusCode) });
     deps.metrics.latency.observe({ route }, reply.elapsedTime / 1000);
-    request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+    const url = loggedUrl(request.url, request.routeOptions.url, words);
+    request.log.info({ method: request.method, url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -212,10 +228,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     if (ok) faults.recovered();
     return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'database unreachable' });
   });
-  app.get('/metrics', probe, async (_req, reply) => {
-    reply.type(deps.metrics.registry.contentType);
-    return deps.metrics.registry.metrics();
-  });
+  // Open on the development default only; else a Bearer token, a listener of its own, or 404 (ops/metrics-access.ts).
+  const metrics = metricsAccess(deps.settings);
+  if (metrics !== 'absent') registerMetricsRoute(app, deps.metrics, metrics === 'token' ? deps.settings.metrics_token : undefined, probe);
 
   registerIdempotency(app, deps); // before the routes: its hooks apply to every POST
   // One risk engine behind the direct payment and the hosted checkout's card form.

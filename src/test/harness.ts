@@ -154,7 +154,9 @@ export async function createPgDatabase(): Promise<{ url: string; drop: () => Pro
   };
 }
 
-export async function testGateway(opts: { settings?: Partial<Settings>; start_ms?: number } = {}): Promise<TestGateway> {
+export async function testGateway(
+  opts: { settings?: Partial<Settings>; start_ms?: number; log_destination?: NodeJS.WritableStream } = {},
+): Promise<TestGateway> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-test-'));
   let database_url = `sqlite:${path.join(dir, 'tollgate.db')}`;
   let drop = async () => {};
@@ -183,7 +185,7 @@ export async function testGateway(opts: { settings?: Partial<Settings>; start_ms
     },
   };
   const runtime = await createRuntime(settings, { keyring: Keyring.parse(TEST_MASTER_KEY), now: () => clock.now, metricsDefaults: false });
-  const app = await buildApp(runtime.deps);
+  const app = await buildApp(runtime.deps, { log_destination: opts.log_destination });
   await app.ready();
   const newMerchant: TestGateway['newMerchant'] = (o = {}) =>
     runtime.merchants.createMerchant({
