@@ -91,6 +91,7 @@ describe('acquiring retrievals', () => {
       'the table above names published paths',
     );
     for (const path of retrievals) {
+      assert.ok(doc.paths[path]?.post && '403' in ((doc.paths[path].post as { responses?: object }).responses ?? {}), `${path} documents its 403`);
       const refused = await gw.post(path, ids(), { merchant: m, remoteAddress: UNLISTED });
       assert.equal(refused.statusCode, 403, path);
       assert.equal(refused.json().return_message, '0403:IP not allowed', path);
@@ -114,8 +115,10 @@ describe('generic interface reads (every GET)', () => {
       .map(([path]) => path.replace(/\{[^}]+\}/g, 'x_1'));
   }
 
-  test('the published GETs include the payments, refunds, accounts, transfers and balance reads', async () => {
+  test('the published GETs include the payments, refunds, accounts, transfers and balance reads, and each documents its 403', async () => {
     const gets = await genericGets();
+    const doc = (await gw.app.inject({ url: '/openapi.json' })).json() as { paths: Record<string, { get?: { responses: object } }> };
+    for (const [path, ops] of Object.entries(doc.paths)) if (path.startsWith('/v1/') && ops.get) assert.ok('403' in ops.get.responses, path);
     for (const p of ['/v1/payments', '/v1/payments/x_1', '/v1/refunds', '/v1/refunds/x_1', '/v1/accounts', '/v1/transfers', '/v1/balance']) {
       assert.ok(gets.includes(p), `${p} among ${gets.join(', ')}`);
     }

@@ -359,7 +359,7 @@ ${
 </section>
 
 <section id="ip-allow-list" aria-labelledby="h-ips"><h2 id="h-ips">IP allow-list</h2>
-<p>Addresses and ranges allowed to query transactions (/v1/retrievalTrans) for this account.</p>
+<p>Addresses and ranges allowed to read this account's data back through the API: /v1/retrievalTrans, /v1/retrievalRefund, /v1/retrievalPayout and every GET of the generic interface.</p>
 ${ips.length === 0 ? html`<p>None: no address may query.</p>` : html`<ul id="ips">${ips.map((ip) => html`<li><span class="code">${ip}</span> ${action('/ips/remove', 'Remove', `remove-ip-${ip}`, hidden('cidr', ip), `Remove ${ip}`)}</li>`)}</ul>`}
 <form method="post" action="/portal/settings/ips/add" class="inline">${formSecrets(request)}<label for="f-cidr">Address or CIDR range</label><input ${attrs({ id: 'f-cidr', name: 'cidr', type: 'text', required: true, maxlength: 100, placeholder: '203.0.113.0/24' })}><button type="submit" id="add-ip">Add</button></form>
 </section>
