@@ -243,7 +243,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: Deps): void {
         security: [{ bearer: [] }],
         params: IdParams('acct_'),
         querystring: RetrieveQuery,
-        response: { ...objectAnswers(AccountObject, 'The connected account.'), ...errorAnswers([401, 404, 429]) },
+        response: { ...objectAnswers(AccountObject, 'The connected account.'), ...errorAnswers([401, 403, 404, 429]) },
       },
     },
     async (request, reply) => {
@@ -363,7 +363,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: Deps): void {
         querystring: ListAccounts,
         response: {
           ...objectAnswers(ListEnvelope(AccountObject, 'A page of connected accounts, newest first.'), 'A page of connected accounts.'),
-          ...errorAnswers([400, 401, 429]),
+          ...errorAnswers([400, 401, 403, 429]),
         },
       },
     },

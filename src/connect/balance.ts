@@ -45,7 +45,7 @@ export function registerBalanceRoute(app: FastifyInstance, deps: Deps): void {
         security: [{ bearer: [] }],
         headers: BalanceHeaders,
         querystring: RetrieveQuery,
-        response: { ...objectAnswers(BalanceObject, 'The balance.'), ...errorAnswers([401, 404, 429]) },
+        response: { ...objectAnswers(BalanceObject, 'The balance.'), ...errorAnswers([401, 403, 404, 429]) },
       },
     },
     async (request, reply) => {

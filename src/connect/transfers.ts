@@ -368,7 +368,7 @@ export function registerTransferRoutes(app: FastifyInstance, deps: Deps): void {
         security,
         params: IdParams('tr_'),
         querystring: RetrieveQuery,
-        response: { ...objectAnswers(TransferObject, 'The transfer.'), ...errorAnswers([401, 404, 429]) },
+        response: { ...objectAnswers(TransferObject, 'The transfer.'), ...errorAnswers([401, 403, 404, 429]) },
       },
     },
     async (request, reply) => {
@@ -436,7 +436,7 @@ export function registerTransferRoutes(app: FastifyInstance, deps: Deps): void {
         querystring: ListTransfers,
         response: {
           ...objectAnswers(ListEnvelope(TransferObject, 'A page of transfers, newest first.'), 'A page of transfers.'),
-          ...errorAnswers([400, 401, 404, 429]),
+          ...errorAnswers([400, 401, 403, 404, 429]),
         },
       },
     },
@@ -554,7 +554,7 @@ export function registerTransferRoutes(app: FastifyInstance, deps: Deps): void {
         querystring: ListReversals,
         response: {
           ...objectAnswers(ListEnvelope(ReversalObject, 'A page of reversals, newest first.'), 'A page of reversals.'),
-          ...errorAnswers([400, 401, 404, 429]),
+          ...errorAnswers([400, 401, 403, 404, 429]),
         },
       },
     },
@@ -596,7 +596,7 @@ export function registerTransferRoutes(app: FastifyInstance, deps: Deps): void {
         security,
         params: ReversalParams,
         querystring: RetrieveQuery,
-        response: { ...objectAnswers(ReversalObject, 'The reversal.'), ...errorAnswers([401, 404, 429]) },
+        response: { ...objectAnswers(ReversalObject, 'The reversal.'), ...errorAnswers([401, 403, 404, 429]) },
       },
     },
     async (request, reply) => sendObject(request, reply, reversalObject(await findReversal(deps.store.db, request))),

@@ -6,6 +6,7 @@ import { TokenBuckets } from '../apikeys/rate-limit.js';
 import type { KeyCaller } from '../apikeys/service.js';
 import type { Deps } from '../http/context.js';
 import { answersAreStrings } from '../http/route-schema.js';
+import { readsBack, requireAllowedIp } from '../merchants/ip-allow.js';
 import { GenericError } from './wire.js';
 
 declare module 'fastify' {
@@ -89,6 +90,8 @@ export function genericRouteOptions(deps: Deps) {
     }
     request.apiKey = caller;
     request.account = caller.creds; // idempotency keys are scoped by it (src/idempotency)
+    // Reading data back needs a registered address, as on the acquiring retrievals (decisions §3; issue 29).
+    if (readsBack(request)) requireAllowedIp(caller.creds, request.ip);
   };
   const preValidation = async (request: FastifyRequest) => {
     // decisions §12: form or JSON; the acquiring interface's XML is not a shape of this one.

@@ -46,6 +46,7 @@ const MEANING: Record<number, string> = {
   400: 'A parameter is missing, unknown or invalid (`error.param` names it), or the operation is not possible in the object’s state. Nothing was done.',
   401: 'No API key, a malformed one, an unknown or a revoked one.',
   402: 'The card was declined (`error.type` `card_error`, `error.decline_code`); the declined payment is in `error.payment`.',
+  403: '`ip_not_allowed`: reading data back (every GET) answers only addresses on the account’s IP allow-list (`npx tollgate ip add`). Nothing was read.',
   404: 'No such object for this key (another account’s or the other mode’s objects are not found either).',
   409: 'The `Idempotency-Key` was used with other parameters, or its first request is still running.',
   429: 'Too many requests with this key; see `Retry-After`.',

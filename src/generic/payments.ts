@@ -384,7 +384,7 @@ export function registerGenericPaymentRoutes(app: FastifyInstance, deps: Deps, r
         security,
         params: IdParams(PAYMENT_ID_PREFIX),
         querystring: RetrieveQuery,
-        response: { ...objectAnswers(PaymentObject, 'The payment.'), ...errorAnswers([401, 404, 429]) },
+        response: { ...objectAnswers(PaymentObject, 'The payment.'), ...errorAnswers([401, 403, 404, 429]) },
       },
     },
     async (request, reply) => sendObject(request, reply, paymentObject(await findPayment(deps, request, request.params.id))),
@@ -497,7 +497,7 @@ export function registerGenericPaymentRoutes(app: FastifyInstance, deps: Deps, r
         querystring: ListPayments,
         response: {
           ...objectAnswers(ListEnvelope(PaymentObject, 'A page of payments, newest first.'), 'A page of payments.'),
-          ...errorAnswers([400, 401, 429]),
+          ...errorAnswers([400, 401, 403, 429]),
         },
       },
     },

@@ -175,7 +175,7 @@ export function registerGenericRefundRoutes(app: FastifyInstance, deps: Deps): v
         security,
         params: IdParams(REFUND_ID_PREFIX),
         querystring: RetrieveQuery,
-        response: { ...objectAnswers(RefundObject, 'The refund.'), ...errorAnswers([401, 404, 429]) },
+        response: { ...objectAnswers(RefundObject, 'The refund.'), ...errorAnswers([401, 403, 404, 429]) },
       },
     },
     async (request, reply) => sendObject(request, reply, refundObject(await findRefund(deps, request, request.params.id), callerOf(request).livemode)),
@@ -223,7 +223,7 @@ export function registerGenericRefundRoutes(app: FastifyInstance, deps: Deps): v
         querystring: ListRefunds,
         response: {
           ...objectAnswers(ListEnvelope(RefundObject, 'A page of refunds, newest first.'), 'A page of refunds.'),
-          ...errorAnswers([400, 401, 404, 429]),
+          ...errorAnswers([400, 401, 403, 404, 429]),
         },
       },
     },

@@ -81,6 +81,7 @@ export function validationError(errors: AjvError[], where: 'body' | 'querystring
 const FROM_CATALOGUE: Partial<Record<ResultCode, { type: GenericErrorType; code?: string }>> = {
   '0400': { type: 'invalid_request_error', code: 'parameter_invalid' },
   '0401': { type: 'invalid_request_error', code: 'api_key_invalid' },
+  '0403': { type: 'invalid_request_error', code: 'ip_not_allowed' },
   '0404': { type: 'invalid_request_error', code: 'resource_missing' },
   '0405': { type: 'invalid_request_error' },
   '0409': { type: 'idempotency_error', code: 'idempotency_key_in_use' },

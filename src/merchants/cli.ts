@@ -79,7 +79,7 @@ command({
 command({
   name: 'ip add',
   args: '--account ID CIDR...',
-  about: 'allow these addresses or ranges to call /v1/retrievalTrans for the account',
+  about: 'allow these addresses or ranges to read the account’s data back (/v1/retrievalTrans, /v1/retrievalRefund, /v1/retrievalPayout, generic GETs)',
   options: { account: { type: 'string' } },
   positionals: true,
   async run({ values, positionals, runtime }) {
@@ -107,7 +107,7 @@ command({
 command({
   name: 'ip list',
   args: '--account ID',
-  about: 'the addresses and ranges allowed to call /v1/retrievalTrans for the account',
+  about: 'the addresses and ranges allowed to read the account’s data back',
   options: { account: { type: 'string' } },
   async run({ values, runtime }) {
     for (const c of await (await runtime()).merchants.listIps(need(values.account, '--account'))) out(c);

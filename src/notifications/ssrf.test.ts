@@ -29,6 +29,15 @@ describe('targets refused when private targets are not allowed', () => {
     ['http://[fc00::1]/', /uniqueLocal/],
     ['http://[fe80::1]/', /linkLocal/],
     ['http://[64:ff9b::a00:1]/', /rfc6052/],
+    // IPv4-compatible IPv6 (::/96; issue 29): every spelling of 127.0.0.1, 169.254.169.254, 10.0.0.1 and a public address.
+    ['http://[::127.0.0.1]/', /::7f00:1 is an IPv4-compatible \(::\/96\) address/],
+    ['http://[::7f00:1]/', /::7f00:1 is an IPv4-compatible/],
+    ['http://[0:0:0:0:0:0:7f00:1]/', /::7f00:1 is an IPv4-compatible/],
+    ['http://[::a9fe:a9fe]/latest/meta-data/', /::a9fe:a9fe is an IPv4-compatible/],
+    ['http://[::169.254.169.254]/', /::a9fe:a9fe is an IPv4-compatible/],
+    ['http://[::a00:1]/', /::a00:1 is an IPv4-compatible/],
+    ['http://[::5db8:d822]/', /::5db8:d822 is an IPv4-compatible/],
+    ['http://[::2]/', /::2 is an IPv4-compatible/],
     ['http://localhost:8080/hook', /loopback/],
     ['http://224.0.0.1/', /multicast/],
     ['ftp://example.com/', /http or https/],
@@ -62,6 +71,18 @@ describe('targets refused when private targets are not allowed', () => {
     ];
     await assert.rejects(checkTarget('https://mixed.example/', { allow_private: false, resolver }), /10\.0\.0\.1 is a private/);
   });
+
+  // A name whose AAAA record is IPv4-compatible (::/96), in the spellings a resolver may print it.
+  for (const address of ['::7f00:1', '::127.0.0.1', '::a9fe:a9fe', '::169.254.169.254', '0:0:0:0:0:0:a00:1']) {
+    test(`a name resolving to ${address} is refused`, async () => {
+      const resolver = async () => [{ address, family: 6 }];
+      await assert.rejects(checkTarget('https://compat.example/', { allow_private: false, resolver }), (e: Error) => {
+        assert.ok(e instanceof UnsafeTargetError);
+        assert.match(e.message, /resolves to a forbidden address: .* is an IPv4-compatible \(::\/96\) address/);
+        return true;
+      });
+    });
+  }
 });
 
 describe('TOLLGATE_ALLOW_PRIVATE_WEBHOOKS=1', () => {
@@ -73,6 +94,11 @@ describe('TOLLGATE_ALLOW_PRIVATE_WEBHOOKS=1', () => {
     ['169.254.169.254', /metadata/],
     ['0.0.0.0', /unspecified/],
     ['255.255.255.255', /broadcast/],
+    // ::/96 is a special range, not a private one: allowing private targets does not open it.
+    ['::7f00:1', /IPv4-compatible/],
+    ['::127.0.0.1', /IPv4-compatible/],
+    ['::a9fe:a9fe', /IPv4-compatible/],
+    ['::a00:1', /IPv4-compatible/],
   ];
   for (const [address, verdict] of table) {
     test(`${address} → ${verdict === 'ok' ? 'allowed' : 'still refused'}`, () => {
@@ -96,6 +122,7 @@ describe('notify_url checked when the payment arrives', () => {
     ['http://10.0.0.1/hook', /notify_url resolves to a forbidden address: 10\.0\.0\.1 is a private address/],
     ['http://localhost/hook', /notify_url resolves to a forbidden address/],
     ['http://0x7f000001/hook', /loopback/],
+    ['http://[::127.0.0.1]/hook', /notify_url resolves to a forbidden address: ::7f00:1 is an IPv4-compatible/],
     ['http://no-such-host.invalid/hook', /notify_url host "no-such-host\.invalid" could not be resolved/],
   ];
   for (const [url, problem] of cases) {

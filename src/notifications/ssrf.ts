@@ -4,7 +4,7 @@
 // checked (no second lookup, so DNS rebinding cannot swap it), and redirects are never
 // followed (the sender treats 3xx as a failed attempt).
 import dns from 'node:dns';
-import type { LookupFunction } from 'node:net';
+import { BlockList, isIPv6, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { invalid } from '../http/errors.js';
 
@@ -32,9 +32,29 @@ export class UnsafeTargetError extends Error {}
 const PRIVATE_RANGES = new Set(['loopback', 'private', 'linkLocal', 'carrierGradeNat', 'uniqueLocal', 'deprecatedSiteLocal']);
 // Cloud metadata endpoints stay refused even for local testing.
 const METADATA = new Set(['169.254.169.254', '169.254.170.2', 'fd00:ec2::254', '100.100.100.200']);
+// IPv4-compatible IPv6 (::/96, RFC 4291 §2.5.5.1, deprecated): ::7f00:1 carries 127.0.0.1 and
+// ::a9fe:a9fe the metadata address, and a stack that still routes the range reaches them.
+// ipaddr.js has no name for it (it reads "::7f00:1" as unicast, and "::127.0.0.1" as if it
+// were ::ffff:127.0.0.1), so the range is matched on the address as the system parses it.
+// Refused like the other special ranges, even when private targets are allowed (issue 29).
+const IPV4_COMPATIBLE = new BlockList();
+IPV4_COMPATIBLE.addSubnet('::', 96, 'ipv6');
+
+function isIpv4Compatible(text: string): boolean {
+  if (!isIPv6(text)) return false;
+  try {
+    if (!IPV4_COMPATIBLE.check(text, 'ipv6')) return false;
+    // :: and ::1 sit in the range too and keep their own names (unspecified, loopback).
+    const range = ipaddr.parse(text).range();
+    return range !== 'unspecified' && range !== 'loopback';
+  } catch {
+    return false; // not an address: classifyAddress says so
+  }
+}
 
 /** null when the address may be contacted, otherwise why not. */
 export function classifyAddress(text: string, allow_private: boolean): string | null {
+  if (isIpv4Compatible(text)) return `${text} is an IPv4-compatible (::/96) address`;
   let addr: ipaddr.IPv4 | ipaddr.IPv6;
   try {
     // process() turns IPv4-mapped IPv6 (::ffff:10.0.0.1) into the IPv4 it carries.

@@ -23,6 +23,9 @@ describe('what a frame origin may be', () => {
     ['http://shop.localhost:8080', 'http://shop.localhost:8080'],
     ['http://127.0.0.1:5173', 'http://127.0.0.1:5173'],
     ['http://[::1]:3000', 'http://[::1]:3000'],
+    // A wildcard under a public suffix names one registrant's subdomains (issue 29).
+    ['https://*.shop.co.uk', 'https://*.shop.co.uk'],
+    ['https://*.mine.github.io', 'https://*.mine.github.io'],
   ];
   for (const [given, stored] of accepted) {
     test(`${JSON.stringify(given)} is stored as ${stored}`, () => {
@@ -42,6 +45,14 @@ describe('what a frame origin may be', () => {
     ['*', /scheme and host only/],
     ['https://*', /only wildcard is a leading/],
     ['https://*.com', /wildcard needs at least two labels/],
+    // A wildcard over a public suffix (the Public Suffix List, ICANN and private sections; issue 29).
+    ['https://*.co.uk', /a wildcard may not cover a public suffix: co\.uk is on the Public Suffix List/],
+    ['https://*.CO.UK:8443', /co\.uk is on the Public Suffix List/],
+    ['https://*.com.au', /com\.au is on the Public Suffix List/],
+    ['https://*.github.io', /github\.io is on the Public Suffix List/],
+    ['https://*.herokuapp.com', /herokuapp\.com is on the Public Suffix List/],
+    ['https://*.s3.amazonaws.com', /s3\.amazonaws\.com is on the Public Suffix List/],
+    ['https://*.anything.ck', /anything\.ck is on the Public Suffix List/], // under the list's wildcard rule *.ck
     ['https://shop.*.example', /only wildcard is a leading/],
     ['https://*.*.shop.example', /only wildcard is a leading/],
     ['https://shop.example:*', /only wildcard is a leading/],
@@ -105,6 +116,38 @@ describe('stored per account', () => {
     await assert.rejects(frames.add(m.account_id, 'https://one-more.example'), /already has 20 frame origins/);
     assert.equal(await frames.add(m.account_id, 'https://s0.shop.example'), 'https://s0.shop.example', 'a listed one is still fine');
     assert.equal((await frames.list(m.account_id)).length, MAX_FRAME_ORIGINS);
+  });
+
+  test('a wildcard over a public suffix stored before the rule: ignored when framing, listed as such, removable', async () => {
+    const m = await gw.newMerchant();
+    const account = m.account_id;
+    const frames = frameOriginsOf(gw.runtime.store);
+    await gw.runtime.store.transaction((tx) =>
+      tx
+        .insertInto('account_frame_origins')
+        .values(['https://*.co.uk', 'https://*.github.io'].map((origin) => ({ account_id: account, origin, created_at: 0 })))
+        .execute(),
+    );
+    frames.invalidate();
+    assert.deepEqual(await framingOf(m), { ancestors: "'none'", xfo: 'DENY' }, 'no one frames the page through them');
+    await frames.add(account, 'https://shop.example');
+    assert.deepEqual(await framingOf(m), { ancestors: 'https://shop.example', xfo: undefined }, 'the valid origin still does');
+
+    const listed = await runCli('frame-origin', 'list', '--account', account);
+    assert.equal(
+      listed.stdout,
+      'https://*.co.uk  (ignored when framing: co.uk is a public suffix; remove it)\n' +
+        'https://*.github.io  (ignored when framing: github.io is a public suffix; remove it)\n' +
+        'https://shop.example\n',
+    );
+    const again = await runCli('frame-origin', 'add', '--account', account, 'https://*.co.uk');
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /^error: "https:\/\/\*\.co\.uk" is not a frame origin: a wildcard may not cover a public suffix/);
+
+    const removed = await runCli('frame-origin', 'remove', '--account', account, 'HTTPS://*.CO.UK/');
+    assert.deepEqual([removed.code, removed.stdout, removed.stderr], [0, 'removed HTTPS://*.CO.UK/\n', '']);
+    assert.equal(await frames.remove(account, 'https://*.github.io'), true, 'the service removes one too');
+    assert.deepEqual(await frames.list(account), ['https://shop.example']);
   });
 
   test('the list is cached briefly; a change made here is seen at once', async () => {

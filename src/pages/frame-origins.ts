@@ -6,9 +6,14 @@
 // - `https://host[:port]`: a DNS name (IDN becomes punycode) or an IP literal; no path,
 //   query, fragment or credentials; the default port is dropped.
 // - `https://*.example.com[:port]`: the one wildcard CSP allows, a leading label, with at
-//   least two labels after it (never `*.com`, `*`, or a wildcard port).
+//   least two labels after it (never `*.com`, `*`, or a wildcard port), and never over a
+//   public suffix (`*.co.uk`, `*.github.io`): the Public Suffix List, ICANN and private
+//   sections, through tldts (issue 29). Such a wildcard would let every site registered
+//   under the suffix frame the card form. A row stored before that rule is ignored when a
+//   page is framed (`isFrameAncestor`) and can still be removed.
 // - `http://` only for loopback (localhost, *.localhost, 127.0.0.0/8, [::1]): a shopper's
 //   card form must not sit inside a page anyone on the path could rewrite.
+import { getPublicSuffix } from 'tldts';
 import type { Store } from '../db/store.js';
 
 /** Bounds (style §9): the header stays small. */
@@ -26,8 +31,26 @@ function isIp(host: string): boolean {
   return /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.startsWith('[');
 }
 
-/** The origin as stored and as it goes into `frame-ancestors`; throws naming the problem. */
-export function normaliseFrameOrigin(text: string): string {
+/** The public suffix a wildcard origin (`https://*.co.uk`) covers, or null when it covers none or is no wildcard. */
+export function publicSuffixUnderWildcard(origin: string): string | null {
+  const m = /^https?:\/\/\*\.([^/:[\]]+)(:\d{1,5})?$/.exec(origin);
+  if (!m) return null;
+  const base = m[1] as string;
+  // allowPrivateDomains: github.io, herokuapp.com and the like are suffixes too (anyone may register under them).
+  return getPublicSuffix(base, { allowPrivateDomains: true }) === base ? base : null;
+}
+
+/** A stored origin that goes into `frame-ancestors`: well-formed, and no wildcard over a public suffix (a row older than the rule). */
+export function isFrameAncestor(value: string): boolean {
+  return isCspOrigin(value) && publicSuffixUnderWildcard(value) === null;
+}
+
+/**
+ * The origin as stored and as it goes into `frame-ancestors`; throws naming the problem.
+ * `existing`: the text names a registered row to remove, which may predate the public-suffix
+ * rule, so that rule is not applied (the shape still is, so the row is found however spelt).
+ */
+export function normaliseFrameOrigin(text: string, opts: { existing?: boolean } = {}): string {
   const t = text.trim();
   const refuse = (why: string): never => {
     throw new Error(`"${text}" is not a frame origin: ${why} (e.g. https://shop.example or http://localhost:3000)`);
@@ -54,6 +77,11 @@ export function normaliseFrameOrigin(text: string): string {
   }
   if (url.protocol === 'http:' && !isLoopback(host)) refuse('http is allowed for localhost only; use https');
   const origin = wildcard ? url.origin.replace('://wildcard.', '://*.') : url.origin;
+  const suffix = opts.existing ? null : publicSuffixUnderWildcard(origin);
+  if (suffix)
+    refuse(
+      `a wildcard may not cover a public suffix: ${suffix} is on the Public Suffix List, so *.${suffix} would let every site registered under it frame the page; name your own domain (*.yourshop.${suffix})`,
+    );
   return origin;
 }
 
@@ -101,9 +129,9 @@ export class FrameOrigins {
     return origin;
   }
 
-  /** Unregisters an origin; false when it was not registered. */
+  /** Unregisters an origin; false when it was not registered. A row the rules now refuse (`*.co.uk`) is removed too. */
   async remove(account_id: string, text: string): Promise<boolean> {
-    const origin = normaliseFrameOrigin(text);
+    const origin = normaliseFrameOrigin(text, { existing: true });
     await this.requireAccount(account_id);
     const n = await this.store.transaction(async (tx) => {
       const r = await tx.deleteFrom('account_frame_origins').where('account_id', '=', account_id).where('origin', '=', origin).executeTakeFirst();

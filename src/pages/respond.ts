@@ -4,7 +4,7 @@
 // and the frame ancestors the account registered.
 import type { FastifyReply } from 'fastify';
 import { randomToken } from '../crypto/ids.js';
-import { isCspOrigin } from './frame-origins.js';
+import { isCspOrigin, isFrameAncestor } from './frame-origins.js';
 import { type PageContent, renderDocument } from './layout.js';
 
 export interface PageResponse extends PageContent {
@@ -34,7 +34,7 @@ export function contentSecurityPolicy(o: {
   frameAncestors: readonly string[];
 }): string {
   const targets = o.formTargets.filter(isCspOrigin);
-  const ancestors = o.frameAncestors.filter(isCspOrigin);
+  const ancestors = o.frameAncestors.filter(isFrameAncestor);
   return [
     "default-src 'none'",
     `style-src 'nonce-${o.nonce}'`,
@@ -60,7 +60,7 @@ export function sendPage(reply: FastifyReply, page: PageResponse): FastifyReply 
   reply.code(page.status ?? 200).header('content-security-policy', csp);
   // X-Frame-Options cannot name a list of origins; browsers that know frame-ancestors use it
   // instead, so it is sent only when no one may frame the page.
-  if (!page.frameAncestors.some(isCspOrigin)) reply.header('x-frame-options', 'DENY');
+  if (!page.frameAncestors.some(isFrameAncestor)) reply.header('x-frame-options', 'DENY');
   return securityHeaders(reply).type('text/html; charset=utf-8').send(body);
 }
 

@@ -4,7 +4,6 @@ import { Type } from 'typebox';
 import type { Store } from '../db/store.js';
 import { ApiError, invalid } from '../http/errors.js';
 import type { AccountCredentials } from '../merchants/service.js';
-import { ipAllowed } from '../merchants/service.js';
 import { subscriptionResult } from '../subscriptions/result.js';
 import { parseCompactTime } from './format.js';
 import { notFoundRecord, ORDER_RECORD_COLUMNS, type OrderRecordRow, parseDetails, toOrderRecord } from './order-record.js';
@@ -85,10 +84,6 @@ export function dateRange(start?: string, end?: string): [number, number] {
   if (to < from) throw invalid('end_date', 'is before start_date');
   // end_date is inclusive to the second.
   return [from, to + 999];
-}
-
-export function checkIpAllowed(creds: AccountCredentials, ip: string): void {
-  if (!ipAllowed(ip, creds.allowed_ips)) throw new ApiError('0403', `calls from ${ip} are not registered for this account`);
 }
 
 export async function queryOrders(

@@ -5,10 +5,11 @@ import { ApmService } from '../apm/service.js';
 import { acquiringHooks, sendSigned } from '../http/acquiring.js';
 import type { Deps } from '../http/context.js';
 import { answers, answersAreStrings, REQUEST_MEDIA_TYPES, SIGNED, SIGNED_REFUSALS } from '../http/route-schema.js';
+import { IP_REFUSAL, withIpAllowList } from '../merchants/ip-allow.js';
 import { createRiskEngine } from '../risk/engine.js';
 import { basicRiskEngine, type RiskEngine } from '../risk/index.js';
 import { AuthoriseService } from './authorise.js';
-import { checkIpAllowed, QueryBody, type QueryInput, queryOrders } from './query.js';
+import { QueryBody, type QueryInput, queryOrders } from './query.js';
 import { ApmAnswer, AuthoriseAnswer, type AuthoriseDirect, AuthoriseDirectBody, QueryAnswer } from './schema.js';
 
 export function registerPaymentRoutes(
@@ -74,16 +75,15 @@ export function registerPaymentRoutes(
           media: 'json',
           ok: QueryAnswer,
           ok_description: 'The order records, signed.',
-          refusals: { ...SIGNED_REFUSALS, 403: '`0403:IP not allowed`: the caller’s IP address is not registered for the account.' },
+          refusals: { ...SIGNED_REFUSALS, ...IP_REFUSAL },
         }),
       },
       config: { answer: 'json' },
       ...answersAreStrings,
-      ...acquiringHooks(deps, QueryBody),
+      ...withIpAllowList(acquiringHooks(deps, QueryBody)),
     },
     async (request, reply) => {
       const creds = request.account!;
-      checkIpAllowed(creds, request.ip);
       const { orders, next_cursor } = await queryOrders(deps.store, creds, request.body as QueryInput);
       return sendSigned(request, reply, {
         merchant_id: creds.account.merchant_id,

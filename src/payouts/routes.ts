@@ -5,6 +5,7 @@ import { acquiringHooks, sendSigned } from '../http/acquiring.js';
 import type { Deps } from '../http/context.js';
 import { invalid, resultText } from '../http/errors.js';
 import { answers, answersAreStrings, REQUEST_MEDIA_TYPES, SIGNED, SIGNED_REFUSALS } from '../http/route-schema.js';
+import { IP_REFUSAL, withIpAllowList } from '../merchants/ip-allow.js';
 import { payoutRecord } from './record.js';
 import {
   CancelPayoutAnswer,
@@ -103,16 +104,21 @@ export function registerPayoutRoutes(app: FastifyInstance, deps: Deps): void {
         operationId: 'retrievalPayout',
         summary: 'Search payouts',
         description:
-          'Select by `request_ids`, `transaction_ids` or `short_reference_ids` (at most 100 ids together), or by `start_date` and `end_date` over the creation time; at most 100 payouts per answer, `next_cursor` when there are more. A requested id that matches no payout is answered with `query_result` `0`.',
+          'Select by `request_ids`, `transaction_ids` or `short_reference_ids` (at most 100 ids together), or by `start_date` and `end_date` over the creation time; at most 100 payouts per answer, `next_cursor` when there are more. A requested id that matches no payout is answered with `query_result` `0`. Only IP addresses registered for the account may call it.',
         tags: ['payouts'],
         security: SIGNED,
         consumes: REQUEST_MEDIA_TYPES,
         body: RetrievalPayoutBody,
-        response: answers({ media: 'json', ok: RetrievalPayoutAnswer, ok_description: 'The matching payouts, signed.', refusals: SIGNED_REFUSALS }),
+        response: answers({
+          media: 'json',
+          ok: RetrievalPayoutAnswer,
+          ok_description: 'The matching payouts, signed.',
+          refusals: { ...SIGNED_REFUSALS, ...IP_REFUSAL },
+        }),
       },
       config: { answer: 'json' },
       ...answersAreStrings,
-      ...acquiringHooks(deps, RetrievalPayoutBody),
+      ...withIpAllowList(acquiringHooks(deps, RetrievalPayoutBody)),
     },
     async (request, reply) => {
       const creds = request.account!;

@@ -289,6 +289,23 @@ describe('checkout frame origins', () => {
     );
   });
 
+  test('a wildcard over a public suffix is a 400 naming the rule; one stored before the rule is shown as ignored and removed', async () => {
+    const { m, agent } = await ownerOfNewMerchant();
+    for (const origin of ['https://*.co.uk', 'https://*.github.io']) {
+      const refused = await agent.submit(SETTINGS, `${SETTINGS}/frame-origins/add`, { origin });
+      assert.equal(refused.status, 400, origin);
+      assert.match(refused.body, /a wildcard may not cover a public suffix/);
+    }
+    assert.deepEqual(await frameOriginsOf(gw.runtime.store).list(m.account_id), []);
+    await gw.runtime.store.transaction((tx) =>
+      tx.insertInto('account_frame_origins').values({ account_id: m.account_id, origin: 'https://*.co.uk', created_at: 0 }).execute(),
+    );
+    frameOriginsOf(gw.runtime.store).invalidate();
+    assert.match((await agent.get(SETTINGS)).body, /https:\/\/\*\.co\.uk<\/span> <em class="ignored">ignored: co\.uk is a public suffix; remove it<\/em>/);
+    assert.equal((await agent.submit(SETTINGS, `${SETTINGS}/frame-origins/remove`)).status, 303);
+    assert.deepEqual(await frameOriginsOf(gw.runtime.store).list(m.account_id), []);
+  });
+
   test('settings are those of the account shown: a live account’s keys are sk_live_', async () => {
     const live = await gw.newMerchant({ mode: 'live' });
     const { agent } = await signedInUser(gw, { role: 'owner', merchant_id: live.merchant_id });

@@ -17,7 +17,7 @@ import { Type } from 'typebox';
 import { ApiKeyError } from '../apikeys/service.js';
 import { storageFault } from '../db/faults.js';
 import { normaliseCidr } from '../merchants/service.js';
-import { attrs, frameOriginsOf, hidden, html, MAX_FRAME_ORIGINS, normaliseFrameOrigin, type SafeHtml } from '../pages/index.js';
+import { attrs, frameOriginsOf, hidden, html, MAX_FRAME_ORIGINS, normaliseFrameOrigin, publicSuffixUnderWildcard, type SafeHtml } from '../pages/index.js';
 import {
   addToBlocklist,
   BLOCKLIST_TYPES,
@@ -290,12 +290,19 @@ export function registerSettings(scope: FastifyInstance, deps: PortalDeps): void
       need: 'manage',
       detail: request.body.origin.trim(),
       run: async () => {
-        const origin = await refusing(async () => normaliseFrameOrigin(request.body.origin));
+        // A row stored before a rule that now refuses it (a wildcard over a public suffix) is removable.
+        const origin = await refusing(async () => normaliseFrameOrigin(request.body.origin, { existing: true }));
         if (!(await frameOriginsOf(deps.store).remove(account_id, origin))) throw new PortalError(404, `${origin} is not registered.`, SETTINGS);
         return withNotice(SETTINGS, 'removed');
       },
     });
   });
+}
+
+/** A row stored before the public-suffix rule: shown with why it no longer frames anything. */
+function ignoredOrigin(origin: string): SafeHtml | string {
+  const suffix = publicSuffixUnderWildcard(origin);
+  return suffix ? html`<em class="ignored">ignored: ${suffix} is a public suffix; remove it</em> ` : '';
 }
 
 function validCidr(text: string): string {
@@ -352,7 +359,7 @@ ${
 </section>
 
 <section id="ip-allow-list" aria-labelledby="h-ips"><h2 id="h-ips">IP allow-list</h2>
-<p>Addresses and ranges allowed to query transactions (/v1/retrievalTrans) for this account.</p>
+<p>Addresses and ranges allowed to read this account's data back through the API: /v1/retrievalTrans, /v1/retrievalRefund, /v1/retrievalPayout and every GET of the generic interface.</p>
 ${ips.length === 0 ? html`<p>None: no address may query.</p>` : html`<ul id="ips">${ips.map((ip) => html`<li><span class="code">${ip}</span> ${action('/ips/remove', 'Remove', `remove-ip-${ip}`, hidden('cidr', ip), `Remove ${ip}`)}</li>`)}</ul>`}
 <form method="post" action="/portal/settings/ips/add" class="inline">${formSecrets(request)}<label for="f-cidr">Address or CIDR range</label><input ${attrs({ id: 'f-cidr', name: 'cidr', type: 'text', required: true, maxlength: 100, placeholder: '203.0.113.0/24' })}><button type="submit" id="add-ip">Add</button></form>
 </section>
@@ -395,7 +402,7 @@ ${blocklistForm(request, '/blocklist/remove', 'Remove', 'unblock')}
 
 <section id="frame-origins" aria-labelledby="h-frames"><h2 id="h-frames">Checkout frame origins</h2>
 <p>Origins that may show this account's hosted checkout in an iframe (at most ${MAX_FRAME_ORIGINS}); with none, the pages cannot be framed.</p>
-${origins.length === 0 ? html`<p>None.</p>` : html`<ul id="origins">${origins.map((o) => html`<li><span class="code">${o}</span> ${action('/frame-origins/remove', 'Remove', `remove-origin-${o}`, hidden('origin', o), `Remove ${o}`)}</li>`)}</ul>`}
+${origins.length === 0 ? html`<p>None.</p>` : html`<ul id="origins">${origins.map((o) => html`<li><span class="code">${o}</span> ${ignoredOrigin(o)}${action('/frame-origins/remove', 'Remove', `remove-origin-${o}`, hidden('origin', o), `Remove ${o}`)}</li>`)}</ul>`}
 <form method="post" action="/portal/settings/frame-origins/add" class="inline">${formSecrets(request)}<label for="f-origin">Origin</label><input ${attrs({ id: 'f-origin', name: 'origin', type: 'text', required: true, maxlength: 255, placeholder: 'https://shop.example' })}><button type="submit" id="add-origin">Add</button></form>
 </section>`;
 }

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { acquiringHooks, sendSigned } from '../http/acquiring.js';
 import type { Deps } from '../http/context.js';
 import { answers, answersAreStrings, REQUEST_MEDIA_TYPES, SIGNED, SIGNED_REFUSALS } from '../http/route-schema.js';
+import { IP_REFUSAL, withIpAllowList } from '../merchants/ip-allow.js';
 import { eachItem } from '../payments/lifecycle.js';
 import { type RefundItem, refundItem } from './refund.js';
 import { RefundAnswer, RefundBody, RefundSearchAnswer } from './schema.js';
@@ -53,16 +54,21 @@ export function registerRefundRoutes(app: FastifyInstance, deps: Deps): void {
         operationId: 'retrievalRefund',
         summary: 'Search refunds',
         description:
-          'Select by `refund_reference_ids`, `transaction_ids` or `order_nos` (at most 100 ids together), or by `start_date` and `end_date` over `refund_date`; at most 100 refunds per answer, `next_cursor` when there are more. A requested id that matches no refund is answered with `query_result` `0`.',
+          'Select by `refund_reference_ids`, `transaction_ids` or `order_nos` (at most 100 ids together), or by `start_date` and `end_date` over `refund_date`; at most 100 refunds per answer, `next_cursor` when there are more. A requested id that matches no refund is answered with `query_result` `0`. Only IP addresses registered for the account may call it.',
         tags: ['refunds'],
         security: SIGNED,
         consumes: REQUEST_MEDIA_TYPES,
         body: RefundSearchBody,
-        response: answers({ media: 'json', ok: RefundSearchAnswer, ok_description: 'The matching refunds, signed.', refusals: SIGNED_REFUSALS }),
+        response: answers({
+          media: 'json',
+          ok: RefundSearchAnswer,
+          ok_description: 'The matching refunds, signed.',
+          refusals: { ...SIGNED_REFUSALS, ...IP_REFUSAL },
+        }),
       },
       config: { answer: 'json' },
       ...answersAreStrings,
-      ...acquiringHooks(deps, RefundSearchBody),
+      ...withIpAllowList(acquiringHooks(deps, RefundSearchBody)),
     },
     async (request, reply) => {
       const creds = request.account!;

@@ -60,7 +60,7 @@ export interface TestGateway {
     url: string,
     key: string,
     body?: Record<string, unknown>,
-    opts?: { json?: boolean; headers?: Record<string, string> },
+    opts?: { json?: boolean; headers?: Record<string, string>; remoteAddress?: string },
   ): Promise<TestResponse>;
   close(): Promise<void>;
 }
@@ -227,7 +227,7 @@ export async function testGateway(
       return (await runtime.apiKeys.create(m.account_id)).secret;
     },
     async generic(method, url, key, body, o = {}) {
-      const fetch = injectFetch(app);
+      const fetch = injectFetch(app, { remoteAddress: o.remoteAddress });
       const headers: Record<string, string> = { authorization: `Bearer ${key}`, ...o.headers };
       let payload: string | undefined;
       if (body !== undefined) {
