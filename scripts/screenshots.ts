@@ -125,6 +125,7 @@ try {
   await p.fill('#f-password', 'violet-harbour-lantern-42');
   await p.fill('#f-confirm', 'violet-harbour-lantern-42');
   await p.click('#set-password');
+  await p.fill('#f-merchant_id', shop.merchant_id);
   await p.fill('#f-email', 'owner@harbour.example');
   await p.fill('#f-password', 'violet-harbour-lantern-42');
   await p.click('#signin');

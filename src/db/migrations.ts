@@ -13,6 +13,7 @@ import { eventAttemptsMigration, notificationsMigration } from '../notifications
 import { frameOriginsMigration } from '../pages/migration.js';
 import { paymentsMigration } from '../payments/migration.js';
 import { payoutsMigration } from '../payouts/migration.js';
+import { portalEmailPerMerchantMigration } from '../portal/email-migration.js';
 import { portalMigration } from '../portal/migration.js';
 import { portalSearchMigration } from '../portal/search-migration.js';
 import { refundIdempotencyMigration, refundMetadataMigration, refundsMigration } from '../refunds/migration.js';
@@ -51,6 +52,7 @@ export const migrations: Record<string, Migration> = {
   '0052_refund_metadata': refundMetadataMigration,
   '0060_portal': portalMigration,
   '0061_portal_search': portalSearchMigration,
+  '0074_portal_email_per_merchant': portalEmailPerMerchantMigration,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {

@@ -31,7 +31,11 @@ test('create prints a link that sets the password once; list; disable ends the s
 
   const agent = new PortalAgent(gw);
   assert.equal((await agent.submit(`/portal/setup/${token}`, `/portal/setup/${token}`, { password: TEST_PASSWORD, confirm: TEST_PASSWORD })).status, 303);
-  assert.equal((await agent.submit('/portal/signin', '/portal/signin', { email: 'ops@shop.example', password: TEST_PASSWORD })).status, 303);
+  assert.equal(
+    (await agent.submit('/portal/signin', '/portal/signin', { merchant_id: gw.merchant.merchant_id, email: 'ops@shop.example', password: TEST_PASSWORD }))
+      .status,
+    303,
+  );
   assert.equal((await agent.get('/portal/profile')).status, 200);
 
   const list = await runCli('user', 'list', '--merchant', m.merchant_id, '--json');
@@ -41,17 +45,26 @@ test('create prints a link that sets the password once; list; disable ends the s
     [['ops@shop.example', 'active', false]],
   );
 
-  assert.equal((await runCli('user', 'disable', '--email', 'ops@shop.example')).code, 0);
+  assert.equal((await runCli('user', 'disable', '--merchant', m.merchant_id, '--email', 'ops@shop.example')).code, 0);
   assert.equal((await agent.get('/portal/profile')).status, 303, 'the session ended');
-  assert.equal((await agent.submit('/portal/signin', '/portal/signin', { email: 'ops@shop.example', password: TEST_PASSWORD })).status, 401);
-  assert.equal((await runCli('user', 'enable', '--email', 'ops@shop.example')).code, 0);
-  assert.equal((await agent.submit('/portal/signin', '/portal/signin', { email: 'ops@shop.example', password: TEST_PASSWORD })).status, 303);
+  assert.equal(
+    (await agent.submit('/portal/signin', '/portal/signin', { merchant_id: gw.merchant.merchant_id, email: 'ops@shop.example', password: TEST_PASSWORD }))
+      .status,
+    401,
+  );
+  assert.equal((await runCli('user', 'enable', '--merchant', m.merchant_id, '--email', 'ops@shop.example')).code, 0);
+  assert.equal(
+    (await agent.submit('/portal/signin', '/portal/signin', { merchant_id: gw.merchant.merchant_id, email: 'ops@shop.example', password: TEST_PASSWORD }))
+      .status,
+    303,
+  );
 
-  const reset = await runCli('user', 'reset', '--email', 'ops@shop.example');
+  const reset = await runCli('user', 'reset', '--merchant', m.merchant_id, '--email', 'ops@shop.example');
   assert.equal(reset.code, 0, reset.stderr);
   assert.equal((await agent.get('/portal/profile')).status, 303, 'a reset ends the sessions');
   assert.equal(
-    (await agent.submit('/portal/signin', '/portal/signin', { email: 'ops@shop.example', password: TEST_PASSWORD })).status,
+    (await agent.submit('/portal/signin', '/portal/signin', { merchant_id: gw.merchant.merchant_id, email: 'ops@shop.example', password: TEST_PASSWORD }))
+      .status,
     401,
     'the old password is gone',
   );
@@ -59,5 +72,24 @@ test('create prints a link that sets the password once; list; disable ends the s
   assert.notEqual(again, token);
   assert.equal((await agent.get(`/portal/setup/${token}`)).status, 404, 'the old link stays closed');
   assert.equal((await agent.get(`/portal/setup/${again}`)).status, 200);
-  assert.equal((await runCli('user', 'disable', '--email', 'nobody@shop.example')).code, 1);
+  assert.equal((await runCli('user', 'disable', '--merchant', m.merchant_id, '--email', 'nobody@shop.example')).code, 1);
+});
+
+test('issue 29: an address used at one merchant can be a user at another; the commands name the merchant', async () => {
+  const a = gw.merchant;
+  const b = await gw.newMerchant();
+  assert.equal((await runCli('user', 'create', '--merchant', a.merchant_id, '--email', 'both@shop.example', '--role', 'viewer')).code, 0);
+  const atB = await runCli('user', 'create', '--merchant', b.merchant_id, '--email', 'both@shop.example', '--role', 'owner');
+  assert.equal(atB.code, 0, atB.stderr);
+  const again = await runCli('user', 'create', '--merchant', b.merchant_id, '--email', 'both@shop.example', '--role', 'owner');
+  assert.equal(again.code, 1);
+  assert.match(again.stderr, /this merchant has a user with the e-mail/);
+  assert.equal((await runCli('user', 'disable', '--merchant', b.merchant_id, '--email', 'both@shop.example')).code, 0);
+  const statusAt = (m: string) =>
+    runCli('user', 'list', '--merchant', m, '--json').then(
+      (r) => JSON.parse(r.stdout).find((u: { email: string; status: string }) => u.email === 'both@shop.example')?.status,
+    );
+  assert.equal(await statusAt(b.merchant_id), 'disabled');
+  assert.equal(await statusAt(a.merchant_id), 'invited', 'only the named merchant’s user was disabled');
+  assert.equal((await runCli('user', 'disable', '--email', 'both@shop.example')).code, 2, '--merchant is required');
 });

@@ -53,21 +53,23 @@ command({
   },
 });
 
-async function userByEmail(users: PortalUsers, email: string | undefined) {
-  const u = await users.byEmail(need(email, '--email'));
-  if (!u) throw new CommandError(`no portal user ${JSON.stringify(email)}`);
+/** An e-mail is unique per merchant only (issue 29), so a user is named by both. */
+async function userByEmail(users: PortalUsers, values: { merchant?: string; email?: string }) {
+  const merchant = need(values.merchant, '--merchant');
+  const u = await users.byEmail(merchant, need(values.email, '--email'));
+  if (!u) throw new CommandError(`no portal user ${JSON.stringify(values.email)} at merchant ${JSON.stringify(merchant)}`);
   return u;
 }
 
 command({
   name: 'user disable',
-  args: '--email E',
+  args: '--merchant ID --email E',
   about: 'the user cannot sign in any more; every session of theirs ends now',
-  options: { email: { type: 'string' } },
+  options: { merchant: { type: 'string' }, email: { type: 'string' } },
   async run({ values, runtime }) {
     const rt = await runtime();
     const users = new PortalUsers(rt.store, rt.keyring);
-    const u = await userByEmail(users, values.email);
+    const u = await userByEmail(users, values);
     if (!(await users.setDisabled(u.user_id, true, Date.now()))) throw new CommandError(`${u.email} is disabled already`);
     out(`${u.email} disabled`);
   },
@@ -75,13 +77,13 @@ command({
 
 command({
   name: 'user enable',
-  args: '--email E',
+  args: '--merchant ID --email E',
   about: 'a disabled user may sign in again',
-  options: { email: { type: 'string' } },
+  options: { merchant: { type: 'string' }, email: { type: 'string' } },
   async run({ values, runtime }) {
     const rt = await runtime();
     const users = new PortalUsers(rt.store, rt.keyring);
-    const u = await userByEmail(users, values.email);
+    const u = await userByEmail(users, values);
     if (!(await users.setDisabled(u.user_id, false, Date.now()))) throw new CommandError(`${u.email} is not disabled`);
     out(`${u.email} enabled`);
   },
@@ -89,13 +91,13 @@ command({
 
 command({
   name: 'user reset',
-  args: '--email E [--totp]',
+  args: '--merchant ID --email E [--totp]',
   about: 'clears the password (and with --totp the second factor), lifts a lock, ends every session, and prints a new set-password link',
-  options: { email: { type: 'string' }, totp: { type: 'boolean' } },
+  options: { merchant: { type: 'string' }, email: { type: 'string' }, totp: { type: 'boolean' } },
   async run({ values, runtime }) {
     const rt = await runtime();
     const users = new PortalUsers(rt.store, rt.keyring);
-    const u = await userByEmail(users, values.email);
+    const u = await userByEmail(users, values);
     const token = await users.reset(u.user_id, { totp: values.totp === true }, Date.now());
     out(`${u.email}: password cleared${values.totp ? ', two-step sign-in removed' : ''}, sessions ended`);
     out(`set-password link (once, ${SETUP_LINK_MS / 3600_000} h): ${linkOf(rt.settings.public_url, token)}`);

@@ -253,6 +253,7 @@ export const NOTICES = {
   user_created: 'User created.',
   user_updated: 'User updated.',
   totp_enrolled: 'Two-step sign-in is on.',
+  password_changed: 'Your password was changed; your other sessions were signed out.',
   signed_out_everywhere: 'Every other session was signed out.',
 } as const;
 export type NoticeKey = keyof typeof NOTICES;

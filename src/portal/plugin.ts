@@ -29,7 +29,14 @@ export function cookieOptions(request: FastifyRequest) {
 export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string): void {
   reply.setCookie(sessionCookie(request), token, cookieOptions(request));
 }
+/**
+ * Clears the session cookie, only when the request carried one and did not come from another
+ * site (issue 29): a cross-site POST arrives without the SameSite=Strict cookie, and its answer
+ * must not sign the user out of the tab where they are signed in.
+ */
 export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
+  if (request.cookies[sessionCookie(request)] === undefined) return;
+  if (request.headers['sec-fetch-site'] === 'cross-site') return;
   reply.clearCookie(sessionCookie(request), cookieOptions(request));
 }
 
@@ -173,6 +180,7 @@ function titleOf(status: number): string {
         413: 'Too large',
         415: 'Not a form',
         422: 'Not possible',
+        423: 'Locked',
         429: 'Too many attempts',
         503: 'Try again in a moment',
       } as Record<number, string>

@@ -89,6 +89,14 @@ export class PortalSessions {
     });
   }
 
+  /** Every session of the user but `keep` (a password change keeps the session it was made in). */
+  async endOthers(user_id: string, keep: string): Promise<number> {
+    return this.store.transaction(async (tx) => {
+      const r = await tx.deleteFrom('portal_sessions').where('user_id', '=', user_id).where('session_hash', '!=', this.hashOf(keep)).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    });
+  }
+
   /** Removes sessions past their idle or absolute limit; bounded per run. */
   async purge(now_ms: number, limit = 1000): Promise<number> {
     const rows = await this.store.db

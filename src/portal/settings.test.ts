@@ -332,7 +332,10 @@ describe('users', () => {
     const path = new URL(link).pathname;
     const op = new PortalAgent(gw);
     assert.equal((await op.submit(path, path, { password: TEST_PASSWORD, confirm: TEST_PASSWORD })).status, 303);
-    assert.equal((await op.submit('/portal/signin', '/portal/signin', { email: 'op@example.com', password: TEST_PASSWORD })).status, 303);
+    assert.equal(
+      (await op.submit('/portal/signin', '/portal/signin', { merchant_id: m.merchant_id, email: 'op@example.com', password: TEST_PASSWORD })).status,
+      303,
+    );
     assert.equal((await op.get('/portal/dashboard')).status !== 303, true, 'signed in');
     assert.equal((await op.get(SETTINGS)).status, 403);
     assert.equal((await op.get('/portal/users')).status, 403);
@@ -412,7 +415,10 @@ describe('users', () => {
     const again = new PortalAgent(gw);
     const path = new URL(link).pathname;
     assert.equal((await again.submit(path, path, { password: `${TEST_PASSWORD}-new`, confirm: `${TEST_PASSWORD}-new` })).status, 303);
-    assert.equal((await again.submit('/portal/signin', '/portal/signin', { email: op.email, password: `${TEST_PASSWORD}-new` })).location, '/portal/dashboard');
+    assert.equal(
+      (await again.submit('/portal/signin', '/portal/signin', { merchant_id: m.merchant_id, email: op.email, password: `${TEST_PASSWORD}-new` })).location,
+      '/portal/dashboard',
+    );
 
     for (const action of ['user.role', 'user.disable', 'user.enable', 'user.reset'])
       assert.deepEqual(
@@ -426,7 +432,8 @@ describe('users', () => {
     const { m, agent } = await ownerOfNewMerchant();
     const v = await signedInUser(gw, { role: 'viewer', merchant_id: m.merchant_id });
     const stranger = new PortalAgent(gw, '10.1.2.3');
-    for (let i = 0; i < 10; i++) await stranger.submit('/portal/signin', '/portal/signin', { email: v.email, password: `not-the-password-${i}` });
+    for (let i = 0; i < 10; i++)
+      await stranger.submit('/portal/signin', '/portal/signin', { merchant_id: m.merchant_id, email: v.email, password: `not-the-password-${i}` });
     assert.match(
       (await agent.get('/portal/users')).body,
       new RegExp(`${v.email.replace('.', '\\.')}</td><td class="role">viewer</td><td class="status">locked`),

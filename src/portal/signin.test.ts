@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { type TestGateway, testGateway } from '../test/harness.js';
 import { passwordProblem } from './passwords.js';
 import { ABSOLUTE_MS, IDLE_MS } from './sessions.js';
-import { formFields, PortalAgent, signedInUser, TEST_PASSWORD } from './testing.js';
+import { enrolmentPage, formFields, PortalAgent, signedInUser, TEST_PASSWORD } from './testing.js';
 import { totpCode } from './totp.js';
 import { PortalUsers } from './users.js';
 
@@ -45,7 +45,11 @@ describe('the set-password link and sign-in', () => {
     assert.equal(set.status, 303, set.body);
     assert.equal((await agent.get(`/portal/setup/${token}`)).status, 404, 'the link works once');
 
-    const signin = await agent.submit('/portal/signin', '/portal/signin', { email: 'First@Example.com', password: TEST_PASSWORD });
+    const signin = await agent.submit('/portal/signin', '/portal/signin', {
+      merchant_id: gw.merchant.merchant_id,
+      email: 'First@Example.com',
+      password: TEST_PASSWORD,
+    });
     assert.equal(signin.status, 303, signin.body);
     assert.equal(signin.location, '/portal/dashboard');
     const cookie = signin.headers['set-cookie'] ?? '';
@@ -82,7 +86,7 @@ describe('the set-password link and sign-in', () => {
       const r = await agent.request(
         'POST',
         '/portal/signin',
-        { ...formFields(form.body, '/portal/signin'), email: 'tls@example.com', password: TEST_PASSWORD },
+        { ...formFields(form.body, '/portal/signin'), merchant_id: https.merchant.merchant_id, email: 'tls@example.com', password: TEST_PASSWORD },
         { 'x-forwarded-proto': 'https' },
       );
       assert.equal(r.status, 303, r.body);
@@ -97,14 +101,14 @@ describe('the set-password link and sign-in', () => {
     const { email } = await signedInUser(gw, { role: 'viewer' });
     const agent = new PortalAgent(gw, '10.0.0.9');
     for (let i = 0; i < 9; i++) {
-      const r = await agent.submit('/portal/signin', '/portal/signin', { email, password: `wrong-password-${i}-xyz` });
+      const r = await agent.submit('/portal/signin', '/portal/signin', { merchant_id: gw.merchant.merchant_id, email, password: `wrong-password-${i}-xyz` });
       assert.equal(r.status, 401);
     }
-    const tenth = await agent.submit('/portal/signin', '/portal/signin', { email, password: 'wrong-password-last' });
-    assert.equal(tenth.status, 423);
-    assert.match(tenth.body, /locked/);
-    const right = await agent.submit('/portal/signin', '/portal/signin', { email, password: TEST_PASSWORD });
+    const tenth = await agent.submit('/portal/signin', '/portal/signin', { merchant_id: gw.merchant.merchant_id, email, password: 'wrong-password-last' });
+    assert.equal(tenth.status, 401, 'a wrong password reads the same, locked or not');
+    const right = await agent.submit('/portal/signin', '/portal/signin', { merchant_id: gw.merchant.merchant_id, email, password: TEST_PASSWORD });
     assert.equal(right.status, 423, 'locked even with the right password');
+    assert.match(right.body, /locked/);
     const log = (await audits(email)).filter((a) => a.action === 'signin' && a.outcome === 'refused');
     assert.equal(log.length, 11);
     assert.ok(log.every((a) => a.ip === '10.0.0.9'));
@@ -156,7 +160,7 @@ describe('the set-password link and sign-in', () => {
       await agent.request(
         'POST',
         '/portal/signin',
-        { ...formFields(page.body, '/portal/signin'), email: 'nobody@example.com', password: 'not-a-real-password' },
+        { ...formFields(page.body, '/portal/signin'), merchant_id: proxied.merchant.merchant_id, email: 'nobody@example.com', password: 'not-a-real-password' },
         { 'x-forwarded-for': '198.51.100.7' },
       );
       const rows = await proxied.runtime.store.db.selectFrom('portal_audit').selectAll().execute();
@@ -204,7 +208,7 @@ describe('sessions end', () => {
 
     const c = await signedInUser(gw, { role: 'viewer' });
     const other = new PortalAgent(gw);
-    await other.submit('/portal/signin', '/portal/signin', { email: c.email, password: TEST_PASSWORD });
+    await other.submit('/portal/signin', '/portal/signin', { merchant_id: gw.merchant.merchant_id, email: c.email, password: TEST_PASSWORD });
     assert.equal((await other.get('/portal/profile')).status, 200);
     const out = await c.agent.submit('/portal/profile', '/portal/signout-everywhere');
     assert.equal(out.status, 303);
@@ -219,7 +223,7 @@ describe('two-step sign-in', () => {
     const { email, totp_secret } = await signedInUser(gw, { role: 'admin', totp: true });
     assert.ok(totp_secret);
     const agent = new PortalAgent(gw);
-    const first = await agent.submit('/portal/signin', '/portal/signin', { email, password: TEST_PASSWORD });
+    const first = await agent.submit('/portal/signin', '/portal/signin', { merchant_id: gw.merchant.merchant_id, email, password: TEST_PASSWORD });
     assert.equal(first.location, '/portal/signin/code');
     assert.equal((await agent.get('/portal/dashboard')).status, 303, 'not signed in before the code');
     gw.clock.advance(30_000);
@@ -229,7 +233,7 @@ describe('two-step sign-in', () => {
     assert.equal(ok.location, '/portal/dashboard');
 
     const again = new PortalAgent(gw);
-    await again.submit('/portal/signin', '/portal/signin', { email, password: TEST_PASSWORD });
+    await again.submit('/portal/signin', '/portal/signin', { merchant_id: gw.merchant.merchant_id, email, password: TEST_PASSWORD });
     const replay = await again.submit('/portal/signin/code', '/portal/signin/code', { code });
     assert.equal(replay.status, 401, 'a code is good once');
   });
@@ -240,10 +244,14 @@ describe('two-step sign-in', () => {
     const { token } = await u.create({ merchant_id: live.merchant_id, email: 'live-owner@example.com', role: 'owner' }, gw.runtime.deps.now());
     const agent = new PortalAgent(gw);
     await agent.submit(`/portal/setup/${token}`, `/portal/setup/${token}`, { password: TEST_PASSWORD, confirm: TEST_PASSWORD });
-    const r = await agent.submit('/portal/signin', '/portal/signin', { email: 'live-owner@example.com', password: TEST_PASSWORD });
+    const r = await agent.submit('/portal/signin', '/portal/signin', {
+      merchant_id: live.merchant_id,
+      email: 'live-owner@example.com',
+      password: TEST_PASSWORD,
+    });
     assert.equal(r.location, '/portal/totp');
     assert.equal((await agent.get('/portal/dashboard')).status, 303, 'no page before enrolment');
-    const page = await agent.get('/portal/totp');
+    const page = await enrolmentPage(agent);
     const secret = /id="totp-secret">([A-Z2-7]+)</.exec(page.body)?.[1] ?? '';
     const codes = await agent.request('POST', '/portal/totp', { ...formFields(page.body, '/portal/totp'), code: totpCode(secret, gw.runtime.deps.now()) });
     assert.equal(codes.status, 200);
@@ -252,11 +260,168 @@ describe('two-step sign-in', () => {
     assert.equal((await agent.get('/portal/profile')).status, 200, 'signed in after enrolment');
 
     const next = new PortalAgent(gw);
-    await next.submit('/portal/signin', '/portal/signin', { email: 'live-owner@example.com', password: TEST_PASSWORD });
+    await next.submit('/portal/signin', '/portal/signin', { merchant_id: live.merchant_id, email: 'live-owner@example.com', password: TEST_PASSWORD });
     const byRecovery = await next.submit('/portal/signin/code', '/portal/signin/code', { code: (recovery[0] ?? '').toUpperCase() });
     assert.equal(byRecovery.status, 303);
     const third = new PortalAgent(gw);
-    await third.submit('/portal/signin', '/portal/signin', { email: 'live-owner@example.com', password: TEST_PASSWORD });
+    await third.submit('/portal/signin', '/portal/signin', { merchant_id: live.merchant_id, email: 'live-owner@example.com', password: TEST_PASSWORD });
     assert.equal((await third.submit('/portal/signin/code', '/portal/signin/code', { code: recovery[0] ?? '' })).status, 401, 'a recovery code is good once');
+  });
+});
+
+// Issue 29 item 4: each finding of the review, one test that fails without its fix.
+describe('issue 29: sign-in hardening', () => {
+  const errorOf = (body: string) => /id="signin-error"[^>]*>([^<]*)</.exec(body)?.[1] ?? '';
+  const signIn = (agent: PortalAgent, merchant_id: string, email: string, password: string) =>
+    agent.submit('/portal/signin', '/portal/signin', { merchant_id, email, password });
+
+  test('an e-mail is unique per merchant: another merchant’s owner can add the same address and never learns it is in use', async () => {
+    const shared = `shared-${Math.random().toString(36).slice(2, 8)}@example.com`;
+    const a = await signedInUser(gw, { role: 'viewer', email: shared });
+    const b = await gw.newMerchant();
+    const ownerB = await signedInUser(gw, { role: 'owner', merchant_id: b.merchant_id });
+    const made = await ownerB.agent.submit('/portal/users', '/portal/users', { email: shared.toUpperCase(), role: 'viewer' });
+    assert.equal(made.status, 200, `a new user at B: ${made.body.slice(0, 400)}`);
+    assert.match(made.body, /\/portal\/setup\//);
+    const twice = await ownerB.agent.submit('/portal/users', '/portal/users', { email: shared, role: 'viewer' });
+    assert.equal(twice.status, 400, 'but not twice at one merchant');
+    assert.match(twice.body, /this merchant has a user with the e-mail/);
+    // Each user signs in at their own merchant only; A's password does nothing at B.
+    assert.equal((await signIn(new PortalAgent(gw), b.merchant_id, shared, TEST_PASSWORD)).status, 401);
+    assert.equal((await signIn(new PortalAgent(gw), a.merchant_id, shared, TEST_PASSWORD)).location, '/portal/dashboard');
+  });
+
+  test('every refusal reads the same: wrong merchant, unknown address, wrong password, and a wrong password while locked', async () => {
+    const u = await signedInUser(gw, { role: 'viewer' });
+    const other = await gw.newMerchant();
+    const agent = new PortalAgent(gw, '10.0.0.31');
+    const answers = [
+      await signIn(agent, other.merchant_id, u.email, TEST_PASSWORD),
+      await signIn(agent, '99999999', u.email, TEST_PASSWORD),
+      await signIn(agent, u.merchant_id, `nobody-${u.email}`, TEST_PASSWORD),
+      await signIn(agent, u.merchant_id, u.email, 'wrong-password-one'),
+    ];
+    for (let i = 0; i < 9; i++) await signIn(agent, u.merchant_id, u.email, `wrong-password-${i}`);
+    const row = await users.byId(u.user_id);
+    assert.ok(Number(row?.locked_until) > gw.runtime.deps.now(), 'locked by now');
+    answers.push(await signIn(agent, u.merchant_id, u.email, 'wrong-password-again'));
+    assert.deepEqual(
+      answers.map((r) => [r.status, errorOf(r.body)]),
+      answers.map(() => [401, 'Wrong merchant number, e-mail or password.']),
+    );
+    const right = await signIn(agent, u.merchant_id, u.email, TEST_PASSWORD);
+    assert.equal(right.status, 423, 'only the right password learns of the lock');
+  });
+
+  test('wrong second-factor codes count towards the persisted lock, even spread out and with the password given again each time', async () => {
+    const { email, merchant_id, user_id, totp_secret } = await signedInUser(gw, { role: 'admin', totp: true });
+    assert.ok(totp_secret);
+    const wrong = (code: string) => (code === '000000' ? '111111' : '000000');
+    let last: Awaited<ReturnType<PortalAgent['submit']>> | undefined;
+    for (let i = 0; i < 10; i++) {
+      // A minute apart: the per-process bucket (5 a minute) never refuses, so only the lock can stop this.
+      gw.clock.advance(61_000);
+      const agent = new PortalAgent(gw, `10.0.1.${i}`);
+      const first = await signIn(agent, merchant_id, email, TEST_PASSWORD);
+      assert.equal(first.location, '/portal/signin/code', `attempt ${i}: ${first.status}`);
+      last = await agent.submit('/portal/signin/code', '/portal/signin/code', { code: wrong(totpCode(totp_secret, gw.runtime.deps.now())) });
+      if (i < 9) assert.equal(last.status, 401, `attempt ${i}`);
+    }
+    assert.equal(last?.status, 423, 'the tenth wrong code locks');
+    assert.match(last?.body ?? '', /locked for 30 minutes/);
+    // The lock is on the user row: what another process (or this one after a restart) reads.
+    const row = await new PortalUsers(gw.runtime.store, gw.runtime.keyring).byId(user_id);
+    assert.ok(Number(row?.locked_until) > gw.runtime.deps.now());
+    gw.clock.advance(61_000);
+    const agent = new PortalAgent(gw, '10.0.2.1');
+    assert.equal((await signIn(agent, merchant_id, email, TEST_PASSWORD)).status, 423, 'the right password does not lift it');
+    const log = (await audits(email)).filter((a) => a.action === 'signin.second_factor' && a.outcome === 'refused');
+    assert.equal(log.length, 10);
+    assert.equal(log.at(-1)?.detail, 'wrong code; now locked');
+  });
+
+  test('a right code clears the count; a cookie-less cross-site POST gets no Set-Cookie that would end the session', async () => {
+    const { agent } = await signedInUser(gw, { role: 'viewer' });
+    const value = agent.jar.get('tollgate_portal');
+    assert.ok(value);
+    const stranger = new PortalAgent(gw);
+    for (const url of ['/portal/signout', '/portal/signout-everywhere', '/portal/password', '/portal/totp/start']) {
+      const r = await stranger.request(
+        'POST',
+        url,
+        { csrf: 'x', form_token: 'y'.repeat(20) },
+        { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' },
+      );
+      assert.ok([401, 403].includes(r.status), `${url}: ${r.status}`);
+      assert.doesNotMatch(r.headers['set-cookie'] ?? '', /tollgate_portal=/, `${url} must not clear the session cookie`);
+    }
+    assert.equal((await agent.get('/portal/profile')).status, 200, 'still signed in');
+  });
+
+  test('GET /portal/totp writes nothing; enrolment starts with a POST carrying the CSRF token', async () => {
+    const { agent, user_id } = await signedInUser(gw, { role: 'viewer' });
+    const before = await users.byId(user_id);
+    const auditBefore = await gw.runtime.store.db.selectFrom('portal_audit').select('audit_id').execute();
+    for (let i = 0; i < 2; i++) {
+      const page = await agent.get('/portal/totp');
+      assert.equal(page.status, 200);
+      assert.doesNotMatch(page.body, /id="totp-secret"/);
+      assert.ok(formFields(page.body, '/portal/totp/start').csrf);
+    }
+    assert.deepEqual(await users.byId(user_id), before, 'the user row is unchanged: no secret stored');
+    assert.equal((await gw.runtime.store.db.selectFrom('portal_audit').select('audit_id').execute()).length, auditBefore.length);
+    const forged = await agent.request('POST', '/portal/totp/start', { form_token: 'z'.repeat(20) });
+    assert.equal(forged.status, 403, 'no CSRF token, no enrolment');
+    assert.equal((await users.byId(user_id))?.totp_secret_enc, null);
+    const page = await enrolmentPage(agent);
+    const secret = /id="totp-secret">([A-Z2-7]+)</.exec(page.body)?.[1] ?? '';
+    assert.ok(secret.length >= 16);
+    assert.equal((await agent.get('/portal/totp')).body.includes(secret), true, 'the same key until confirmed');
+    const done = await agent.request('POST', '/portal/totp', { ...formFields(page.body, '/portal/totp'), code: totpCode(secret, gw.runtime.deps.now()) });
+    assert.equal(done.status, 200);
+    assert.notEqual((await users.byId(user_id))?.totp_enrolled_at, null);
+  });
+
+  test('a signed-in user changes their own password: current one required, same policy, other sessions end, this one stays, audited', async () => {
+    const u = await signedInUser(gw, { role: 'operator' });
+    const elsewhere = new PortalAgent(gw);
+    assert.equal((await signIn(elsewhere, u.merchant_id, u.email, TEST_PASSWORD)).location, '/portal/dashboard');
+    assert.match((await u.agent.get('/portal/profile')).body, /href="\/portal\/password"/);
+    const NEW = 'copper-meadow-sextant-77';
+    const wrong = await u.agent.submit('/portal/password', '/portal/password', { current: 'not-my-password', password: NEW, confirm: NEW });
+    assert.equal(wrong.status, 400);
+    assert.match(wrong.body, /not your current password/);
+    assert.equal((await users.byId(u.user_id))?.failed_logins, 1, 'a wrong current password counts towards the lock');
+    const weak = await u.agent.submit('/portal/password', '/portal/password', { current: TEST_PASSWORD, password: 'password1234', confirm: 'password1234' });
+    assert.equal(weak.status, 400);
+    assert.match(weak.body, /most common passwords/);
+    const noCsrf = await u.agent.request('POST', '/portal/password', { current: TEST_PASSWORD, password: NEW, confirm: NEW });
+    assert.equal(noCsrf.status, 403);
+    const ok = await u.agent.submit('/portal/password', '/portal/password', { current: TEST_PASSWORD, password: NEW, confirm: NEW });
+    assert.equal(ok.status, 303, ok.body.slice(0, 400));
+    assert.equal(ok.location, '/portal/profile?done=password_changed');
+    assert.equal((await u.agent.get('/portal/profile')).status, 200, 'this session stays');
+    assert.equal((await elsewhere.get('/portal/profile')).status, 303, 'the other session ended');
+    assert.equal((await signIn(new PortalAgent(gw), u.merchant_id, u.email, TEST_PASSWORD)).status, 401, 'the old password is gone');
+    assert.equal((await signIn(new PortalAgent(gw), u.merchant_id, u.email, NEW)).location, '/portal/dashboard');
+    // (One clock tick for all three: the order of their ids is not the order of the attempts.)
+    const log = (await audits(u.email)).filter((a) => a.action === 'user.password_change').map((a) => `${a.outcome}:${a.detail}`);
+    assert.deepEqual(log.sort(), [
+      'ok:1 other sessions ended',
+      'refused:this password is one of the most common passwords; choose another',
+      'refused:wrong current password',
+    ]);
+  });
+
+  test('every user of a merchant with a live account must enrol, operators and viewers too', async () => {
+    const live = await gw.newMerchant({ mode: 'live' });
+    for (const role of ['operator', 'viewer']) {
+      const { token } = await users.create({ merchant_id: live.merchant_id, email: `live-${role}@example.com`, role }, gw.runtime.deps.now());
+      const agent = new PortalAgent(gw);
+      await agent.submit(`/portal/setup/${token}`, `/portal/setup/${token}`, { password: TEST_PASSWORD, confirm: TEST_PASSWORD });
+      const r = await signIn(agent, live.merchant_id, `live-${role}@example.com`, TEST_PASSWORD);
+      assert.equal(r.location, '/portal/totp', role);
+      assert.equal((await agent.get('/portal/dashboard')).status, 303, `${role}: no page before enrolment`);
+    }
   });
 });

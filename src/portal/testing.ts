@@ -96,22 +96,30 @@ export const TEST_PASSWORD = 'violet-harbour-lantern-42';
 export async function signedInUser(
   gw: TestGateway,
   o: { role?: string; email?: string; merchant_id?: string; totp?: boolean } = {},
-): Promise<{ agent: PortalAgent; email: string; user_id: string; totp_secret?: string }> {
+): Promise<{ agent: PortalAgent; email: string; user_id: string; merchant_id: string; totp_secret?: string }> {
   const users = new PortalUsers(gw.runtime.store, gw.runtime.keyring);
   const email = o.email ?? `${o.role ?? 'owner'}-${Math.random().toString(36).slice(2, 10)}@example.com`;
-  const { user, token } = await users.create({ merchant_id: o.merchant_id ?? gw.merchant.merchant_id, email, role: o.role ?? 'owner' }, gw.runtime.deps.now());
+  const merchant_id = o.merchant_id ?? gw.merchant.merchant_id;
+  const { user, token } = await users.create({ merchant_id, email, role: o.role ?? 'owner' }, gw.runtime.deps.now());
   const agent = new PortalAgent(gw);
   const set = await agent.submit(`/portal/setup/${token}`, `/portal/setup/${token}`, { password: TEST_PASSWORD, confirm: TEST_PASSWORD });
   if (set.status !== 303) throw new Error(`set password: ${set.status} ${set.body.slice(0, 500)}`);
-  const signin = await agent.submit('/portal/signin', '/portal/signin', { email, password: TEST_PASSWORD });
+  const signin = await agent.submit('/portal/signin', '/portal/signin', { merchant_id, email, password: TEST_PASSWORD });
   if (signin.status !== 303) throw new Error(`sign in: ${signin.status} ${signin.body.slice(0, 500)}`);
   let totp_secret: string | undefined;
   if (o.totp || signin.location === '/portal/totp') {
-    const page = await agent.get('/portal/totp');
+    const page = await enrolmentPage(agent);
     totp_secret = /id="totp-secret">([A-Z2-7]+)</.exec(page.body)?.[1];
     if (!totp_secret) throw new Error(`no TOTP secret on ${page.body.slice(0, 500)}`);
     const r = await agent.request('POST', '/portal/totp', { ...formFields(page.body, '/portal/totp'), code: totpCode(totp_secret, gw.runtime.deps.now()) });
     if (r.status !== 200) throw new Error(`enrol: ${r.status} ${r.body.slice(0, 500)}`);
   }
-  return { agent, email, user_id: user.user_id, totp_secret };
+  return { agent, email, user_id: user.user_id, merchant_id, totp_secret };
+}
+
+/** The enrolment page with its key: GET /portal/totp writes nothing, its form starts the enrolment. */
+export async function enrolmentPage(agent: PortalAgent): Promise<PortalAnswer> {
+  const start = await agent.submit('/portal/totp', '/portal/totp/start');
+  if (start.status !== 303) throw new Error(`start enrolment: ${start.status} ${start.body.slice(0, 500)}`);
+  return agent.get('/portal/totp');
 }

@@ -1,6 +1,6 @@
 // Portal users (decisions §19): created by the operator with a one-time set-password link,
-// signed in by e-mail and password (ten failures lock the user for 30 minutes), with TOTP
-// and recovery codes. Every write is a compare-and-set on the row, so two racing sign-ins
+// signed in by merchant number, e-mail and password, with TOTP and recovery codes. Ten
+// failures (wrong passwords and wrong second-factor codes alike) lock the user for 30 minutes. Every write is a compare-and-set on the row, so two racing sign-ins
 // cannot both use one TOTP step or one recovery code.
 import { randomToken, timeOrderedId } from '../crypto/ids.js';
 import type { Keyring } from '../crypto/keyring.js';
@@ -21,9 +21,14 @@ export class PortalUserError extends Error {}
 export type SignIn =
   | { kind: 'ok'; user: PortalUserRow }
   /** `user`: the user the e-mail names, when there is one (for the audit log; never shown to the caller). */
-  | { kind: 'bad'; user?: PortalUserRow }
-  | { kind: 'locked'; until_ms: number; now_locked: boolean; user: PortalUserRow }
+  | { kind: 'bad'; user?: PortalUserRow; now_locked?: boolean }
+  /** Only with the right password: a wrong one while locked is 'bad', like any other (issue 29). */
+  | { kind: 'locked'; until_ms: number; user: PortalUserRow }
   | { kind: 'disabled'; user: PortalUserRow };
+
+export type SecondFactor = { kind: 'ok'; used: 'totp' | 'recovery' } | { kind: 'bad' } | { kind: 'locked' };
+
+export type ChangePassword = { kind: 'ok' } | { kind: 'wrong' } | { kind: 'weak'; problem: string } | { kind: 'locked' };
 
 export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();
@@ -68,11 +73,12 @@ export class PortalUsers {
       const r = await tx
         .insertInto('portal_users')
         .values(user)
-        .onConflict((oc) => oc.column('email').doNothing())
+        .onConflict((oc) => oc.columns(['merchant_id', 'email']).doNothing())
         .executeTakeFirst();
       return Number(r.numInsertedOrUpdatedRows ?? 0) === 1;
     });
-    if (!inserted) throw new PortalUserError(`a user with the e-mail ${email} exists already`);
+    // Only this merchant's own users are searched: an address used at another merchant is no one's business here.
+    if (!inserted) throw new PortalUserError(`this merchant has a user with the e-mail ${email} already`);
     return { user, token };
   }
 
@@ -84,8 +90,14 @@ export class PortalUsers {
     return this.store.db.selectFrom('portal_users').selectAll().where('user_id', '=', user_id).executeTakeFirst();
   }
 
-  byEmail(email: string): Promise<PortalUserRow | undefined> {
-    return this.store.db.selectFrom('portal_users').selectAll().where('email', '=', normaliseEmail(email)).executeTakeFirst();
+  /** E-mail is unique per merchant only (issue 29), so a user is named by both. */
+  byEmail(merchant_id: string, email: string): Promise<PortalUserRow | undefined> {
+    return this.store.db
+      .selectFrom('portal_users')
+      .selectAll()
+      .where('merchant_id', '=', merchant_id.trim())
+      .where('email', '=', normaliseEmail(email))
+      .executeTakeFirst();
   }
 
   /** The user whose set-password link this is, while it is open. */
@@ -116,44 +128,92 @@ export class PortalUsers {
     return { ...user, password_hash, status: 'active', setup_hash: null };
   }
 
-  /** E-mail and password; counts failures and locks the user after MAX_FAILED_LOGINS. */
-  async signIn(email: string, password: string, now_ms: number): Promise<SignIn> {
-    const user = await this.byEmail(email);
+  /**
+   * Merchant number, e-mail and password. Every refusal takes the same path (one Argon2
+   * verification, the same answer) whether the merchant, the address or the password is
+   * wrong, so no one learns that an address is a user; a lock is told only to whoever
+   * gives the right password. Counts failures and locks after MAX_FAILED_LOGINS.
+   */
+  async signIn(merchant_id: string, email: string, password: string, now_ms: number): Promise<SignIn> {
+    const user = await this.byEmail(merchant_id, email);
     if (!user?.password_hash) {
       await verifyPassword(await decoyHash(), password); // the same time as a real check
       return { kind: 'bad' };
     }
-    if (Number(user.locked_until) > now_ms) return { kind: 'locked', until_ms: Number(user.locked_until), now_locked: false, user };
     const ok = await verifyPassword(user.password_hash, password);
+    if (Number(user.locked_until) > now_ms) return ok ? { kind: 'locked', until_ms: Number(user.locked_until), user } : { kind: 'bad', user };
     if (ok) {
       if (user.status === 'disabled') return { kind: 'disabled', user };
-      if (user.failed_logins !== 0) {
-        await this.store.transaction((tx) => tx.updateTable('portal_users').set({ failed_logins: 0 }).where('user_id', '=', user.user_id).execute());
-      }
+      // With a second factor the count is cleared only after it (secondFactor): a known
+      // password must not reset the lock that wrong codes are building up.
+      if (user.failed_logins !== 0 && user.totp_enrolled_at === null) await this.clearFailures(user.user_id);
       return { kind: 'ok', user };
     }
-    // One statement: concurrent failures all count, and the tenth locks.
-    const locked = await this.store.transaction(async (tx) => {
+    return { kind: 'bad', user, now_locked: await this.recordFailure(user.user_id, now_ms) };
+  }
+
+  /** Whether the user is locked now (by failed passwords or codes). */
+  async lockedUntil(user_id: string, now_ms: number): Promise<number | null> {
+    const u = await this.byId(user_id);
+    return u && Number(u.locked_until) > now_ms ? Number(u.locked_until) : null;
+  }
+
+  /**
+   * One failed password or second-factor code, persisted on the user row (not a per-process
+   * counter, so restarts and other processes do not reset it); true when it locked the user.
+   */
+  async recordFailure(user_id: string, now_ms: number): Promise<boolean> {
+    // One transaction: concurrent failures all count, and the tenth locks.
+    return this.store.transaction(async (tx) => {
       await tx
         .updateTable('portal_users')
         .set((eb) => ({ failed_logins: eb('failed_logins', '+', 1), updated_at: now_ms }))
-        .where('user_id', '=', user.user_id)
+        .where('user_id', '=', user_id)
         .execute();
       const r = await tx
         .updateTable('portal_users')
         .set({ failed_logins: 0, locked_until: now_ms + LOCKOUT_MS })
-        .where('user_id', '=', user.user_id)
+        .where('user_id', '=', user_id)
         .where('failed_logins', '>=', MAX_FAILED_LOGINS)
         .executeTakeFirst();
       return Number(r.numUpdatedRows) === 1;
     });
-    if (locked) return { kind: 'locked', until_ms: now_ms + LOCKOUT_MS, now_locked: true, user };
-    return { kind: 'bad', user };
   }
 
-  /** Owners and admins of a merchant with a live account must use TOTP (decisions §19). */
+  private async clearFailures(user_id: string): Promise<void> {
+    await this.store.transaction((tx) => tx.updateTable('portal_users').set({ failed_logins: 0 }).where('user_id', '=', user_id).execute());
+  }
+
+  /**
+   * A signed-in user's own change (issue 29): the current password first (a wrong one counts
+   * towards the lock, so a borrowed session cannot guess it), then the same policy as the
+   * set-password link. A compare-and-set on the old hash: two racing changes cannot both win.
+   */
+  async changePassword(user: PortalUserRow, current: string, next: string, now_ms: number): Promise<ChangePassword> {
+    if (!user.password_hash || Number(user.locked_until) > now_ms) return { kind: 'locked' };
+    if (!(await verifyPassword(user.password_hash, current))) {
+      return (await this.recordFailure(user.user_id, now_ms)) ? { kind: 'locked' } : { kind: 'wrong' };
+    }
+    const problem = next === current ? 'the new password must differ from the current one' : passwordProblem(next, user.email);
+    if (problem) return { kind: 'weak', problem };
+    const password_hash = await hashPassword(next);
+    const n = await this.store.transaction(async (tx) => {
+      const r = await tx
+        .updateTable('portal_users')
+        .set({ password_hash, failed_logins: 0, updated_at: now_ms })
+        .where('user_id', '=', user.user_id)
+        .where('password_hash', '=', user.password_hash)
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows);
+    });
+    return n === 1 ? { kind: 'ok' } : { kind: 'wrong' };
+  }
+
+  /**
+   * Every user of a merchant with a live account must use TOTP (decisions §19, amended in
+   * issue 29): operators capture and refund, viewers see shoppers' data; all of it is live.
+   */
   async totpRequired(user: PortalUserRow): Promise<boolean> {
-    if (user.role !== 'owner' && user.role !== 'admin') return false;
     const live = await this.store.db
       .selectFrom('accounts')
       .select('account_id')
@@ -208,8 +268,21 @@ export class PortalUsers {
     return ok ? codes : null;
   }
 
-  /** A TOTP code or a recovery code, each good once. */
-  async secondFactor(user: PortalUserRow, code: string, now_ms: number): Promise<'totp' | 'recovery' | null> {
+  /**
+   * A TOTP code or a recovery code, each good once. A wrong one counts towards the same
+   * lock as a wrong password (issue 29: a per-process bucket let through 7,200 a day).
+   */
+  async secondFactor(user: PortalUserRow, code: string, now_ms: number): Promise<SecondFactor> {
+    if (Number(user.locked_until) > now_ms) return { kind: 'locked' };
+    const used = await this.checkSecondFactor(user, code, now_ms);
+    if (used) {
+      if (user.failed_logins !== 0) await this.clearFailures(user.user_id);
+      return { kind: 'ok', used };
+    }
+    return (await this.recordFailure(user.user_id, now_ms)) ? { kind: 'locked' } : { kind: 'bad' };
+  }
+
+  private async checkSecondFactor(user: PortalUserRow, code: string, now_ms: number): Promise<'totp' | 'recovery' | null> {
     if (!user.totp_secret_enc || user.totp_enrolled_at === null) return null;
     const step = totpStep(this.keyring.decrypt(user.totp_secret_enc), user.email, code, now_ms);
     if (step !== null) {
