@@ -125,14 +125,14 @@ async function seedOld(kind: 'sqlite' | 'postgres', url: string, file: string | 
     return;
   }
   const c = new pg.Client({ connectionString: url });
+  c.on('error', () => {}); // the database is dropped under it when something failed
   await c.connect();
   await c.query('BEGIN');
-  await c.query('SET CONSTRAINTS ALL DEFERRED');
-  await c.query(`UPDATE payments SET answer = ${tokenAnswer}, card_id = 'card_' || transaction_id WHERE substr(transaction_id, 5)::bigint % $1 = 0`, [
-    TOKEN_EVERY,
-  ]);
+  const tokened = `substr(transaction_id, 5)::bigint % ${TOKEN_EVERY} = 0`;
+  // The cards first: the payments' foreign key to them is checked at once on PostgreSQL.
   await c.query(`INSERT INTO cards (card_id, account_id, token_id, pan_enc, key_id, fingerprint, brand, bin, last4, exp_month, exp_year, created_at)
-    SELECT card_id, account_id, 'tok_' || substr(transaction_id, 5), 'x', 'bench1', 'f', 'visa', '424242', '4242', 12, 2035, created_at FROM payments WHERE card_id IS NOT NULL`);
+    SELECT 'card_' || transaction_id, account_id, 'tok_' || substr(transaction_id, 5), 'x', 'bench1', 'f', 'visa', '424242', '4242', 12, 2035, created_at FROM payments WHERE ${tokened}`);
+  await c.query(`UPDATE payments SET answer = ${tokenAnswer}, card_id = 'card_' || transaction_id WHERE ${tokened}`);
   await c.query(
     `INSERT INTO payouts (${PAYOUT_COLUMNS}) SELECT 'PO' || lpad(i::text, 24, '0'), 'P-' || i, $2, $3, 0, 'req-' || i, 'h', 'COMPLETED', '', '', 'LOCAL', 'SEPA', 'EUR', 'EUR', 1000, 1000, 0, 'PAYER', '', '1.0', 'operator', '2026-01-01', $4, 'ben_1', $5, '', 'ref', $4, $4 FROM generate_series(1, $1::bigint) AS i`,
     [PAYOUTS, m.merchant_id, m.account_id, now, DETAILS],

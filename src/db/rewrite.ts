@@ -3,7 +3,7 @@
 // and only those whose text changes are written back. On PostgreSQL the migrator already
 // runs every migration in one transaction; on SQLite (no transactional DDL in Kysely's
 // eyes) each batch is its own transaction, or a million autocommits would each pay an fsync.
-import type { Kysely, RawBuilder } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Keyring } from '../crypto/keyring.js';
 
 /** What a migration that touches stored data needs besides the database. */
@@ -50,6 +50,8 @@ export async function rewriteRows(db: Kysely<any>, ctx: MigrationContext, spec: 
     }
     if (updates.length === 0) continue;
     const write = async (t: Kysely<any>) => {
+      if (ctx.engine === 'postgres') return updateFromValues(t, spec, updates);
+      // SQLite: one prepared statement run per row, in-process, no round trips.
       for (const u of updates) await t.updateTable(spec.table).set(u.set).where(spec.key, '=', u.k).execute();
     };
     if (db.isTransaction) await write(db);
@@ -58,4 +60,17 @@ export async function rewriteRows(db: Kysely<any>, ctx: MigrationContext, spec: 
   }
   ctx.rewritten += changed;
   return changed;
+}
+
+/**
+ * PostgreSQL: the batch as one `UPDATE … FROM (VALUES …)`, one round trip instead of one per
+ * row (200,000 payouts took minutes row by row). Every row of a batch sets the same columns.
+ */
+async function updateFromValues(db: Kysely<any>, spec: RewriteSpec, updates: Array<{ k: string; set: Record<string, string | null> }>): Promise<void> {
+  const columns = Object.keys(updates[0]?.set ?? {});
+  if (columns.length === 0) return;
+  const rows = updates.map((u) => sql`(${sql.join([u.k, ...columns.map((c) => u.set[c] ?? null)])})`);
+  await sql`update ${sql.table(spec.table)} as t set ${sql.join(columns.map((c) => sql`${sql.ref(c)} = v.${sql.ref(c)}`))}
+    from (values ${sql.join(rows)}) as v(${sql.join([sql.ref('__key'), ...columns.map((c) => sql.ref(c))])})
+    where t.${sql.ref(spec.key)} = v.${sql.ref('__key')}`.execute(db);
 }
