@@ -43,12 +43,12 @@ export async function createRuntime(
   if (opts.serving && store.engine === 'postgres') {
     const migrating = openStore(settings.database_url, { poolSize: 1, statementTimeoutMs: 0 });
     try {
-      await migrateToLatest(migrationDb(migrating));
+      await migrateToLatest(migrationDb(migrating), { keyring, engine: store.engine });
     } finally {
       await migrating.close();
     }
   } else {
-    await migrateToLatest(migrationDb(store));
+    await migrateToLatest(migrationDb(store), { keyring, engine: store.engine });
   }
   const merchants = new MerchantService(store, keyring);
   const apiKeys = new ApiKeyService(store, keyring, merchants);

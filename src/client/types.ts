@@ -786,8 +786,15 @@ export interface PayoutRequest {
   notify_url?: string;
 }
 
-/** The bank details as sent, without `bank_code`, plus `local_clearing_system`. */
-export interface BankDetailsRecord extends Omit<BankDetails, 'bank_code'> {
+/**
+ * The bank details as sent, without `bank_code`, plus `local_clearing_system`; `iban` and
+ * `account_number` are masked to their last four (`••••3000`), as card numbers are.
+ */
+export interface BankDetailsRecord extends Omit<BankDetails, 'bank_code' | 'iban' | 'account_number'> {
+  /** The IBAN's last four characters behind `••••`. */
+  iban?: string;
+  /** The account number's last four characters behind `••••`. */
+  account_number?: string;
   /**
    * The clearing system the payout goes through, from the bank's country, the currency and
    * the method: `ACH`, `SEPA`, `FASTER_PAYMENTS`, `BECS`, `EFT`, `ZENGIN`, `FAST`, `FPS`,

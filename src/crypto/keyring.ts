@@ -7,6 +7,9 @@ import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, ran
 import fs from 'node:fs';
 import path from 'node:path';
 
+/** `encrypt`'s shape: v1, key id, 12-byte IV (16 characters), 16-byte tag (22 characters), ciphertext. */
+const SEALED = /^v1\.[A-Za-z0-9_-]{1,32}\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]*$/;
+
 export interface MasterKey {
   id: string;
   key: Buffer;
@@ -74,6 +77,11 @@ export class Keyring {
     const decipher = createDecipheriv('aes-256-gcm', key.key, Buffer.from(iv, 'base64url'));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');
+  }
+
+  /** Whether a stored text is a ciphertext of `encrypt` (so a migration can tell what it already sealed). */
+  static isSealed(text: string): boolean {
+    return SEALED.test(text);
   }
 
   static keyIdOf(sealed: string): string {

@@ -1,4 +1,6 @@
-import type { Kysely, Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
+import { Keyring } from '../crypto/keyring.js';
+import { type MigrationContext, rewriteRows } from '../db/rewrite.js';
 
 export const idempotencyMigration: Migration = {
   async up(db: Kysely<any>) {
@@ -23,3 +25,19 @@ export const idempotencyMigration: Migration = {
     await db.schema.dropTable('idempotency_keys').execute();
   },
 };
+
+/** Issue 29: the stored answers of the last 24 h are encrypted like those written from now on. */
+export function idempotencySealedMigration(ctx: MigrationContext): Migration {
+  return {
+    async up(db: Kysely<any>) {
+      await rewriteRows(db, ctx, {
+        table: 'idempotency_keys',
+        key: 'id',
+        columns: ['response_body'],
+        where: sql`status = 'done'`,
+        map: (r) => (Keyring.isSealed(r.response_body as string) ? null : { response_body: ctx.keyring.encrypt(r.response_body as string) }),
+      });
+    },
+    async down() {},
+  };
+}

@@ -10,6 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { timeOrderedId } from '../crypto/ids.js';
+import { Keyring } from '../crypto/keyring.js';
 import { storageFault } from '../db/faults.js';
 import type { Deps } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
@@ -114,8 +115,16 @@ async function settledOnFault<T>(deps: Deps, outcome: KeyOutcome, write: () => P
   }
 }
 
-function replay(reply: FastifyReply, row: IdempotencyKeyRow): FastifyReply {
-  return reply.code(Number(row.response_status)).type(row.response_type).header('idempotent-replayed', 'true').send(row.response_body);
+/**
+ * Stored answers are encrypted under the master keyring (issue 29): they can hold a card
+ * token, a payout's beneficiary or a portal page. A body stored before that is replayed as is.
+ */
+export function openBody(keyring: Keyring, stored: string): string {
+  return Keyring.isSealed(stored) ? keyring.decrypt(stored) : stored;
+}
+
+function replay(deps: Deps, reply: FastifyReply, row: IdempotencyKeyRow): FastifyReply {
+  return reply.code(Number(row.response_status)).type(row.response_type).header('idempotent-replayed', 'true').send(openBody(deps.keyring, row.response_body));
 }
 
 export function registerIdempotency(app: FastifyInstance, deps: Deps): void {
@@ -150,7 +159,7 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps): void {
       reply.header('idempotent-replayed', 'true'); // the handler answers again (see `page` in http/acquiring.ts)
       return;
     }
-    return replay(reply, outcome.row);
+    return replay(deps, reply, outcome.row);
   });
 
   // The answer is stored before it is sent, so a retry after a lost answer gets the same one.
@@ -195,7 +204,7 @@ async function settleKey(deps: Deps, o: KeyOutcome): Promise<void> {
     if (o.kind === 'store') {
       await tx
         .updateTable('idempotency_keys')
-        .set({ status: 'done', response_status: o.status, response_type: o.type, response_body: o.body, locked_until: 0 })
+        .set({ status: 'done', response_status: o.status, response_type: o.type, response_body: deps.keyring.encrypt(o.body), locked_until: 0 })
         .where('id', '=', o.id)
         .execute();
     } else if (o.kind === 'release') {
@@ -291,7 +300,7 @@ export async function runOnce(
   if (outcome.kind === 'conflict') throw new ApiError('0409', outcome.detail, 'form_token');
   if (outcome.kind === 'replay') {
     const row = outcome.row;
-    return { answer: { status: Number(row.response_status), type: row.response_type, body: row.response_body }, replayed: true };
+    return { answer: { status: Number(row.response_status), type: row.response_type, body: openBody(deps.keyring, row.response_body) }, replayed: true };
   }
   let answer: OnceAnswer;
   try {

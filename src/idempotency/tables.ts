@@ -9,6 +9,7 @@ export interface IdempotencyKeyRow {
   status: 'started' | 'done';
   response_status: number;
   response_type: string;
+  /** The answer's body, encrypted under the master keyring (issue 29). */
   response_body: string;
   /** A `started` row whose owner vanished (crash) may be taken over after this. */
   locked_until: number;

@@ -27,6 +27,7 @@ import { insertChallenge, type NewChallenge, newChallenge } from '../threeds/ser
 import { recordPaymentEvent } from './events.js';
 import type { AuthoriseDirect } from './schema.js';
 import { applyTransition, MANUAL_CAPTURE_WINDOW_MS, orderStatusOf, type PaymentStatus } from './states.js';
+import { openAnswer, sealAnswer, tokenHash } from './stored-answer.js';
 import type { PaymentRow } from './tables.js';
 import * as v from './validate.js';
 
@@ -173,7 +174,7 @@ export class AuthoriseService {
 
   private replay(row: PaymentRow, request_hash: string, body: AuthoriseDirect): AuthoriseResult {
     // decisions §4: same body → the original answer; another body → 1011.
-    if (row.request_hash === request_hash) return { record: JSON.parse(row.answer) as Record<string, unknown> };
+    if (row.request_hash === request_hash) return { record: openAnswer(this.deps.keyring, row.answer) };
     return { record: duplicateAnswer(body) };
   }
 
@@ -184,7 +185,7 @@ export class AuthoriseService {
       const row = await this.deps.store.db
         .selectFrom('cards')
         .selectAll()
-        .where('token_id', '=', body.token_id)
+        .where('token_hash', '=', tokenHash(keyring, body.token_id))
         .where('account_id', '=', creds.account.account_id)
         .executeTakeFirst();
       if (!row) throw new ApiError('0400', 'token_id is not a token of this account', 'token_id');
@@ -380,7 +381,7 @@ export class AuthoriseService {
         subscription: approved ? answerFields(sub) : undefined,
       });
     let record = answerOf(subscription);
-    row.answer = JSON.stringify(record);
+    row.answer = sealAnswer(deps.keyring, record);
 
     // Without a subscription to create (which reads what it writes), the unit only writes: a
     // write plan, run on SQLite's writer thread (src/db/plan.ts). The same function either way.
@@ -391,7 +392,7 @@ export class AuthoriseService {
           {
             card_id,
             account_id: account.account_id,
-            token_id: wantsToken ? token_id : null,
+            token_hash: wantsToken ? tokenHash(deps.keyring, token_id) : null,
             pan_enc: deps.keyring.encrypt(card.pan),
             key_id: deps.keyring.active.id,
             fingerprint: resolved.fingerprint,
@@ -426,7 +427,7 @@ export class AuthoriseService {
         if (!pending) throw contractNameTaken();
         record = answerOf(null);
         row.details = details_without;
-        row.answer = JSON.stringify(record);
+        row.answer = sealAnswer(deps.keyring, record);
         await tx.updateTable('payments').set({ details: row.details, answer: row.answer }).where('transaction_id', '=', transaction_id).execute();
       }
       await this.afterInsert(tx, pending, row, now, created);

@@ -1,4 +1,7 @@
-import type { Kysely, Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
+import { Keyring } from '../crypto/keyring.js';
+import { type MigrationContext, rewriteRows } from '../db/rewrite.js';
+import { tokenHash } from './stored-answer.js';
 
 export const paymentsMigration: Migration = {
   async up(db: Kysely<any>) {
@@ -62,3 +65,42 @@ export const paymentsMigration: Migration = {
     await db.schema.dropTable('cards').execute();
   },
 };
+
+/**
+ * Issue 29: a card's `token_id` is a bearer credential for the stored card. The vault keeps
+ * only its keyed hash (`cards.token_hash`, unique, the lookup), and the stored first answer
+ * of each payment (replayed for a repeat) holds the token encrypted. The old column stays
+ * (SQLite cannot drop a UNIQUE column), always NULL.
+ */
+export function cardTokenHashMigration(ctx: MigrationContext): Migration {
+  return {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('cards').addColumn('token_hash', 'text').execute();
+      await rewriteRows(db, ctx, {
+        table: 'cards',
+        key: 'card_id',
+        columns: ['token_id'],
+        where: sql`token_id is not null`,
+        map: (r) => ({ token_hash: tokenHash(ctx.keyring, r.token_id as string), token_id: null }),
+      });
+      await db.schema.createIndex('cards_token_hash').unique().on('cards').column('token_hash').execute();
+      await rewriteRows(db, ctx, {
+        table: 'payments',
+        key: 'transaction_id',
+        columns: ['answer'],
+        // Only answers that carry a token: `"token_id":""` is the common case and stays.
+        where: sql`answer like ${'%"token_id":"%'} and answer not like ${'%"token_id":""%'}`,
+        map: (r) => {
+          const record = JSON.parse(r.answer as string) as Record<string, unknown>;
+          const token = record.token_id;
+          if (typeof token !== 'string' || token === '' || Keyring.isSealed(token)) return null;
+          return { answer: JSON.stringify({ ...record, token_id: ctx.keyring.encrypt(token) }) };
+        },
+      });
+    },
+    async down(db: Kysely<any>) {
+      await db.schema.dropIndex('cards_token_hash').execute();
+      await db.schema.alterTable('cards').dropColumn('token_hash').execute();
+    },
+  };
+}

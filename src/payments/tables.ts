@@ -4,8 +4,12 @@ import type { PaymentStatus } from './states.js';
 export interface CardRow {
   card_id: string;
   account_id: string;
-  /** Reusable token handed to the merchant when token_flag asked for one. */
-  token_id: string | null;
+  /**
+   * Keyed hash (HMAC under the keyring's fingerprint key) of the reusable token handed to the
+   * merchant when token_flag asked for one; the token itself is a bearer credential and is not
+   * stored (issue 29). The old `token_id` column stays in the table, always NULL.
+   */
+  token_hash: string | null;
   pan_enc: string;
   key_id: string;
   fingerprint: string;

@@ -1,4 +1,6 @@
 import { type Kysely, type Migration, sql } from 'kysely';
+import { type MigrationContext, rewriteRows } from '../db/rewrite.js';
+import { maskedBankDetails } from './bank.js';
 
 export const payoutsMigration: Migration = {
   async up(db: Kysely<any>) {
@@ -80,3 +82,48 @@ export const payoutsMigration: Migration = {
     for (const t of ['payout_funding', 'fx_markups', 'payout_pricing', 'beneficiaries', 'payouts']) await db.schema.dropTable(t).execute();
   },
 };
+
+/** Masks `beneficiary.bank_details` of a payout echo in place; whether anything changed. */
+function maskEcho(echo: Record<string, unknown> | undefined): boolean {
+  const beneficiary = echo?.beneficiary as { bank_details?: Record<string, string> } | undefined;
+  const bank = beneficiary?.bank_details;
+  if (!beneficiary || !bank) return false;
+  const masked = maskedBankDetails(bank);
+  if (masked.iban === bank.iban && masked.account_number === bank.account_number) return false;
+  beneficiary.bank_details = masked;
+  return true;
+}
+
+/**
+ * Issue 29: payouts stored the beneficiary's full IBAN / account number in `payouts.details`
+ * (the answer's echo) and in every `payout.*` event. The full details are already in the
+ * beneficiary row, encrypted; these copies become the masked form the code now writes.
+ */
+export function payoutBankDetailsMaskedMigration(ctx: MigrationContext): Migration {
+  return {
+    async up(db: Kysely<any>) {
+      await rewriteRows(db, ctx, {
+        table: 'payouts',
+        key: 'transaction_id',
+        columns: ['details'],
+        map: (r) => {
+          const echo = JSON.parse(r.details as string) as Record<string, unknown>;
+          return maskEcho(echo) ? { details: JSON.stringify(echo) } : null;
+        },
+      });
+      await rewriteRows(db, ctx, {
+        table: 'events',
+        key: 'event_id',
+        columns: ['payload'],
+        where: sql`event_type like 'payout.%'`,
+        map: (r) => {
+          const event = JSON.parse(r.payload as string) as { data?: Record<string, unknown> };
+          return maskEcho(event.data) ? { payload: JSON.stringify(event) } : null;
+        },
+      });
+    },
+    async down() {
+      // The clear copies are not restored: the beneficiary row keeps the full details.
+    },
+  };
+}

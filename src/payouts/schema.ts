@@ -244,21 +244,24 @@ const BankDetailsRecord = Type.Object(
     account_currency: echo('the account’s currency'),
     account_name: echo('the account holder’s name'),
     owner_document_number: echo('the holder’s document number'),
-    account_number: echo('the account number'),
+    account_number: Type.Optional(text('the account number masked to its last four (`••••6789`), as card numbers are')),
     bank_account_category: echo('account categories'),
     bank_branch: echo('the branch'),
     bank_country_code: echo('the bank’s country'),
     bank_name: echo('the bank’s name'),
     bank_street_address: echo('the bank’s address'),
     binding_mobile_number: echo('the bound mobile number'),
-    iban: echo('the IBAN as sent'),
+    iban: Type.Optional(text('the IBAN masked to its last four (`••••3000`), as card numbers are')),
     swift_code: echo('the BIC'),
     transaction_reference: echo('the statement reference'),
     local_clearing_system: text(
       'the clearing system the payout goes through, from the bank’s country, the currency and the method: `ACH`, `SEPA`, `FASTER_PAYMENTS`, `BECS`, `EFT`, `ZENGIN`, `FAST`, `FPS`, `NEFT`, `SPEI`, `SIC`, `ELIXIR`, `BANKGIROT`, or `SWIFT`',
     ),
   },
-  { description: 'the bank details as sent, without `bank_code`, plus `local_clearing_system`' },
+  {
+    description:
+      'the bank details as sent, without `bank_code`, with `iban` and `account_number` masked to their last four (the full details are kept only encrypted), plus `local_clearing_system`',
+  },
 );
 
 const BeneficiaryRecord = Type.Object(

@@ -27,7 +27,7 @@ import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import { amountField, checkCountry, requireCurrency } from '../payments/validate.js';
 import type { PayoutInput, PayoutOutcome, Processor } from '../processors/types.js';
 import { enqueueJob } from '../scheduler/scheduler.js';
-import { checkBankDetails, maskAccount } from './bank.js';
+import { checkBankDetails, maskAccount, maskedBankDetails } from './bank.js';
 import { postPayout } from './ledger.js';
 import { NO_PRICE, type PayoutPrice, quotePayout } from './quote.js';
 import { payoutRecord } from './record.js';
@@ -225,11 +225,16 @@ function shortReference(now_ms: number): string {
   return `P${d.slice(2, 4)}${d.slice(5, 7)}${d.slice(8, 10)}-${tail}`;
 }
 
-/** The echo of the request the answer carries (decisions §17): as sent, less bank_code, with the clearing system. */
+/**
+ * The echo of the request the answer carries (decisions §17): as sent, less bank_code, with
+ * the clearing system, and `iban` / `account_number` masked to their last four (issue 29:
+ * this echo is stored in `payouts.details` and in every `payout.*` event; the full details
+ * are only in the encrypted beneficiary row).
+ */
 function echoOf(body: PayoutRequest, beneficiary: BeneficiaryInput, local_clearing_system: string): Record<string, unknown> {
   const { merchant_id: _m, account_id: _a, encryption_data: _e, beneficiary: _b, ...rest } = body as PayoutRequest & Record<string, unknown>;
   const { bank_code: _code, ...bank } = beneficiary.bank_details ?? {};
-  return { ...rest, beneficiary: { ...beneficiary, bank_details: { ...bank, local_clearing_system } } };
+  return { ...rest, beneficiary: { ...beneficiary, bank_details: { ...maskedBankDetails(bank), local_clearing_system } } };
 }
 
 function processorOf(deps: PayoutDeps, account: AccountRow): Processor {

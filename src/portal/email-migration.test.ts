@@ -2,12 +2,14 @@
 // table is rebuilt, so the test migrates a database holding users, recovery codes and
 // sessions and checks that every row survives, foreign keys hold, and the new index works.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Migrator } from 'kysely';
-import { migrations } from '../db/migrations.js';
+import { Keyring } from '../crypto/keyring.js';
+import { migrationsFor } from '../db/migrations.js';
 import { migrationDb, openStore } from '../db/store.js';
 import { createPgDatabase, ENGINE } from '../test/harness.js';
 import type { PortalUserRow } from './tables.js';
@@ -19,6 +21,7 @@ test('0074_portal_email_per_merchant keeps users and recovery codes, and allows 
   const store = openStore(url);
   try {
     const db = migrationDb(store);
+    const migrations = migrationsFor({ keyring: new Keyring([{ id: 't', key: randomBytes(32) }]), engine: store.engine, rewritten: 0 });
     const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
     const before = await migrator.migrateTo('0061_portal_search');
     assert.equal(before.error, undefined);
