@@ -37,8 +37,15 @@ export const portalEmailPerMerchantMigration: Migration = {
     await db.schema.dropIndex('portal_users_merchant').ifExists().execute();
     await db.schema.createIndex('portal_users_merchant_email').on('portal_users').columns(['merchant_id', 'email']).unique().execute();
   },
+  // Back to one address across the gateway (fails while two merchants share an address).
+  // SQLite gets a unique index of the constraint's name; `up` rebuilds the table anyway.
   async down(db: Kysely<any>) {
     await db.schema.dropIndex('portal_users_merchant_email').execute();
+    if (db.getExecutor().adapter instanceof PostgresAdapter) {
+      await sql`alter table portal_users add constraint portal_users_email_key unique (email)`.execute(db);
+    } else {
+      await db.schema.createIndex('portal_users_email_key').on('portal_users').column('email').unique().execute();
+    }
     await db.schema.createIndex('portal_users_merchant').on('portal_users').columns(['merchant_id', 'email']).execute();
   },
 };
