@@ -239,6 +239,13 @@ describe('payments through the client', () => {
     assert.deepEqual([back.transaction_id, back.order_status, back.result_info, back.threeds_result], [x.transaction_id, '1', '0000:Success', 'Y']);
     const forged = (done.headers.location as string).replace('order_status=1', 'order_status=0');
     assert.throws(() => client.verifyReturn(forged), SignatureVerificationError);
+    // What a Node handler has (req.url: path and query), the query with and without '?', a fragment.
+    const url = new URL(done.headers.location as string);
+    for (const given of [`${url.pathname}${url.search}`, url.search, url.search.slice(1), `${url.href}#top`]) {
+      assert.equal(client.verifyReturn(given).transaction_id, x.transaction_id, given);
+    }
+    assert.throws(() => client.verifyReturn(url.pathname), /the return carries no encryption_data: pass the whole URL, req.url/);
+    assert.throws(() => client.verifyReturn(`${url.pathname}${forged.slice(forged.indexOf('?'))}`), /the return's encryption_data does not match its fields/);
   });
 
   test('a decline is an answer, not an exception: order_status 0 and result_info 1002', async () => {

@@ -302,25 +302,40 @@ export class TollgateClient {
   }
 
   /**
-   * The result the shopper brings back to `return_url` after a 3-D Secure challenge (the
-   * full URL, its query string, or its parameters), verified. Throws
-   * SignatureVerificationError when it is not signed with the account key.
+   * The result the shopper brings back to `return_url` (after 3-D Secure, an APM or the
+   * hosted page), verified. Takes what a handler has: the full URL, a Node handler's
+   * `req.url` (path and query), the query string with or without `?`, or its parameters.
+   * Throws SignatureVerificationError when it carries no signature or one that does not
+   * match the account key.
    */
   verifyReturn(params: string | URLSearchParams | Record<string, string>): ThreeDSReturn {
     let search: URLSearchParams;
     if (params instanceof URLSearchParams) search = params;
     else if (typeof params !== 'string') search = new URLSearchParams(params);
-    else search = /^[a-z][a-z0-9+.-]*:/i.test(params) ? new URL(params).searchParams : new URLSearchParams(params);
+    else search = new URLSearchParams(queryOf(params));
     const fields: Record<string, string> = {};
     for (const f of RETURN_FIELDS) fields[f] = search.get(f) ?? '';
     const encryption_data = search.get('encryption_data') ?? '';
-    if (!encryption_data) throw new SignatureVerificationError('missing', 0, '');
+    if (!encryption_data) throw new SignatureVerificationError('missing', 0, '', 'return');
     const signed = { ...fields, encryption_data };
-    if (!verifySignature(signed, this.secrets)) throw new SignatureVerificationError('mismatch', 0, '');
+    if (!verifySignature(signed, this.secrets)) throw new SignatureVerificationError('mismatch', 0, '', 'return');
     return signed as unknown as ThreeDSReturn;
   }
 
   private async answer<K extends EndpointName>(endpoint: K, request: Endpoints[K]['request'], options?: CallOptions): Promise<Endpoints[K]['answer']> {
     return (await this.call(endpoint, request, options)).answer;
   }
+}
+
+/**
+ * The query of a return as a handler has it: a full URL, a path with its query (`req.url`),
+ * or the query itself with or without `?`; a fragment is dropped.
+ */
+function queryOf(text: string): string {
+  const hash = text.indexOf('#');
+  const withoutFragment = hash >= 0 ? text.slice(0, hash) : text;
+  const mark = withoutFragment.indexOf('?');
+  if (mark >= 0) return withoutFragment.slice(mark + 1);
+  // No `?`: a URL or a path without a query carries nothing; anything else is the query.
+  return /^[a-z][a-z0-9+.-]*:|^\//i.test(withoutFragment) ? '' : withoutFragment;
 }

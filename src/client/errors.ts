@@ -106,11 +106,17 @@ export class SignatureVerificationError extends TollgateError {
     readonly reason: 'missing' | 'mismatch',
     readonly http_status: number,
     readonly request_id: string,
+    /** What was verified: an answer of the gateway, or a return the shopper's browser brought. */
+    readonly subject: 'answer' | 'return' = 'answer',
   ) {
     super(
-      reason === 'missing'
-        ? `the answer (HTTP ${http_status}) carries no encryption_data${request_id ? ` [request ${request_id}]` : ''}`
-        : `the answer's encryption_data does not match the account's key${request_id ? ` [request ${request_id}]` : ''}`,
+      subject === 'return'
+        ? reason === 'missing'
+          ? 'the return carries no encryption_data: pass the whole URL, req.url, or its query string'
+          : "the return's encryption_data does not match its fields: pass the return's query unchanged (the whole URL or req.url), and check that the client has the account's key"
+        : reason === 'missing'
+          ? `the answer (HTTP ${http_status}) carries no encryption_data${request_id ? ` [request ${request_id}]` : ''}`
+          : `the answer's encryption_data does not match the account's key${request_id ? ` [request ${request_id}]` : ''}`,
     );
   }
 }
