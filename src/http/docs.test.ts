@@ -98,6 +98,15 @@ describe('/docs', () => {
     assert.equal(html.includes('href="/docs/quickstart"'), quickstart);
   });
 
+  test('/ points to the documents and the portal (it answered 404)', async () => {
+    const res = await gw.app.inject('/');
+    assert.equal(res.statusCode, 200);
+    assert.match(String(res.headers['content-type']), /text\/html/);
+    assert.doesNotMatch(String(res.headers['content-security-policy']), /script-src/);
+    for (const href of ['/docs', '/portal', '/openapi.json', ...loadGuides().map((g) => g.href)]) assert.ok(res.body.includes(`href="${href}"`), href);
+    assertSelfContained(res.body, '/');
+  });
+
   test('every link between the served pages lands on a page and an anchor that exist (the start-up banner’s too)', async () => {
     const pages = new Map<string, string>();
     for (const href of ['/docs', ...loadGuides().map((g) => g.href)]) pages.set(href, (await gw.app.inject(href)).body);

@@ -228,6 +228,17 @@ function registerDocs(app: FastifyInstance, description: string, guides: readonl
     app.get(g.href, hidden, async (_req, reply) => sendPage(reply, GUIDE_CSP, html));
   }
 
+  // The address a newcomer opens first: where the documents and the portal are.
+  const home = page(
+    'Tollgate',
+    '',
+    `${nav(guides, '/')}<main><h1>Tollgate payment gateway</h1><p>This address serves the gateway's interfaces; there is nothing to see here but where to go:</p>
+<ul><li><a href="/docs">API reference</a>: signing, result codes, test cards and every operation (<a href="/openapi.json">/openapi.json</a>)</li>
+${guides.map((g) => `<li><a href="${g.href}">${escapeHtml(g.title)}</a></li>`).join('\n')}
+<li><a href="/portal">Merchant portal</a>: payments, refunds, payouts, settings and users for a merchant's staff</li></ul></main>`,
+  );
+  app.get('/', hidden, async (_req, reply) => sendPage(reply, GUIDE_CSP, home));
+
   app.get('/docs/init.js', hidden, async (_req, reply) => reply.type('application/javascript; charset=utf-8').send(INIT));
   app.get('/docs/docs.css', hidden, async (_req, reply) => reply.type('text/css; charset=utf-8').send(STYLE));
   for (const [file, type] of Object.entries(files)) {
