@@ -127,6 +127,20 @@ describe('deductions on schedule', () => {
       .execute();
     assert.ok(postings.length >= 3, 'each deduction is ledgered');
     assert.equal((await verifyLedger(gw.runtime.store.db)).ok, true);
+    // The notifications of what the clock ran are due now, not when the real time reaches
+    // the clock (they waited a month each: issue 36 item 1); their payloads keep the clock's time.
+    const outbox = await gw.runtime.store.db
+      .selectFrom('events')
+      .select(['event_type', 'status', 'attempts', 'next_attempt_at', 'payload'])
+      .where('account_id', '=', merchant.account_id)
+      .where('event_type', 'like', 'subscription.%')
+      .execute();
+    assert.equal(outbox.length, 3);
+    for (const e of outbox) {
+      assert.equal(e.status, 'pending');
+      assert.ok(Number(e.next_attempt_at) <= gw.clock.now, `${e.event_type} is due now, not at ${new Date(Number(e.next_attempt_at)).toISOString()}`);
+      assert.ok(JSON.parse(e.payload).created_at >= '2027-02-28', 'the payload keeps the clock time');
+    }
     // The clock stands where it was moved; a second move runs nothing twice.
     assert.equal(await clockOf(gw.runtime.store, merchant.account_id, gw.clock.now), Date.UTC(2027, 4, 1));
     assert.equal((await advance(merchant.account_id, Date.UTC(2027, 4, 2))).jobs, 0);
