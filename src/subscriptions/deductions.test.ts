@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { verifyLedger } from '../ledger/verify.js';
+import { startReceiver } from '../notifications/test-receiver.js';
+import { DeliveryWorker } from '../notifications/worker.js';
 import { advanceClock, ClockError, clockOf } from '../scheduler/clock.js';
 import { createScheduler } from '../scheduler/jobs.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
@@ -320,6 +322,48 @@ describe('cancel and exactly once', () => {
       (await deductions(merchant.account_id, order_no)).map((p) => p.order_no),
       [`${order_no}-R2`],
     );
+  });
+});
+
+describe('test clocks notify', () => {
+  test('a merchant test through the client library receives subscription.charged, .failed and .cancelled from one clock advance, at once', async () => {
+    const receiver = await startReceiver();
+    try {
+      const ok = await subscribe({}, { notify_url: receiver.url });
+      const declining = await subscribe({}, { notify_url: receiver.url, card: '4000000000000341' });
+      // One advance per account: a month and a week covers the charge, and the decline with its three retries and the end.
+      for (const m of [ok.merchant, declining.merchant]) await advance(m.account_id, Date.UTC(2027, 2, 7));
+      const worker = new DeliveryWorker({
+        store: gw.runtime.store,
+        merchants: gw.runtime.merchants,
+        allow_private: true,
+        schedule_ms: [1_000],
+        timeout_ms: 10_000,
+        now: () => gw.clock.now, // the real time stands still: nothing here waits for it to reach the clock
+      });
+      await worker.drain();
+      const received = (m: Json) =>
+        receiver.received
+          .map((r) => {
+            try {
+              return gw.client(m as never).notifications.verify(r.body, r.headers as Record<string, string>); // signed at the real time
+            } catch {
+              return null; // another merchant’s delivery
+            }
+          })
+          .filter((e) => e?.event_type.startsWith('subscription.'))
+          .map((e) => e?.event_type);
+      assert.deepEqual(received(ok.merchant), ['subscription.charged']);
+      assert.deepEqual(received(declining.merchant).sort(), [
+        'subscription.cancelled',
+        'subscription.failed',
+        'subscription.failed',
+        'subscription.failed',
+        'subscription.failed',
+      ]);
+    } finally {
+      await receiver.close();
+    }
   });
 });
 
