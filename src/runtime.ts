@@ -6,6 +6,7 @@ import { migrateToLatest } from './db/migrations.js';
 import { migrationDb, openStore, type Store } from './db/store.js';
 import type { Deps } from './http/context.js';
 import { MerchantService } from './merchants/service.js';
+import { notificationBacklog } from './notifications/outbox.js';
 import { Metrics } from './ops/metrics.js';
 import { createSandboxProcessor } from './processors/sandbox/index.js';
 
@@ -64,5 +65,6 @@ export async function createRuntime(
     processorFor: (account) => (account.mode === 'test' ? sandbox : null),
     now: opts.now ?? Date.now,
   };
+  deps.metrics.watchNotificationBacklog(() => notificationBacklog(store), deps.now);
   return { settings, store, keyring, merchants, apiKeys, deps };
 }

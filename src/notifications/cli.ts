@@ -1,4 +1,6 @@
 // Operator commands for notifications, and the delivery worker as a `serve` background task.
+
+import type { Logger } from 'pino';
 import { CommandError, command, need, out, UsageError } from '../cli/registry.js';
 import { backgroundTasks } from '../cli/serve.js';
 import { exitIfStopHangs, stopRequested } from '../cli/signals.js';
@@ -10,8 +12,7 @@ import { DeliveryWorker } from './worker.js';
 const iso = (ms: number | null) => (ms ? new Date(ms).toISOString() : '-');
 
 /** The worker a process runs, configured from its settings. */
-export function deliveryWorker(rt: Runtime): DeliveryWorker {
-  const log = createLogger(rt.settings);
+export function deliveryWorker(rt: Runtime, log: Logger = createLogger(rt.settings)): DeliveryWorker {
   return new DeliveryWorker({
     store: rt.store,
     merchants: rt.merchants,
@@ -20,6 +21,25 @@ export function deliveryWorker(rt: Runtime): DeliveryWorker {
     timeout_ms: rt.settings.webhook_timeout_ms,
     now: rt.deps.now,
     log: (msg, err) => log.error({ err }, msg),
+    observe: (a) => {
+      rt.deps.metrics.notificationDeliveries.inc({ result: a.outcome });
+      if (a.outcome === 'delivered') return;
+      // One line per failed attempt (issue 36 item 5: a 400 logged nothing): what an operator
+      // needs to tell a merchant, never the body, the address or a secret.
+      log.warn(
+        {
+          event_id: a.event_id,
+          event_type: a.event_type,
+          account_id: a.account_id,
+          attempt: a.attempt_no,
+          status_code: a.status_code,
+          error: a.error || undefined,
+          latency_ms: a.latency_ms,
+          next_attempt_at: a.outcome === 'retry' ? new Date(a.next_attempt_at).toISOString() : undefined,
+        },
+        a.outcome === 'retry' ? 'notification attempt failed; will retry' : 'notification failed; no more attempts',
+      );
+    },
   });
 }
 

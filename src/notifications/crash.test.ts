@@ -40,7 +40,7 @@ function startGateway(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`gateway did not start: ${out}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`gateway did not start: ${out}`)), 60_000);
     const onData = (d: Buffer) => {
       out += d.toString();
       if (out.includes('Tollgate listening')) {
@@ -56,7 +56,7 @@ function startGateway(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
   });
 }
 
-test('events committed before a kill -9 are all delivered after restart', { timeout: 60_000 }, async () => {
+test('events committed before a kill -9 are all delivered after restart', { timeout: 180_000 }, async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-crash-'));
   let database_url = `sqlite:${path.join(dir, 'tollgate.db')}`;
   let drop = async () => {};

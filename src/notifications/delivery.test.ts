@@ -3,9 +3,11 @@
 // Retry-After, redirects, timeouts, the send-time SSRF check, replay and several workers.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import pino from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { sign } from '../crypto/signature.js';
 import { directPayment, readXml, type TestGateway, testGateway } from '../test/harness.js';
+import { deliveryWorker } from './cli.js';
 import { EventService } from './service.js';
 import { type Receiver, type Responder, startReceiver } from './test-receiver.js';
 import { DeliveryWorker, type WorkerOptions } from './worker.js';
@@ -152,6 +154,33 @@ describe('retries', () => {
     await w.drain();
     assert.equal(forEvent(r, e.event_id).length, 2);
     assert.equal((await event(e.event_id)).status, 'failed', 'schedule exhausted → failed');
+  });
+
+  test('operators see failed attempts: one warn line per attempt (no body, address or secret), delivery counts and the backlog in /metrics', async () => {
+    const r = await receiver(() => ({ status: 400, body: 'bad request from the shop' }));
+    const e = await pay(r.url);
+    const lines: Array<Record<string, unknown>> = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const metric = async (name: string) => {
+      const text = (await gw.app.inject('/metrics')).body;
+      const m = new RegExp(`^${name.replace(/[{}"]/g, (c) => `\\${c}`)} (\\S+)$`, 'm').exec(text);
+      return m ? Number(m[1]) : 0;
+    };
+    const retriesBefore = await metric('tollgate_notification_deliveries_total{result="retry"}');
+    await deliveryWorker(gw.runtime, log).drain();
+    const mine = lines.filter((l) => l.event_id === e.event_id);
+    assert.equal(mine.length, 1, 'one line for the one attempt');
+    const [line] = mine as [Record<string, unknown>];
+    assert.equal(line.level, 40, 'warn');
+    assert.equal(line.msg, 'notification attempt failed; will retry');
+    assert.deepEqual([line.status_code, line.attempt, line.event_type, line.account_id], [400, 1, 'payment.succeeded', gw.merchant.account_id]);
+    assert.ok(typeof line.next_attempt_at === 'string');
+    const raw = JSON.stringify(line);
+    for (const secret of [r.url, String(r.port), 'bad request from the shop', gw.merchant.secret_key])
+      assert.ok(!raw.includes(secret), `the line carries ${secret}`);
+    assert.ok((await metric('tollgate_notification_deliveries_total{result="retry"}')) >= retriesBefore + 1);
+    assert.ok((await metric('tollgate_notification_backlog')) >= 1, 'the retried event is in the backlog');
+    assert.ok((await metric('tollgate_notification_oldest_pending_age_seconds')) >= 0);
   });
 
   test('410 Gone stops at once', async () => {

@@ -2,7 +2,7 @@
 // so a committed change always has its event and a rolled-back one never does.
 import { timeOrderedId } from '../crypto/ids.js';
 import { insertRows } from '../db/prepared.js';
-import type { Tx } from '../db/store.js';
+import type { Store, Tx } from '../db/store.js';
 
 /** Every event type the gateway emits; a capability adds its own here. */
 export const EVENT_TYPES = [
@@ -64,4 +64,14 @@ export async function recordEvent(tx: Tx, event: NewEvent, now_ms: number): Prom
     },
   ]);
   return event_id;
+}
+
+/** The outbox's backlog for the metrics: events still to be delivered, and when the oldest was made. */
+export async function notificationBacklog(store: Store): Promise<{ pending: number; oldest_created_ms: number | null }> {
+  const row = await store.db
+    .selectFrom('events')
+    .select((eb) => [eb.fn.countAll<string | number>().as('pending'), eb.fn.min<string | number | null>('created_at').as('oldest')])
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return { pending: Number(row?.pending ?? 0), oldest_created_ms: row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest) };
 }

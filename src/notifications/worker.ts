@@ -41,6 +41,23 @@ export interface WorkerOptions {
   /** Test hook: jitter source in [0, 1). */
   random?: () => number;
   log?: (msg: string, err?: unknown) => void;
+  /** Told of every attempt once its outcome is recorded (the process's log line and metrics). */
+  observe?: (attempt: AttemptReport) => void;
+}
+
+/** One recorded attempt, as operators see it: no body, no URL, no secret. */
+export interface AttemptReport {
+  event_id: string;
+  event_type: string;
+  account_id: string;
+  attempt_no: number;
+  outcome: Outcome;
+  /** The receiver's HTTP status, or null when there was no answer. */
+  status_code: number | null;
+  error: string;
+  latency_ms: number;
+  /** When the next attempt is due (a retry), else the attempt's end. */
+  next_attempt_at: number;
 }
 
 export type Outcome = EventAttemptRow['outcome'];
@@ -222,7 +239,7 @@ export class DeliveryWorker {
     const finished = this.now();
     const attempt_no = row.attempts + 1;
     const step = nextStep(result, attempt_no, this.schedule, finished, this.random);
-    await this.opts.store.transaction(async (tx) => {
+    const recorded = await this.opts.store.transaction(async (tx) => {
       await tx
         .insertInto('event_attempts')
         .values({
@@ -238,7 +255,7 @@ export class DeliveryWorker {
         })
         .execute();
       // Only the lease holder moves the event on; a worker whose lease ran out keeps its log line only.
-      await tx
+      const moved = await tx
         .updateTable('events')
         .set({
           status: step.outcome === 'retry' ? 'pending' : step.outcome,
@@ -252,8 +269,22 @@ export class DeliveryWorker {
         })
         .where('event_id', '=', row.event_id)
         .where('lease_token', '=', row.lease_token as string)
-        .execute();
+        .executeTakeFirst();
+      return (moved.numUpdatedRows ?? 0n) > 0n;
     });
+    // Reported once per event and attempt: a worker whose lease ran out reports nothing.
+    if (recorded)
+      this.opts.observe?.({
+        event_id: row.event_id,
+        event_type: row.event_type,
+        account_id: row.account_id,
+        attempt_no,
+        outcome: step.outcome,
+        status_code: result.status_code,
+        error: result.error.slice(0, 500),
+        latency_ms: result.latency_ms,
+        next_attempt_at: step.next_attempt_at,
+      });
   }
 }
 
