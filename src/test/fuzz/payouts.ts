@@ -29,6 +29,7 @@ import { accountBalances } from '../../ledger/balances.js';
 import { verifyLedger } from '../../ledger/verify.js';
 import type { CreatedMerchant } from '../../merchants/service.js';
 import { setPayoutPricing, topUp } from '../../payouts/admin.js';
+import { maskAccount } from '../../payouts/bank.js';
 import { CHECK_KIND, DISPATCH_KIND, runCheck, runDispatch } from '../../payouts/service.js';
 import { Scheduler } from '../../scheduler/scheduler.js';
 import type { TestGateway } from '../harness.js';
@@ -668,10 +669,16 @@ export async function fuzzPayouts(
         throw new Error(
           `a ${t.name} payout answered clearing system ${r.beneficiary?.bank_details?.local_clearing_system} (bank_code echoed: ${r.beneficiary?.bank_details?.bank_code !== undefined}), for ${describeCase(c)}`,
         );
-      if (r.beneficiary?.bank_details?.account_number !== body.beneficiary?.bank_details?.account_number)
-        throw new Error(
-          `account_number ${body.beneficiary?.bank_details?.account_number} sent, ${r.beneficiary?.bank_details?.account_number} answered (${format})`,
-        );
+      // The account is answered masked to its last four, and never in full anywhere in the answer (issue 29).
+      for (const field of ['account_number', 'iban'] as const) {
+        const sent = body.beneficiary?.bank_details?.[field];
+        if (typeof sent !== 'string' || sent === '') continue;
+        const answered = r.beneficiary?.bank_details?.[field];
+        if (answered !== maskAccount(sent)) throw new Error(`${field} ${sent} sent, ${answered} answered, not ${maskAccount(sent)} (${format})`);
+        const compact = sent.replace(/[\s-]/g, '');
+        if (compact.length >= 8 && (a.body.includes(sent) || a.body.includes(compact)))
+          throw new Error(`${field} ${sent} is in the answer in full (${format}): ${a.body.slice(0, 300)}`);
+      }
       const minor = Math.round(Number(body.payment_amount) * (t.payment_currency === 'JPY' ? 1 : 100));
       if (r.amount_beneficiary_receives !== minor || (body.source_currency === t.payment_currency && r.amount_payer_pays !== minor))
         throw new Error(
