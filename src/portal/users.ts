@@ -1,7 +1,8 @@
 // Portal users (decisions §19): created by the operator with a one-time set-password link,
 // signed in by merchant number, e-mail and password, with TOTP and recovery codes. Ten
-// failures (wrong passwords and wrong second-factor codes alike) lock the user for 30 minutes. Every write is a compare-and-set on the row, so two racing sign-ins
-// cannot both use one TOTP step or one recovery code.
+// failures (wrong passwords and wrong second-factor codes alike) lock the user for 30
+// minutes. Every write is a compare-and-set on the row, so two racing sign-ins cannot both
+// use one TOTP step or one recovery code.
 import { randomToken, timeOrderedId } from '../crypto/ids.js';
 import type { Keyring } from '../crypto/keyring.js';
 import type { Store } from '../db/store.js';
