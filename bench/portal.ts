@@ -1,4 +1,4 @@
-// The merchant portal under load (issue 14, decisions §19): a signed-in owner's transactions
+// The merchant portal under load (issue 14, docs/contract.md §19): a signed-in owner's transactions
 // list and filtered searches over the account's stored payments (1,000,000 seeded by
 // bench/seed.ts; 100,000 in --quick), on the gateway that has them.
 //

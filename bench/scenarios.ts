@@ -97,7 +97,7 @@ export function formEncode(value: Record<string, unknown>): string {
   return out.toString();
 }
 
-/** A realistic direct payment with an approved test card and a new shopper (decisions §9). */
+/** A realistic direct payment with an approved test card and a new shopper (docs/contract.md §9). */
 export function paymentFields(order_no: string): AuthoriseRequest {
   const s = shopper();
   return {
@@ -276,7 +276,7 @@ const FORM_TOKEN = /name="form_token" value="([^"]+)"/;
 const PAGE_YEAR = String(new Date().getUTCFullYear() + 2);
 
 /**
- * The hosted checkout as a shopper's browser goes through it (decisions §14): the merchant's
+ * The hosted checkout as a shopper's browser goes through it (docs/contract.md §14): the merchant's
  * signed form posted to `/v1/checkout` (the loading page), the payment page, and its card form.
  * The loading page's own hop (POST /v1/checkout/<id> → 303 /pay/<id>) is not part of it.
  * Each session has its own shopper (card in BIN 424242, e-mail, IP), as the authorise

@@ -21,7 +21,7 @@ export interface Runtime {
 
 export function loadKeyring(settings: Settings): Keyring {
   if (settings.master_key) return Keyring.parse(settings.master_key);
-  // decisions §13: generated into the data folder only for the embedded development default.
+  // docs/contract.md §13: generated into the data folder only for the embedded development default.
   if (settings.database_url.startsWith('sqlite:') && !process.env.DATABASE_URL) return Keyring.loadOrCreateDevKey(settings.data_dir);
   throw new Error('TOLLGATE_MASTER_KEY is required unless you run on the embedded default database');
 }
@@ -61,7 +61,7 @@ export async function createRuntime(
     merchants,
     apiKeys,
     metrics: new Metrics(opts.metricsDefaults ?? true),
-    // Test accounts are served by the sandbox; no live processor is configured yet (decisions §3).
+    // Test accounts are served by the sandbox; no live processor is configured yet (docs/contract.md §3).
     processorFor: (account) => (account.mode === 'test' ? sandbox : null),
     now: opts.now ?? Date.now,
   };

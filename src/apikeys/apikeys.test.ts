@@ -1,4 +1,4 @@
-// API keys of the generic interface and test/live separation (decisions §18; issue 13 items
+// API keys of the generic interface and test/live separation (docs/contract.md §18; issue 13 items
 // 1 and 5): the key's shape by the account's mode, nothing of the secret stored beyond its
 // lookup prefix and last four characters, near-miss keys refused, revocation, several keys
 // at once, the `apikey create|list|revoke` commands, and a test key never seeing a live

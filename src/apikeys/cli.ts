@@ -1,4 +1,4 @@
-// `npx tollgate apikey create|list|revoke` (decisions §18): generic-interface keys per account.
+// `npx tollgate apikey create|list|revoke` (docs/contract.md §18): generic-interface keys per account.
 import { CommandError, command, need, out } from '../cli/registry.js';
 import { ApiKeyError } from './service.js';
 

@@ -1,4 +1,4 @@
-// API keys of the generic interface (decisions §18; issue 13): per account, `sk_test_…` for
+// API keys of the generic interface (docs/contract.md §18; issue 13): per account, `sk_test_…` for
 // a test account and `sk_live_…` for a live one, shown once, stored only as a keyed hash,
 // found by an indexed prefix and compared in constant time, several active at once,
 // revocable (a revoked key stops working at once in this process and within
@@ -129,7 +129,7 @@ export class ApiKeyService {
     const want = Buffer.from(row.secret_hash);
     const got = Buffer.from(this.keyring.fingerprint(presented));
     if (want.length !== got.length || !timingSafeEqual(want, got)) return null;
-    // The prefix says the mode; it must agree with the key's account (decisions §18).
+    // The prefix says the mode; it must agree with the key's account (docs/contract.md §18).
     if ((m[1] === 'live') !== (row.livemode === 1)) return null;
     const creds = await this.merchants.credentials(row.merchant_id, row.account_id);
     if (!creds || (creds.account.mode === 'live') !== (row.livemode === 1)) return null;

@@ -1,4 +1,4 @@
-// Generic-interface API keys (decisions §18): `sk_test_…` / `sk_live_…` by the account's
+// Generic-interface API keys (docs/contract.md §18): `sk_test_…` / `sk_live_…` by the account's
 // mode, shown once, stored as a keyed hash, found by a short prefix, revocable.
 
 export interface ApiKeyRow {

@@ -1,4 +1,4 @@
-// Alternative-method payments end to end in Chromium (decisions §15, issue 10): the merchant
+// Alternative-method payments end to end in Chromium (docs/contract.md §15, issue 10): the merchant
 // starts Pix, iDEAL or Boleto with the client library, the shopper opens issuer_url in the
 // browser and approves, declines or takes the slip, lands on return_url with a signed result,
 // and the merchant's notify_url receives a notification that verifies (Standard Webhooks

@@ -1,4 +1,4 @@
-// Brazilian document and address checks for Pix and Boleto (decisions §15). Pure functions.
+// Brazilian document and address checks for Pix and Boleto (docs/contract.md §15). Pure functions.
 // CPF and CNPJ check digits come from `cpf-cnpj-validator` (MIT, no dependencies), which
 // also knows the alphanumeric CNPJ that Receita Federal issues from July 2026 (Nota
 // Técnica 49/2024). It is used in strict mode: only the official mask or the bare

@@ -1,4 +1,4 @@
-// The fields an alternative method needs besides those of every payment (decisions §15),
+// The fields an alternative method needs besides those of every payment (docs/contract.md §15),
 // checked from its catalogue row: the first field missing or wrong is named in a 400
 // (`0400:Invalid input`). Pure; no value of a document is ever repeated in a message.
 import { type ApiError, invalid } from '../http/errors.js';

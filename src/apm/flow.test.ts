@@ -1,4 +1,4 @@
-// Alternative-method payments end to end (decisions §15), on SQLite and PostgreSQL: the
+// Alternative-method payments end to end (docs/contract.md §15), on SQLite and PostgreSQL: the
 // merchant's POST /v1/authorise with payment_method, the shopper on the sandbox issuer's
 // page (approve, decline, Boleto slip), the signed return, the notification, expiry at the
 // method's deadline, the ledger, capture and refund; and every bad input refused with
@@ -96,7 +96,7 @@ async function payload(transaction_id: string, type: string): Promise<Record<str
   return JSON.parse(row.payload).data;
 }
 
-describe('the APM answer (decisions §15)', () => {
+describe('the APM answer (docs/contract.md §15)', () => {
   test('Pix: XML respon with issuer_url, order_status 2, 0003, signed; the order is 1000 with a payment.pending event', async () => {
     const client = gw.client();
     const body = pixBody();
@@ -270,7 +270,7 @@ describe('the sandbox issuer page', () => {
   });
 });
 
-describe('bad input (decisions §15): 404 for a method not offered, 400 naming the field, nothing stored', () => {
+describe('bad input (docs/contract.md §15): 404 for a method not offered, 400 naming the field, nothing stored', () => {
   const cases: Array<[string, () => Record<string, unknown>, number, string]> = [
     ['unknown method', () => pixBody({ payment_method: 'bitcoin' }), 404, 'payment_method'],
     ['Pix in USD', () => pixBody({ currency: 'USD' }), 404, 'payment_method'],

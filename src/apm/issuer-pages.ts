@@ -1,4 +1,4 @@
-// The sandbox issuer's pages for alternative methods (decisions §15), on the shared page
+// The sandbox issuer's pages for alternative methods (docs/contract.md §15), on the shared page
 // layer: approve/decline (Pix, iDEAL) or a Boleto slip with a "pay" control. No script.
 import { createHash } from 'node:crypto';
 import { formatAmount } from '../money/currency.js';

@@ -1,4 +1,4 @@
-// The sandbox issuer's pages for alternative methods (decisions §15): GET shows the page
+// The sandbox issuer's pages for alternative methods (docs/contract.md §15): GET shows the page
 // behind `issuer_url`, POST takes the shopper's approve, decline or "pay the slip". Shopper
 // pages, not signed routes: the unguessable id (stored only as its hash) and the page's
 // single-use form token are the credentials. The outcome takes `completeApm`, the one path a

@@ -1,4 +1,4 @@
-// Alternative-method payments (decisions §15): `POST /v1/authorise` with `payment_method`,
+// Alternative-method payments (docs/contract.md §15): `POST /v1/authorise` with `payment_method`,
 // and the same start when a shopper picks a method on the hosted checkout page.
 //
 // Order of work: schema (400) → the method is offered to this account, currency and
@@ -51,7 +51,7 @@ function methodFields(method: ApmMethod, body: Record<string, unknown>): Record<
   return out;
 }
 
-/** The APM answer (interface.md "APM payment response record", decisions §15). */
+/** The APM answer (interface.md "APM payment response record", docs/contract.md §15). */
 function answerRecord(row: PaymentRow, issuer_url: string): Record<string, unknown> {
   return {
     merchant_id: row.merchant_id,
@@ -101,14 +101,14 @@ export class ApmService {
   /** The checks of an APM request after its schema; the amount in minor units and the method. */
   private async check(creds: AccountCredentials, body: AuthoriseDirect): Promise<{ amount_minor: number; method: ApmMethod }> {
     for (const f of CARD_ONLY) if (body[f] !== undefined && body[f] !== '') throw invalid(f, 'is not sent with payment_method: the shopper pays at the issuer');
-    // decisions §16: deductions charge a stored card; an alternative method leaves none.
+    // docs/contract.md §16: deductions charge a stored card; an alternative method leaves none.
     if (body.subscription !== undefined) throw invalid('subscription', 'needs a card payment: later deductions charge the stored card');
     const amount_minor = validateBody(body);
     const method = await this.offered(creds.account, body.payment_method as string, body.currency, body.billing_country ?? '');
     const problem = checkApmFields(method, body as Record<string, unknown>);
     if (problem) throw problem;
     if (!body.return_url) throw invalid('return_url', `is required for ${method.payment_method}: the shopper returns there from the issuer's page`);
-    await requireSafeNotifyUrl(body.notify_url, this.deps.settings.allow_private_webhooks); // decisions §11
+    await requireSafeNotifyUrl(body.notify_url, this.deps.settings.allow_private_webhooks); // docs/contract.md §11
     return { amount_minor, method };
   }
 

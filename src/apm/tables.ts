@@ -1,4 +1,4 @@
-// Storage of the alternative-method flow (decisions §15): the sandbox issuer's pages.
+// Storage of the alternative-method flow (docs/contract.md §15): the sandbox issuer's pages.
 
 export type IssuerPageStatus = 'open' | 'done';
 

@@ -1,4 +1,4 @@
-// The hosted checkout end to end in Chromium (decisions §14, issue 10): the merchant's page
+// The hosted checkout end to end in Chromium (docs/contract.md §14, issue 10): the merchant's page
 // posts the signed form, the loading page forwards by itself, the shopper pays on the
 // payment page (card, 3-D Secure, cancel), the result page forwards back to the shop with a
 // signed result; a second tab and the back button never charge twice; the page works

@@ -1,4 +1,4 @@
-// The hosted checkout over HTTP (decisions §14), on SQLite and PostgreSQL: the loading page
+// The hosted checkout over HTTP (docs/contract.md §14), on SQLite and PostgreSQL: the loading page
 // exactly as specified, signInfo, the payment page with its ranked methods, paying once
 // (card, 3-D Secure, alternative method), cancel, expiry, the signed return, and every bad
 // input refused with nothing stored. The browser tests drive the same pages in Chromium.
@@ -120,7 +120,7 @@ async function counts(transaction_id: string) {
   return { events: await one('events', 'object_id'), postings: await one('ledger_postings', 'transaction_id') };
 }
 
-describe('POST /v1/checkout: the loading page (interface.md, decisions §14)', () => {
+describe('POST /v1/checkout: the loading page (interface.md, docs/contract.md §14)', () => {
   test('title, form action, every fixed input, signInfo, the script’s fields and aliases, noscript; no secret; 1000 before payment', async () => {
     const o = await open({ default_lang: 'de', items: 'Book#,#1#,#42.00#,#B1' });
     const html = o.loading;
@@ -281,7 +281,7 @@ describe('the payment page', () => {
     assert.ok(!o.page.includes('method-pix'));
   });
 
-  test('BRL/BR lists Pix and Boleto with the card, in the ranking’s order (decisions §8)', async () => {
+  test('BRL/BR lists Pix and Boleto with the card, in the ranking’s order (docs/contract.md §8)', async () => {
     const o = await open({ currency: 'BRL', billing_country: 'BR' });
     const ranked = await rankedPaymentMethods(
       gw.runtime.store.db,

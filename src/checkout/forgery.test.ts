@@ -1,4 +1,4 @@
-// The security review's forgeries of a signed hosted-checkout form (issue 29, decisions §2 as
+// The security review's forgeries of a signed hosted-checkout form (issue 29, docs/contract.md §2 as
 // amended): the shopper's browser carries the merchant's signed form, so a shopper could move
 // a field into a neighbour's value (`notify_url=…/notify&open3d=1`) and keep the signature,
 // paying without 3-D Secure, at a lower subscription price, or with another capture mode.
@@ -69,7 +69,7 @@ const ATTACKS: Array<[name: string, signed: Record<string, unknown>, fold: (b: R
   ],
 ];
 
-describe('a signed checkout form cannot be re-shaped by the shopper (decisions §2)', () => {
+describe('a signed checkout form cannot be re-shaped by the shopper (docs/contract.md §2)', () => {
   for (const [name, fields, fold] of ATTACKS) {
     test(`${name}: 401, nothing stored; the form as signed is accepted`, async () => {
       const form = signedForm(fields);

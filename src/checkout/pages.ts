@@ -1,4 +1,4 @@
-// The hosted checkout's pages (decisions §14) on the shared page layer: the loading page
+// The hosted checkout's pages (docs/contract.md §14) on the shared page layer: the loading page
 // that forwards the shopper's browser to the session, the payment page (card form and the
 // enabled alternative methods in ranked order, cancel), and the result. Escaped by
 // construction; every form works without JavaScript; the only scripts are fixed literals.
@@ -72,7 +72,7 @@ export interface PayView {
   amount: string;
   order_no: string;
   test_mode: boolean;
-  /** `card` and the alternative methods, best first (decisions §8). */
+  /** `card` and the alternative methods, best first (docs/contract.md §8). */
   methods: ReadonlyArray<{ kind: 'card' } | { kind: 'apm'; method: ApmMethod }>;
   /** The form the errors belong to: `card` or a payment_method. */
   failed?: string;

@@ -1,4 +1,4 @@
-// Routes of the hosted checkout (decisions §14):
+// Routes of the hosted checkout (docs/contract.md §14):
 //   POST /v1/checkout          signed, from the merchant's page via the shopper's browser: the loading page
 //   POST /v1/checkout/:id      the loading page's form (signInfo binds it to the session): 303 to the payment page
 //   GET  /pay/:id              the payment page while the session is open; its result after

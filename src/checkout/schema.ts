@@ -1,4 +1,4 @@
-// The hosted checkout's request (decisions §14): the redirect-payment (C) fields of a
+// The hosted checkout's request (docs/contract.md §14): the redirect-payment (C) fields of a
 // direct payment, without the card fields, plus where the shopper returns.
 import { type Static, Type } from 'typebox';
 import { cardPaymentFields, commonPaymentFields, Url } from '../payments/schema.js';

@@ -1,4 +1,4 @@
-// The hosted checkout (decisions §14). A session is one payment: `POST /v1/checkout` writes
+// The hosted checkout (docs/contract.md §14). A session is one payment: `POST /v1/checkout` writes
 // the payment (kind `checkout`, `pending`, `payment_status` 1000, nothing reserved) and its
 // session row in one transaction; the shopper's page then pays it by card (the direct
 // payment's own path, AuthoriseService.payCheckout), starts an alternative method
@@ -68,8 +68,8 @@ export class CheckoutService {
     const { deps } = this;
     if (body.token_id) throw invalid('token_id', 'is not used by the hosted checkout: the shopper enters the card on the payment page');
     const amount_minor = validateBody(body as AuthoriseDirect);
-    await requireSafeNotifyUrl(body.notify_url, deps.settings.allow_private_webhooks); // decisions §11
-    // decisions §16: a bad `subscription` is the merchant's 400 here, not the shopper's at the card form.
+    await requireSafeNotifyUrl(body.notify_url, deps.settings.allow_private_webhooks); // docs/contract.md §11
+    // docs/contract.md §16: a bad `subscription` is the merchant's 400 here, not the shopper's at the card form.
     // (The card is entered later; the check runs again, with it, when the shopper pays.)
     await prepareSubscription(deps.store.db, creds.account.account_id, { ...(body as AuthoriseDirect), token_id: '' }, amount_minor, deps.now());
     const account = creds.account;

@@ -1,4 +1,4 @@
-// Storage of the hosted checkout (decisions §14). A session is the page side of one
+// Storage of the hosted checkout (docs/contract.md §14). A session is the page side of one
 // payment: the payment row (kind `checkout`, `pending` until the shopper pays) carries the
 // state; the session keeps what the pages need besides it.
 

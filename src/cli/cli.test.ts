@@ -1,4 +1,4 @@
-// The operator's tool (decisions §13; issue 9): through a real process, and in-process for
+// The operator's tool (docs/contract.md §13; issue 9): through a real process, and in-process for
 // the checks that try every registered command.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

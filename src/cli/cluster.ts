@@ -1,4 +1,4 @@
-// `serve` on all cores (issue 6; decisions §13): on PostgreSQL the gateway runs
+// `serve` on all cores (issue 6; docs/contract.md §13): on PostgreSQL the gateway runs
 // TOLLGATE_WORKERS processes (default: one per core) through node:cluster, each a full
 // gateway on the shared database; the primary migrates once, forks, restarts a worker that
 // dies, and at SIGTERM/SIGINT stops the workers and exits once they have. SQLite stays in

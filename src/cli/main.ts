@@ -1,4 +1,4 @@
-// `npx tollgate <command>`: the operator's tool (decisions §13). Commands live in the
+// `npx tollgate <command>`: the operator's tool (docs/contract.md §13). Commands live in the
 // registry (registry.ts), each capability registering its own; this file parses a command
 // line, prints help, refuses an unknown account, and maps errors to exit statuses:
 // 0 done (or help asked for), 1 refused (unknown account, bad input), 2 usage mistake.

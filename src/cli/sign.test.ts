@@ -1,5 +1,5 @@
 // `npx tollgate sign` (issue 9): the canonical string and signature of a body, through the
-// real process, against both test vectors of decisions §2, in every body shape the server reads.
+// real process, against both test vectors of docs/contract.md §2, in every body shape the server reads.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';

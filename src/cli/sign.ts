@@ -1,5 +1,5 @@
 // `npx tollgate sign`: the canonical string and `encryption_data` of a request body
-// (decisions §2), so a merchant compares their own signing step field by field (issue 9).
+// (docs/contract.md §2), so a merchant compares their own signing step field by field (issue 9).
 // The body is read exactly as the server reads it (http/body.ts): JSON, form or XML.
 import fs from 'node:fs';
 import { canonicalString, sign } from '../crypto/signature.js';

@@ -33,7 +33,7 @@ import {
 
 const SECRET = '0123456789abcdef0123456789abcdef';
 
-describe('signature (decisions §2 test vectors)', () => {
+describe('signature (docs/contract.md §2 test vectors)', () => {
   test('the two published vectors', () => {
     const a = JSON.parse(
       '{"merchant_id":"10001","account_id":"20001","order_no":"ORD-1001","currency":"USD","amount":"10.00","note":"","card":"4242424242424242","checkout_time":1763596800,"cart_items":[{"basic_item_data":{"name":"Tee","quantity":"1","price":{"amount_usd":10.5,"amount_local_currency":10.5,"currency":"USD"}}}],"encryption_data":"ignored"}',

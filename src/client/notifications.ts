@@ -1,4 +1,4 @@
-// Verifying a notification posted to notify_url (decisions §11): first the Standard
+// Verifying a notification posted to notify_url (docs/contract.md §11): first the Standard
 // Webhooks headers (webhook-id, webhook-timestamp within the tolerance, webhook-signature
 // under the account's `whsec_` secret), then the body's `encryption_data` under the
 // account key. Both must hold: the first proves freshness and origin of these exact bytes,

@@ -1,6 +1,6 @@
 // Sending one logical request with bounded retries. The caller puts an Idempotency-Key on
 // it (the same on every attempt), so a retry never does the work twice: the gateway answers
-// a repeated key from its store (decisions §4). Retried: no answer (connection failure,
+// a repeated key from its store (docs/contract.md §4). Retried: no answer (connection failure,
 // timeout), 429 (after Retry-After) and 5xx. Never retried: any other answer, 4xx included.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NetworkError } from './errors.js';

@@ -166,7 +166,7 @@ export interface AuthoriseRequest {
   subscription?: Subscription;
 }
 
-/** The payer of an alternative-method payment (decisions §15). */
+/** The payer of an alternative-method payment (docs/contract.md §15). */
 export interface Person {
   document_number?: string;
   document_type?: string;
@@ -228,7 +228,7 @@ export interface ApmAnswer extends Identity {
   encryption_data: string;
 }
 
-/** A hosted checkout (decisions §14): the payment fields without the card, and where the shopper returns. */
+/** A hosted checkout (docs/contract.md §14): the payment fields without the card, and where the shopper returns. */
 export type CheckoutRequest = Omit<
   AuthoriseRequest,
   'card' | 'expiration_month' | 'expiration_year' | 'security_code' | 'token_id' | 'payment_method' | 'return_url'
@@ -252,7 +252,7 @@ export interface RiskReason {
 }
 
 /**
- * The XML answer as a merchant reads it back (decisions §2): an element that occurs once
+ * The XML answer as a merchant reads it back (docs/contract.md §2): an element that occurs once
  * is a member, one that occurs several times is an array, an empty one is `''`. So
  * `risk_reasons` is `''` (no rule ran), one object, or an array: `riskReasons()` lists it.
  */

@@ -1,5 +1,5 @@
-// The client's lower-level pieces: signing (decisions §2), encoding a body as JSON, form or
-// XML (decisions §1), and reading answers back exactly as the gateway signed them. Exported
+// The client's lower-level pieces: signing (docs/contract.md §2), encoding a body as JSON, form or
+// XML (docs/contract.md §1), and reading answers back exactly as the gateway signed them. Exported
 // so tests, the bench and the fuzz run build raw and hostile requests with the same code.
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { asXmlReadBack, canonicalString, sign, verify } from '../crypto/signature.js';
@@ -110,7 +110,7 @@ function readBack(value: unknown, depth: number): unknown {
 
 /**
  * Reads an XML answer (root `respon`) as a merchant reads it back, which is also what its
- * `encryption_data` signs (decisions §2): an element with children is an object, one that
+ * `encryption_data` signs (docs/contract.md §2): an element with children is an object, one that
  * occurs once is a member, several times an array, an empty element `''`. No DTD, no
  * entity expansion.
  */

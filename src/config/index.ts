@@ -1,4 +1,4 @@
-// Settings come from the environment only (decisions §13). Every setting has the
+// Settings come from the environment only (docs/contract.md §13). Every setting has the
 // `TOLLGATE_` prefix except the three the decisions name plainly.
 import os from 'node:os';
 import path from 'node:path';
@@ -13,29 +13,29 @@ export interface Settings {
   log_level: string;
   /** `pretty` (one readable line per entry) or `json` (one JSON object per line, for collectors). */
   log_format: LogFormat;
-  /** Proxies whose X-Forwarded-For is trusted (decisions §3), CIDR list. */
+  /** Proxies whose X-Forwarded-For is trusted (docs/contract.md §3), CIDR list. */
   trusted_proxies: string[];
   /** Public base URL used in links handed to shoppers (3-D Secure page, issuer page). */
   public_url: string;
   /** Run the background worker (notifications, expiries) inside the server process. */
   worker_enabled: boolean;
-  /** Body limit in bytes (decisions §1: 1 MiB). */
+  /** Body limit in bytes (docs/contract.md §1: 1 MiB). */
   body_limit_bytes: number;
   /** Max transactions grouped in one SQLite commit. */
   group_commit_max: number;
   /** SQLite: reads and the hot path's writes (write plans) run on their own threads. */
   sqlite_threads: boolean;
-  /** Webhook retry schedule in ms (decisions §11: backoff for 3 days). */
+  /** Webhook retry schedule in ms (docs/contract.md §11: backoff for 3 days). */
   webhook_schedule_ms: number[] | undefined;
   webhook_timeout_ms: number;
   demo_merchant: boolean;
-  /** Run the risk rules (decisions §10); off leaves only the sandbox test-card rule. */
+  /** Run the risk rules (docs/contract.md §10); off leaves only the sandbox test-card rule. */
   risk_rules: boolean;
-  /** How long a hosted-checkout session waits for the shopper (decisions §14: 60 minutes). */
+  /** How long a hosted-checkout session waits for the shopper (docs/contract.md §14: 60 minutes). */
   checkout_ttl_ms: number;
   /** How long a scheduler claim holds (TOLLGATE_SCHEDULER_LEASE_MS, 60 s): the longest a batch of jobs may run, and how soon a dead process's jobs are taken over. */
   scheduler_lease_ms: number;
-  /** How long the sandbox takes to settle a SWIFT payout, or to return one (TOLLGATE_SANDBOX_SWIFT_DELAY_MS, 5 s; decisions §17). */
+  /** How long the sandbox takes to settle a SWIFT payout, or to return one (TOLLGATE_SANDBOX_SWIFT_DELAY_MS, 5 s; docs/contract.md §17). */
   sandbox_swift_delay_ms: number;
   /** Requests per second each generic-interface key may make, as a token bucket of that size (TOLLGATE_API_RATE_LIMIT, 100; issue 13). */
   api_rate_limit: number;

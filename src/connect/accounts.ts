@@ -1,4 +1,4 @@
-// `/v1/accounts` (decisions §12, §18; issue 13): connected accounts created under the calling
+// `/v1/accounts` (docs/contract.md §12, §18; issue 13): connected accounts created under the calling
 // (platform) account, in its mode. Create, retrieve, update, delete, list. The object keeps
 // the platform family's field names, so its official client library reads it unchanged.
 import type { FastifyInstance } from 'fastify';

@@ -1,4 +1,4 @@
-// `GET /v1/balance` (decisions §12, §18): the caller's balances per currency from the
+// `GET /v1/balance` (docs/contract.md §12, §18): the caller's balances per currency from the
 // ledger's materialised sums (src/ledger/balances.ts), or, with `Stripe-Account: acct_…`,
 // those of one of its connected accounts of its mode. Only this route reads that header:
 // acting as a connected account is not offered elsewhere.

@@ -1,4 +1,4 @@
-// What a transfer and a transfer reversal post (src/ledger/README.md; decisions §18). Money
+// What a transfer and a transfer reversal post (src/ledger/README.md; docs/contract.md §18). Money
 // moves between two ledger accounts' available balances through `connect_transfers`, one
 // posting per side, each balanced on its own:
 //

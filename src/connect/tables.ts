@@ -1,4 +1,4 @@
-// Connected accounts, transfers and reversals of the generic interface (decisions §12, §18).
+// Connected accounts, transfers and reversals of the generic interface (docs/contract.md §12, §18).
 // A connected account belongs to one platform account (the caller) and to its mode; its
 // money is in the ledger under its own id (`acct_…`), moved there by transfers.
 

@@ -1,4 +1,4 @@
-// `/v1/transfers`, their reversals and `GET /v1/balance` through the API (decisions §12,
+// `/v1/transfers`, their reversals and `GET /v1/balance` through the API (docs/contract.md §12,
 // §18), on SQLite and PostgreSQL: the objects, updates, lists and filters; refusals that
 // move nothing; funding under concurrency (never below zero on either side); reversals
 // bounded by what was sent; Idempotency-Key replays (and the re-run after a lost answer);

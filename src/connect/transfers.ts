@@ -1,4 +1,4 @@
-// `/v1/transfers` and their reversals (decisions §12, §18; issue 13): a platform account
+// `/v1/transfers` and their reversals (docs/contract.md §12, §18; issue 13): a platform account
 // moves AVAILABLE balance to one of its connected accounts, and takes it back. Every query
 // is scoped by the caller's account and mode (another's id is "no such transfer").
 //

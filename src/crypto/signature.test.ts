@@ -1,4 +1,4 @@
-// decisions §2: the published test vectors, and the rules behind them.
+// docs/contract.md §2: the published test vectors, and the rules behind them.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
@@ -29,7 +29,7 @@ const VECTORS = [
   },
 ];
 
-describe('encryption_data (decisions §2)', () => {
+describe('encryption_data (docs/contract.md §2)', () => {
   VECTORS.forEach((v, i) => {
     test(`test vector ${i + 1}: canonical string and signature`, () => {
       const body = JSON.parse(v.body) as Record<string, unknown>;
@@ -82,7 +82,7 @@ describe('encryption_data (decisions §2)', () => {
   });
 
   test('the ordered walk agrees with sorting every pair by UTF-8 bytes, for any nesting', () => {
-    // The definition (decisions §2), written out plainly: flatten, sort by path bytes, join.
+    // The definition (docs/contract.md §2), written out plainly: flatten, sort by path bytes, join.
     const reference = (body: Record<string, unknown>): string => {
       const pairs: Array<[string, string]> = [];
       const esc = (t: string) => t.replaceAll('%', '%25').replaceAll('&', '%26').replaceAll('=', '%3D');

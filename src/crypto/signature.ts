@@ -1,4 +1,4 @@
-// `encryption_data`, decisions §2: lowercase hex HMAC-SHA256 over a canonical string.
+// `encryption_data`, docs/contract.md §2: lowercase hex HMAC-SHA256 over a canonical string.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 type Pair = [path: string, value: string];
@@ -7,7 +7,7 @@ const SEPARATORS = /[%&=]/;
 const SEPARATOR_ESCAPES: Record<string, string> = { '%': '%25', '&': '%26', '=': '%3D' };
 
 /**
- * decisions §2 (amended in wave 3): `%`, `&` and `=` are percent-encoded in every path and
+ * docs/contract.md §2 (amended in wave 3): `%`, `&` and `=` are percent-encoded in every path and
  * value, so a value holding `&k=v` can no longer sign like a separate field `k`. Nothing
  * else is encoded: a body without those characters signs as before.
  */
@@ -200,7 +200,7 @@ export function verify(body: Record<string, unknown>, presented: unknown, secret
 }
 
 /**
- * An XML answer is signed as the merchant reads it back (decisions §2): an element that
+ * An XML answer is signed as the merchant reads it back (docs/contract.md §2): an element that
  * occurs once is a member, one that occurs several times is an array. So one-element
  * arrays sign like plain members.
  */
@@ -219,7 +219,7 @@ export function asXmlReadBack(value: unknown): unknown {
 }
 
 /**
- * decisions §2: an empty string, `null`, `{}` and `[]` count as absent for every purpose,
+ * docs/contract.md §2: an empty string, `null`, `{}` and `[]` count as absent for every purpose,
  * because the canonical string leaves them out (a shopper carrying a signed form could add
  * them freely). Returns the body as the gateway acts on it: such values removed at every
  * depth, an object or array left with nothing present removed too. Array elements keep

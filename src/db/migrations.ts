@@ -1,4 +1,4 @@
-// Every capability's migrations, in order. Both engines run the same list (decisions §13).
+// Every capability's migrations, in order. Both engines run the same list (docs/contract.md §13).
 import { type Kysely, type Migration, Migrator, sql } from 'kysely';
 import { apiKeysMigration } from '../apikeys/migration.js';
 import { apmIssuerPagesMigration } from '../apm/migration.js';

@@ -1,4 +1,4 @@
-// `tollgate fx set|list` (decisions §17): the operator's rate table for payouts.
+// `tollgate fx set|list` (docs/contract.md §17): the operator's rate table for payouts.
 import { CommandError, command, out, UsageError } from '../cli/registry.js';
 import { formatRate } from './convert.js';
 import { FxError, listRates, rateFor, setRate } from './rates.js';

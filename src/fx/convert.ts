@@ -1,4 +1,4 @@
-// Currency conversion for payouts (decisions §17; issue 12 item 2), pure and exact: rates
+// Currency conversion for payouts (docs/contract.md §17; issue 12 item 2), pure and exact: rates
 // are decimals held as integers scaled by 10^RATE_SCALE (BigInt arithmetic, never floats),
 // amounts are integer minor units with each currency's ISO 4217 exponent.
 //

@@ -1,4 +1,4 @@
-// Which rate converts one currency into another (decisions §17): the operator's table first
+// Which rate converts one currency into another (docs/contract.md §17): the operator's table first
 // (the pair as set, or its inverse), else the dated default snapshot crossed through USD.
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';

@@ -1,4 +1,4 @@
-// The dated default rate snapshot (decisions §17: "rates from an operator table, with a dated
+// The dated default rate snapshot (docs/contract.md §17: "rates from an operator table, with a dated
 // default snapshot"). Units of each currency for one US dollar. These figures make the
 // sandbox work out of the box; they are NOT market data: an operator sets real rates with
 // `npx tollgate fx set EUR USD 1.0842`, and a rate set that way always wins.

@@ -1,4 +1,4 @@
-// The operator's FX rate table (decisions §17). One row per currency pair as the operator
+// The operator's FX rate table (docs/contract.md §17). One row per currency pair as the operator
 // set it: `rate` units of `quote` for one unit of `base`, a decimal string.
 
 export interface FxRateRow {

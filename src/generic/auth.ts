@@ -1,4 +1,4 @@
-// Who calls the generic interface (decisions §12, §18; issue 13): `Authorization: Bearer
+// Who calls the generic interface (docs/contract.md §12, §18; issue 13): `Authorization: Bearer
 // sk_test_…|sk_live_…` only, checked before the body is read; then the key's token bucket.
 // The caller's account (and with it its mode) scopes every query of the request.
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -90,11 +90,11 @@ export function genericRouteOptions(deps: Deps) {
     }
     request.apiKey = caller;
     request.account = caller.creds; // idempotency keys are scoped by it (src/idempotency)
-    // Reading data back needs a registered address, as on the acquiring retrievals (decisions §3; issue 29).
+    // Reading data back needs a registered address, as on the acquiring retrievals (docs/contract.md §3; issue 29).
     if (readsBack(request)) requireAllowedIp(caller.creds, request.ip);
   };
   const preValidation = async (request: FastifyRequest) => {
-    // decisions §12: form or JSON; the acquiring interface's XML is not a shape of this one.
+    // docs/contract.md §12: form or JSON; the acquiring interface's XML is not a shape of this one.
     if (request.bodyFormat === 'xml')
       throw new GenericError(400, {
         type: 'invalid_request_error',

@@ -1,4 +1,4 @@
-// The generic interface's wire conventions (decisions §12, §18; issue 13 items 1 and 4),
+// The generic interface's wire conventions (docs/contract.md §12, §18; issue 13 items 1 and 4),
 // through /v1/accounts, the first resource to use them all: list pagination over 250
 // objects (forward and back, limits, cursors, `created` filters in bracket notation,
 // `expand[]` ignored), Idempotency-Key replays and 409 on a changed body, the per-key rate
@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { CreatedMerchant } from '../merchants/service.js';
 import { type TestGateway, type TestResponse, testGateway } from '../test/harness.js';
 
-/** The error object every refusal of the generic interface answers (decisions §12). */
+/** The error object every refusal of the generic interface answers (docs/contract.md §12). */
 function assertErrorShape(r: TestResponse, status: number, what: string): Record<string, unknown> {
   assert.equal(r.statusCode, status, `${what}: ${r.body.slice(0, 300)}`);
   assert.match(String(r.headers['content-type']), /^application\/json/, what);
@@ -203,7 +203,7 @@ describe('list pagination over 250 accounts', () => {
   });
 });
 
-describe('Idempotency-Key on generic POSTs (decisions §4)', () => {
+describe('Idempotency-Key on generic POSTs (docs/contract.md §4)', () => {
   const countByMarker = async (marker: string) =>
     (await gw.runtime.store.db.selectFrom('connected_accounts').select('id').where('metadata', 'like', `%${marker}%`).execute()).length;
 
@@ -278,7 +278,7 @@ describe('Idempotency-Key on generic POSTs (decisions §4)', () => {
     }
   });
 
-  test('the same key on another object’s path is 409 (decisions §4: "another body (or path)"), and that object is left alone', async () => {
+  test('the same key on another object’s path is 409 (docs/contract.md §4: "another body (or path)"), and that object is left alone', async () => {
     const a = (await gw.generic('POST', '/v1/accounts', key, {})).json().id as string;
     const b = (await gw.generic('POST', '/v1/accounts', key, {})).json().id as string;
     const body = { metadata: { marker: 'idem-path-1' } };

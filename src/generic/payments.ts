@@ -1,4 +1,4 @@
-// `/v1/payments` of the generic interface (decisions §12, §18; issue 13): the acquiring
+// `/v1/payments` of the generic interface (docs/contract.md §12, §18; issue 13): the acquiring
 // interface's card payment in the card-platform shape. One domain path: create calls
 // `AuthoriseService.authorise` (validation, risk, 3-D Secure, processor, vault, ledger,
 // event), capture and cancel call `capturePayment` / `cancelPayment`, and every payment of
@@ -56,7 +56,7 @@ const STATUS: Readonly<Record<PaymentStatus, GenericPaymentStatus>> = {
   declined: 'failed',
 };
 
-/** Result codes of a declined payment → the platform family's card error (decisions §18: code card_declined and a decline_code). */
+/** Result codes of a declined payment → the platform family's card error (docs/contract.md §18: code card_declined and a decline_code). */
 const DECLINE: Partial<Record<ResultCode, { decline_code: string; param?: string }>> = {
   '1001': { decline_code: 'insufficient_funds' },
   '1002': { decline_code: 'generic_decline' },

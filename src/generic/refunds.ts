@@ -1,4 +1,4 @@
-// `/v1/refunds` of the generic interface (decisions §18; issue 13): the acquiring interface's
+// `/v1/refunds` of the generic interface (docs/contract.md §18; issue 13): the acquiring interface's
 // refund aggregate in the card-platform shape. Create calls `makeRefund`, the one refund
 // path (the cap by compare-and-set, postings, event), with the request's Idempotency-Key as
 // its `idempotency_ref`, so a re-run after a crash finds the refund it already made.

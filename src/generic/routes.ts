@@ -1,4 +1,4 @@
-// The generic interface (decisions §12, §18; issue 13): Bearer keys, one wire convention
+// The generic interface (docs/contract.md §12, §18; issue 13): Bearer keys, one wire convention
 // (wire.ts), and the resources. Payments and refunds are the acquiring interface's
 // aggregates in another shape (one domain path); accounts and transfers live in src/connect.
 import type { FastifyInstance } from 'fastify';

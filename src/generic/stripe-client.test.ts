@@ -1,4 +1,4 @@
-// The official client library of the card-platform family (npm `stripe`, decisions §12,
+// The official client library of the card-platform family (npm `stripe`, docs/contract.md §12,
 // §18; issue 13 "Done when") pointed at a running Tollgate with its host, port and protocol
 // options: it creates, retrieves, updates, lists (and auto-paginates) and deletes connected
 // accounts, and raises its typed errors for the gateway's refusals. Transfers, reversals
@@ -208,7 +208,7 @@ describe("the library's typed errors", () => {
     const e = await rejection(stripe.accounts.create({ country: 'GB', metadata: { run: 'idem-409' } }, { idempotencyKey: 'lib-conflict-1' }));
     assert.equal(e.rawType, 'idempotency_error');
     // stripe-node (v23, Error.js generateV1Error) makes StripeIdempotencyError of an
-    // idempotency_error only at HTTP 400 or 404; the gateway answers 409 (decisions §4), which
+    // idempotency_error only at HTTP 400 or 404; the gateway answers 409 (docs/contract.md §4), which
     // the library turns into StripeAPIError (and retries, when retries are on).
     if (e.statusCode === 409) assert.ok(e instanceof StripeAPIError, e.constructor.name);
     else assert.ok(e instanceof StripeIdempotencyError, `${e.constructor.name} at HTTP ${e.statusCode}`);

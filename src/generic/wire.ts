@@ -1,4 +1,4 @@
-// The wire conventions of the generic interface, from one place (decisions §12, §18; issue
+// The wire conventions of the generic interface, from one place (docs/contract.md §12, §18; issue
 // 13): the error object, the list envelope and its cursor pagination, `metadata` and its
 // limits, `created` filters, ids with a type prefix, lowercase currencies, Unix seconds.
 // Every generic route reads its parameters through these schemas and answers with these
@@ -40,7 +40,7 @@ export const invalidParam = (param: string, message: string, code = 'parameter_i
 export const missingParam = (param: string): GenericError =>
   new GenericError(400, { type: 'invalid_request_error', code: 'parameter_missing', message: `Missing required param: ${param}.`, param });
 
-/** An id of another account, another mode, or nothing at all: one answer (decisions §3). */
+/** An id of another account, another mode, or nothing at all: one answer (docs/contract.md §3). */
 export const noSuch = (what: string, id: string, param = 'id'): GenericError =>
   new GenericError(404, { type: 'invalid_request_error', code: 'resource_missing', message: `No such ${what}: '${clip(id)}'`, param });
 

@@ -1,4 +1,4 @@
-// Shared plumbing of the signed acquiring interface (decisions §1–§3): every endpoint
+// Shared plumbing of the signed acquiring interface (docs/contract.md §1–§3): every endpoint
 // reads its body in any of the three shapes, checks `encryption_data` against the
 // account's keys before anything else, and signs the answers that carry a signature.
 import type { FastifyReply, FastifyRequest } from 'fastify';

@@ -55,7 +55,7 @@ export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.Writ
       onCreate: finiteNumbers,
     },
     return503OnClosing: true,
-    // Bracket notation in query strings too (`created[gte]=…`, `expand[0]=…`: decisions §12), bounded.
+    // Bracket notation in query strings too (`created[gte]=…`, `expand[0]=…`: docs/contract.md §12), bounded.
     routerOptions: {
       querystringParser: (text: string) =>
         qs.parse(text, { depth: 4, arrayLimit: 100, parameterLimit: 200, allowPrototypes: false, plainObjects: true, charset: 'utf-8' }) as Record<
@@ -82,7 +82,7 @@ export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.Writ
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  // One parser for every media type: the body's shape decides (decisions §1).
+  // One parser for every media type: the body's shape decides (docs/contract.md §1).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (request, text, done) => {
     try {
@@ -267,7 +267,7 @@ function storageRefusal(fault: StorageFault): GenericError {
       });
 }
 
-/** Any failure on a generic route, as the platform family's error object (decisions §12). */
+/** Any failure on a generic route, as the platform family's error object (docs/contract.md §12). */
 function genericError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error instanceof GenericError) return sendGenericError(request, reply, error);
   if (error.validation) return sendGenericError(request, reply, validationError(error.validation as never, error.validationContext ?? 'body'));

@@ -1,4 +1,4 @@
-// Body parsing (decisions §1): the body's own shape decides, not Content-Type. A JSON-shaped
+// Body parsing (docs/contract.md §1): the body's own shape decides, not Content-Type. A JSON-shaped
 // body sent as form-urlencoded (as the spec's samples do) is read as JSON.
 import qs from 'qs';
 import { parseXmlBody, XmlInputError } from './xml.js';

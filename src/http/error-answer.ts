@@ -51,7 +51,7 @@ export function problemOf(e: AjvError): string {
   const described = e.parentSchema?.description;
   switch (e.keyword) {
     case 'required': {
-      // An empty list counts as absent (decisions §2), so a list that needs items says so here.
+      // An empty list counts as absent (docs/contract.md §2), so a list that needs items says so here.
       const missing = e.parentSchema?.properties?.[String(p.missingProperty)] as { type?: string; minItems?: number } | undefined;
       const least = missing?.type === 'array' ? Number(missing.minItems ?? 0) : 0;
       return least > 0 ? `is required: give at least ${plural(least, 'item', 'items')}` : 'is required';

@@ -41,7 +41,7 @@ after(async () => {
 const UNDOCUMENTED: Array<[RegExp, string]> = [
   [/^GET \/(openapi\.json|docs(\/.*)?)?$/, 'the documentation itself, and `/` pointing to it'],
   [/^GET \/(healthz|readyz|metrics)$/, 'operator probes, not part of the merchant interface'],
-  [/^(GET|POST) \/portal(\/.*)?$/, 'the merchant portal: HTML pages for people (decisions §19), not the API'],
+  [/^(GET|POST) \/portal(\/.*)?$/, 'the merchant portal: HTML pages for people (docs/contract.md §19), not the API'],
 ];
 
 const SIGNED_ROUTES = [

@@ -26,28 +26,28 @@ async function refusal(url: string, fields: Record<string, unknown>, format: Bod
 
 const CASES: Array<[goal: string, url: string, fields: () => Record<string, unknown>, field: string, message: string]> = [
   [
-    'an empty capture batch (empty counts as absent, decisions §2)',
+    'an empty capture batch (empty counts as absent, docs/contract.md §2)',
     '/v1/capture',
     () => ({ capture_orders: [] }),
     'capture_orders',
     'capture_orders is required: give at least 1 item',
   ],
   [
-    'an empty cancel batch (empty counts as absent, decisions §2)',
+    'an empty cancel batch (empty counts as absent, docs/contract.md §2)',
     '/v1/cancel',
     () => ({ cancel_orders: [] }),
     'cancel_orders',
     'cancel_orders is required: give at least 1 item',
   ],
   [
-    'an empty refund batch (empty counts as absent, decisions §2)',
+    'an empty refund batch (empty counts as absent, docs/contract.md §2)',
     '/v1/refund',
     () => ({ refund_orders: [] }),
     'refund_orders',
     'refund_orders is required: give at least 1 item',
   ],
   [
-    'an empty review batch (empty counts as absent, decisions §2)',
+    'an empty review batch (empty counts as absent, docs/contract.md §2)',
     '/v1/review',
     () => ({ review_orders: [] }),
     'review_orders',

@@ -1,4 +1,4 @@
-// XML in and out (decisions §1). Requests: any root element, child elements are fields,
+// XML in and out (docs/contract.md §1). Requests: any root element, child elements are fields,
 // repeated siblings form an array. No DTD, no entities, no external resources.
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 

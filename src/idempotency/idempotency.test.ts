@@ -1,4 +1,4 @@
-// Idempotency-Key on every POST (decisions §4; field-facts "Idempotency"), on SQLite and
+// Idempotency-Key on every POST (docs/contract.md §4; field-facts "Idempotency"), on SQLite and
 // PostgreSQL: replay, conflict, concurrency, nothing stored for refusals, 24 h, scope.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

@@ -1,4 +1,4 @@
-// Idempotency-Key on every POST (decisions §4; field-facts "Idempotency"):
+// Idempotency-Key on every POST (docs/contract.md §4; field-facts "Idempotency"):
 // - the first answer (status, media type, body) is stored before it is sent and replayed
 //   for 24 h, marked `Idempotent-Replayed: true`;
 // - the same key with another body (or path) gets HTTP 409 `0409:Conflict`;

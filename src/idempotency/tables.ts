@@ -1,4 +1,4 @@
-/** One Idempotency-Key (decisions §4): the first answer, replayed for 24 h. */
+/** One Idempotency-Key (docs/contract.md §4): the first answer, replayed for 24 h. */
 export interface IdempotencyKeyRow {
   id: string;
   /** merchant_id:account_id of the caller: keys of different accounts never meet. */

@@ -178,7 +178,7 @@ export async function verifyLedger(db: Kysely<DB>): Promise<VerifyReport> {
 }
 
 /**
- * The ledger against the transfers tables (src/connect/ledger.ts; decisions §18), a page of
+ * The ledger against the transfers tables (src/connect/ledger.ts; docs/contract.md §18), a page of
  * transfers at a time. For a transfer of A with R reversed (net N = A − R) from platform P
  * to connected account C: R ≤ A and R is the sum of its reversal rows; its `transfer` and
  * `transfer_reversal` postings move exactly N: P's merchant_available −N and

@@ -1,5 +1,5 @@
 // Operator commands for merchants and their accounts: create, list, keys, webhook secrets,
-// IP allow-lists (decisions §2, §3, §13).
+// IP allow-lists (docs/contract.md §2, §3, §13).
 import { command, need, out, UsageError } from '../cli/registry.js';
 
 command({

@@ -1,4 +1,4 @@
-// The IP allow-list guards every endpoint that reads data back (decisions §3; issue 29):
+// The IP allow-list guards every endpoint that reads data back (docs/contract.md §3; issue 29):
 // the acquiring retrievals and every GET of the generic interface, from an address the
 // account did not register refused (403), from a registered one served; an Idempotency-Key
 // replay is no way around it. Writes are not guarded by it (they are signed or keyed).

@@ -1,4 +1,4 @@
-// The IP allow-list guards every endpoint that reads data back (decisions §3; issue 29):
+// The IP allow-list guards every endpoint that reads data back (docs/contract.md §3; issue 29):
 // the acquiring interface's retrievals (`/v1/retrievalTrans`, `/v1/retrievalRefund`,
 // `/v1/retrievalPayout`, and the later dispute and settlement retrievals) and every GET of
 // the generic interface. A caller whose IP is not in the account's registered list (CIDR

@@ -1,4 +1,4 @@
-// Merchants, accounts, their signing keys and IP allow-lists (decisions §2, §3).
+// Merchants, accounts, their signing keys and IP allow-lists (docs/contract.md §2, §3).
 import { randomBytes } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
 import { timeOrderedId } from '../crypto/ids.js';
@@ -199,7 +199,7 @@ export class MerchantService {
 
   /**
    * Starts a rotation: a new active key; the old active key keeps verifying ("retiring")
-   * until `retireKeys` (decisions §2). Returns the new secret, shown once.
+   * until `retireKeys` (docs/contract.md §2). Returns the new secret, shown once.
    */
   async rotateKey(account_id: string, now_ms = Date.now()): Promise<string> {
     await this.requireAccount(account_id);

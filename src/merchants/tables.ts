@@ -8,7 +8,7 @@ export interface AccountRow {
   account_id: string;
   merchant_id: string;
   mode: 'test' | 'live';
-  /** Default capture for payments that do not send capture_method (decisions §7). */
+  /** Default capture for payments that do not send capture_method (docs/contract.md §7). */
   capture_method: 'automatic' | 'manual';
   /** Standard Webhooks secret, encrypted at rest. */
   webhook_secret_enc: string;
@@ -20,7 +20,7 @@ export interface AccountKeyRow {
   key_id: string;
   account_id: string;
   secret_enc: string;
-  /** active: signs and verifies; retiring: still verifies until retired (decisions §2). */
+  /** active: signs and verifies; retiring: still verifies until retired (docs/contract.md §2). */
   status: 'active' | 'retiring';
   created_at: number;
 }

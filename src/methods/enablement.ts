@@ -1,4 +1,4 @@
-// Which alternative methods an account offers (decisions §13, §15). The operator switches
+// Which alternative methods an account offers (docs/contract.md §13, §15). The operator switches
 // them per account (`npx tollgate methods enable|disable`); without a choice, the account's
 // mode decides: on a test account every catalogue method is on, so the sandbox works out
 // of the box; on a live account none is, until the operator turns it on for a processor.

@@ -1,4 +1,4 @@
-// An account's recent outcomes per payment method, for the ranking (decisions §8). One
+// An account's recent outcomes per payment method, for the ranking (docs/contract.md §8). One
 // bounded read per method on the covering index payments_method_recent (account_id,
 // card_brand, created_at, status, result_code): the latest
 // HISTORY_LIMIT attempts within HISTORY_WINDOW_MS, whichever is fewer.

@@ -1,4 +1,4 @@
-// Ranking payment methods by expected approval (decisions §8). Pure: the history comes in
+// Ranking payment methods by expected approval (docs/contract.md §8). Pure: the history comes in
 // as counts, the ranked list goes out.
 //
 // Each method's approval probability gets a Beta prior, updated with the account's own

@@ -1,4 +1,4 @@
-// POST /v1/paymentmethods (decisions §8): the payment methods that apply to a purchase,
+// POST /v1/paymentmethods (docs/contract.md §8): the payment methods that apply to a purchase,
 // ranked by the account's measured approval.
 import type { FastifyInstance } from 'fastify';
 import { cardFacts } from '../cards/card.js';

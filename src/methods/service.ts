@@ -1,4 +1,4 @@
-// The ranked payment methods of an account for one purchase (decisions §8): the card brands
+// The ranked payment methods of an account for one purchase (docs/contract.md §8): the card brands
 // (always offered) and the alternative methods it offers for the currency and billing
 // country, ordered by the account's measured approval. `/v1/paymentmethods` answers it and
 // the hosted payment page lists its methods in this order.

@@ -1,4 +1,4 @@
-// Durability of the outbox (decisions §11): the real gateway process is killed with
+// Durability of the outbox (docs/contract.md §11): the real gateway process is killed with
 // SIGKILL while deliveries hang; after a restart every event committed before the kill
 // reaches the merchant, the ones that were mid-delivery included (their lease runs out).
 import assert from 'node:assert/strict';

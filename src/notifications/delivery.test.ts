@@ -1,4 +1,4 @@
-// Delivery of notifications to a real local receiver (decisions §11): signatures a public
+// Delivery of notifications to a real local receiver (docs/contract.md §11): signatures a public
 // Standard Webhooks library accepts, retries with one webhook-id, the attempt log, 410,
 // Retry-After, redirects, timeouts, the send-time SSRF check, replay and several workers.
 import assert from 'node:assert/strict';
@@ -101,7 +101,7 @@ describe('payload and signatures', () => {
       assert.equal(verified.data.transaction_id, e.transaction_id);
       assert.equal(verified.data.order_no, e.order_no);
       assert.match(verified.created_at, /^\d{4}-\d\d-\d\dT/);
-      // decisions §2: the merchant checks encryption_data with its own key.
+      // docs/contract.md §2: the merchant checks encryption_data with its own key.
       const { encryption_data, ...rest } = verified;
       assert.equal(sign(rest, gw.merchant.secret_key), encryption_data);
       assert.equal(req.headers['content-type'], 'application/json');

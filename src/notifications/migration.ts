@@ -26,7 +26,7 @@ export const notificationsMigration: Migration = {
   },
 };
 
-/** Delivery bookkeeping: lease holder, outcome columns and the attempt log (decisions §11). */
+/** Delivery bookkeeping: lease holder, outcome columns and the attempt log (docs/contract.md §11). */
 export const eventAttemptsMigration: Migration = {
   async up(db: Kysely<any>) {
     await db.schema.alterTable('events').addColumn('lease_token', 'text').execute();

@@ -1,4 +1,4 @@
-// Writing an event: always inside the transaction of the change it reports (decisions §11),
+// Writing an event: always inside the transaction of the change it reports (docs/contract.md §11),
 // so a committed change always has its event and a rolled-back one never does.
 import { timeOrderedId } from '../crypto/ids.js';
 import { insertRows } from '../db/prepared.js';
@@ -31,7 +31,7 @@ export interface NewEvent {
   event_type: EventType;
   object_id: string;
   notify_url: string;
-  /** The record the matching query answer carries (decisions §11). */
+  /** The record the matching query answer carries (docs/contract.md §11). */
   data: Record<string, unknown>;
 }
 

@@ -1,4 +1,4 @@
-// One HTTP POST of a notification to the address the SSRF guard checked (decisions §11).
+// One HTTP POST of a notification to the address the SSRF guard checked (docs/contract.md §11).
 // No redirects are followed (node's client never does; a 3xx is reported as a failure),
 // the whole attempt has one deadline, and only the first bytes of the answer are kept.
 import http from 'node:http';

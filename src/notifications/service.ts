@@ -1,4 +1,4 @@
-// Operator tools over the outbox (decisions §11: attempts are kept and can be replayed).
+// Operator tools over the outbox (docs/contract.md §11: attempts are kept and can be replayed).
 // Used by the CLI now and the portal later.
 import type { Store } from '../db/store.js';
 import type { EventAttemptRow, EventRow } from './tables.js';

@@ -1,5 +1,5 @@
-// What a notification carries (decisions §11): the JSON body with `encryption_data`
-// (decisions §2, the account's signing key) and the Standard Webhooks headers signed with
+// What a notification carries (docs/contract.md §11): the JSON body with `encryption_data`
+// (docs/contract.md §2, the account's signing key) and the Standard Webhooks headers signed with
 // the account's `whsec_` secret, so the public Standard Webhooks libraries verify it.
 import { createHmac } from 'node:crypto';
 import { sign } from '../crypto/signature.js';

@@ -1,4 +1,4 @@
-// The SSRF guard (decisions §11, field-facts "SSRF"): the real guard with the system
+// The SSRF guard (docs/contract.md §11, field-facts "SSRF"): the real guard with the system
 // resolver, one line per target; and the check when a payment arrives.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

@@ -1,4 +1,4 @@
-// SSRF guard for merchant-supplied `notify_url` (decisions §11, field-facts "SSRF"):
+// SSRF guard for merchant-supplied `notify_url` (docs/contract.md §11, field-facts "SSRF"):
 // http/https only; every A and AAAA record is resolved and classified, and one forbidden
 // record refuses the whole name; the request then connects to the address that was
 // checked (no second lookup, so DNS rebinding cannot swap it), and redirects are never
@@ -123,7 +123,7 @@ export function pinnedLookup(target: CheckedTarget): LookupFunction {
 }
 
 /**
- * The check when a payment arrives (decisions §11): a 400 naming `notify_url` before
+ * The check when a payment arrives (docs/contract.md §11): a 400 naming `notify_url` before
  * anything is stored. It is repeated at every send, so a later DNS change is caught too.
  */
 export async function requireSafeNotifyUrl(raw: string | undefined, allow_private: boolean, resolver?: Resolver): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * The transactional outbox (decisions §11): an event row is written in the same
+ * The transactional outbox (docs/contract.md §11): an event row is written in the same
  * database transaction as the change it reports, and delivered after commit.
  */
 export interface EventRow {
@@ -27,7 +27,7 @@ export interface EventRow {
   updated_at: number;
 }
 
-/** One delivery attempt, kept for the operator and the merchant (decisions §11). */
+/** One delivery attempt, kept for the operator and the merchant (docs/contract.md §11). */
 export interface EventAttemptRow {
   attempt_id: string;
   event_id: string;

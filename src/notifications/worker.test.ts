@@ -1,4 +1,4 @@
-// The retry decision after an attempt (decisions §11), one line per case.
+// The retry decision after an attempt (docs/contract.md §11), one line per case.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_SCHEDULE_MS, nextStep } from './worker.js';

@@ -1,4 +1,4 @@
-// The delivery worker (decisions §11): claims due events with a lease, sends each with
+// The delivery worker (docs/contract.md §11): claims due events with a lease, sends each with
 // bounded concurrency, then records the attempt and the event's next state.
 //
 // Claim: one short transaction. PostgreSQL locks the chosen rows `FOR UPDATE SKIP LOCKED`,
@@ -16,7 +16,7 @@ import { checkTarget, type Resolver } from './ssrf.js';
 import type { EventAttemptRow, EventRow } from './tables.js';
 
 /**
- * Delays after attempt 1, 2, …: exponential-ish, ~3 days in all (decisions §11), then the
+ * Delays after attempt 1, 2, …: exponential-ish, ~3 days in all (docs/contract.md §11), then the
  * event is failed. 13 attempts; TOLLGATE_WEBHOOK_SCHEDULE_MS replaces it (tests compress it).
  */
 export const DEFAULT_SCHEDULE_MS: readonly number[] = [

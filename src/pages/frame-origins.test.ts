@@ -1,4 +1,4 @@
-// Frame origins per account (decisions §14): what an origin may be, the stored list on both
+// Frame origins per account (docs/contract.md §14): what an origin may be, the stored list on both
 // engines, and the operator commands `frame-origin add|remove|list`, whose changes reach
 // the frame-ancestors of the account's pages.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// The origins that may show an account's pages in a frame (decisions §14: frame-ancestors
+// The origins that may show an account's pages in a frame (docs/contract.md §14: frame-ancestors
 // from the origins the account registers, 'none' when it registers none). Operators manage
 // them with `npx tollgate frame-origin add|remove|list`.
 //

@@ -1,4 +1,4 @@
-// HTML that is escaped by construction (issue 10, decisions §14). A page is written as an
+// HTML that is escaped by construction (issue 10, docs/contract.md §14). A page is written as an
 // `html` tagged template; what it returns is a SafeHtml, and SafeHtml is the only thing that
 // passes into a page unescaped. Every other interpolated value is escaped for the place it
 // lands in, and a hole where escaping cannot make a value safe (inside a tag, an unquoted or

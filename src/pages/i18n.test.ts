@@ -1,4 +1,4 @@
-// One catalogue, five languages (decisions §14): every key in every language with the same
+// One catalogue, five languages (docs/contract.md §14): every key in every language with the same
 // placeholders, and the page language chosen as a table of cases says.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

@@ -1,4 +1,4 @@
-// The one message catalogue of the shopper-facing pages (decisions §14: at least English,
+// The one message catalogue of the shopper-facing pages (docs/contract.md §14: at least English,
 // Spanish, Portuguese, French and German) and the choice of language for a request.
 // English defines the keys; the type makes every other language give every key, and a
 // test checks that each translation keeps the English placeholders.
@@ -32,7 +32,7 @@ const en = {
   'result.declined.text': 'The payment was not made.',
   'result.pending.title': 'Payment pending',
   'result.pending.text': 'The payment is being processed; the merchant will confirm it.',
-  // The sandbox issuer's 3-D Secure challenge (decisions §10)
+  // The sandbox issuer's 3-D Secure challenge (docs/contract.md §10)
   'threeds.title': '3-D Secure authentication',
   'threeds.heading': 'Confirm this payment',
   'threeds.note': "Sandbox issuer: this test page stands in for the card issuer's 3-D Secure check.",
@@ -51,7 +51,7 @@ const en = {
   'result.expired.title': 'Payment expired',
   'result.expired.text': 'The time to pay has passed; nothing was charged.',
   'result.forwarding': 'You will be taken back to the merchant in a moment.',
-  // The hosted checkout (decisions §14): the loading page and the payment page
+  // The hosted checkout (docs/contract.md §14): the loading page and the payment page
   'loading.text': 'Taking you to the payment page…',
   'loading.continue': 'Continue to the payment page',
   'checkout.title': 'Payment',
@@ -84,7 +84,7 @@ const en = {
   'field.person.address_state': 'State (UF)',
   'field.person.address_country': 'Country',
   'field.bank_code': 'Your bank',
-  // The sandbox issuer's pages for alternative methods (decisions §15)
+  // The sandbox issuer's pages for alternative methods (docs/contract.md §15)
   'issuer.title': 'Pay with {method}',
   'issuer.note': 'Sandbox issuer: this test page stands in for the bank where the shopper confirms the payment.',
   'issuer.bank': 'Bank',

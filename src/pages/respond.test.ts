@@ -1,4 +1,4 @@
-// The one page response (decisions §14): every page gets the same headers; the CSP nonce
+// The one page response (docs/contract.md §14): every page gets the same headers; the CSP nonce
 // is fresh per response and is the one on the page's style (and script); frame-ancestors
 // lists the registered origins or is 'none' (then X-Frame-Options: DENY); nothing is
 // loaded from elsewhere. Driven through a Fastify app, as routes use it.

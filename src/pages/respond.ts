@@ -1,4 +1,4 @@
-// The one way a page is answered (decisions §14): a fresh nonce per response, the document
+// The one way a page is answered (docs/contract.md §14): a fresh nonce per response, the document
 // rendered with it, and the same headers on every page. The Content-Security-Policy allows
 // nothing but the page's own nonce'd style (and script, when it has one), its form targets,
 // and the frame ancestors the account registered.

@@ -1,4 +1,4 @@
-/** An origin allowed to frame the account's pages (decisions §14); see frame-origins.ts. */
+/** An origin allowed to frame the account's pages (docs/contract.md §14); see frame-origins.ts. */
 export interface AccountFrameOriginRow {
   account_id: string;
   /** Normalised: `https://shop.example`, `https://*.shop.example:8443`, `http://localhost:3000`. */

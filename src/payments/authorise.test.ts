@@ -12,7 +12,7 @@ after(async () => {
   await gw.close();
 });
 
-describe('sandbox test cards (decisions §9)', () => {
+describe('sandbox test cards (docs/contract.md §9)', () => {
   const table: Array<[card: string, order_status: string, result_info: string, cvc?: string]> = [
     ['4242424242424242', '1', '0000:Success'],
     ['5555555555554444', '1', '0000:Success'],

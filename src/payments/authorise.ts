@@ -1,4 +1,4 @@
-// Direct card payment (interface.md "Create a direct payment"; decisions §4, §5, §7, §9).
+// Direct card payment (interface.md "Create a direct payment"; docs/contract.md §4, §5, §7, §9).
 //
 // Order of work: validate (nothing stored on failure) → a repeat of a known order_no is
 // answered from storage → card checks → risk → processor → one transaction that writes the
@@ -173,7 +173,7 @@ export class AuthoriseService {
   }
 
   private replay(row: PaymentRow, request_hash: string, body: AuthoriseDirect): AuthoriseResult {
-    // decisions §4: same body → the original answer; another body → 1011.
+    // docs/contract.md §4: same body → the original answer; another body → 1011.
     if (row.request_hash === request_hash) return { record: openAnswer(this.deps.keyring, row.answer) };
     return { record: duplicateAnswer(body) };
   }
@@ -228,7 +228,7 @@ export class AuthoriseService {
   ): Promise<AuthoriseResult & { row?: PaymentRow; threeds_url?: string }> {
     const { deps } = this;
     const amount_minor = validateBody(body);
-    await requireSafeNotifyUrl(body.notify_url, deps.settings.allow_private_webhooks); // decisions §11
+    await requireSafeNotifyUrl(body.notify_url, deps.settings.allow_private_webhooks); // docs/contract.md §11
     const account = creds.account;
     const request_hash = deps.keyring.fingerprint(canonicalString(body as Record<string, unknown>));
 
@@ -239,7 +239,7 @@ export class AuthoriseService {
   }
 
   /**
-   * Pays a hosted-checkout payment by card (decisions §14): the same checks, risk, 3-D
+   * Pays a hosted-checkout payment by card (docs/contract.md §14): the same checks, risk, 3-D
    * Secure and processor as a direct payment, written onto the session's pending payment
    * by a compare-and-set that only the first payer wins. `body` is the session's request
    * with the card fields of the payment form. Null when another submit paid it first.
@@ -269,9 +269,9 @@ export class AuthoriseService {
     if (card.security_code !== undefined && card.security_code.length !== facts.security_code_length) {
       throw invalid('security_code', `must be ${facts.security_code_length} digits for this card brand`);
     }
-    // decisions §10: 3-D Secure results from an outside server, validated (400 names the field).
+    // docs/contract.md §10: 3-D Secure results from an outside server, validated (400 names the field).
     const mpi = parseMpiInfo(body.additional_information, facts.brand);
-    // decisions §16: the subscription is checked before anything is charged, written with its first payment's approval.
+    // docs/contract.md §16: the subscription is checked before anything is charged, written with its first payment's approval.
     // On the hosted page a name taken since the session opened does not stop the shopper paying.
     const subscription = await prepareSubscription(deps.store.db, account.account_id, body, amount_minor, now, { taken: pending ? 'skip' : 'refuse' });
 
@@ -283,7 +283,7 @@ export class AuthoriseService {
     let result: ResultCode;
     let threeds_result: ThreedsResult = mpi ? mpi.result : '';
     if (!facts.valid) {
-      result = '1010'; // decisions §9: fails Luhn → no processor call
+      result = '1010'; // docs/contract.md §9: fails Luhn → no processor call
     } else if (isExpired(card.exp_month, card.exp_year, now)) {
       result = '1005';
     } else {
@@ -300,7 +300,7 @@ export class AuthoriseService {
       };
       risk = await this.risk.assess(riskCtx);
       if (risk.action === 'REJECT') {
-        result = '1008'; // decisions §10: rejected before the processor sees it
+        result = '1008'; // docs/contract.md §10: rejected before the processor sees it
       } else if (challengeFirst(body.open3d, mpi, risk)) {
         result = '0002';
       } else {
@@ -318,7 +318,7 @@ export class AuthoriseService {
 
     let status: PaymentStatus;
     if (result === '0000') {
-      // decisions §10: REVIEW holds an approved payment (funds authorised) for a person.
+      // docs/contract.md §10: REVIEW holds an approved payment (funds authorised) for a person.
       const next = statusAfterApproval(risk?.action ?? 'ACCEPT', capture_method);
       status = next.status;
       result = next.result;
@@ -368,7 +368,7 @@ export class AuthoriseService {
       updated_at: now,
       expires_at: status === 'authorised' ? now + MANUAL_CAPTURE_WINDOW_MS : status === 'review' ? now + REVIEW_WINDOW_MS : null,
     };
-    // decisions §10: a challenge page for the shopper, created with the payment.
+    // docs/contract.md §10: a challenge page for the shopper, created with the payment.
     const challenge: NewChallenge | null = status === 'pending' ? newChallenge(deps.settings.public_url, row, now) : null;
     const approved = status === 'authorised' || status === 'captured';
     // A payment that waits (3-D Secure, review) keeps its `subscription` in details; it is created when that ends approved.
@@ -406,7 +406,7 @@ export class AuthoriseService {
         ]);
       }
       if (pending) {
-        // decisions §14: paid at most once; a second tab or submit loses here and changes nothing.
+        // docs/contract.md §14: paid at most once; a second tab or submit loses here and changes nothing.
         const { transaction_id: _id, status: _status, account_id: _a, merchant_id: _m, ...patch } = row;
         const paid = await applyTransition(tx, transaction_id, 'checkout_pay', 'pending', status, patch, now, { unclaimed: true });
         guard(tx, () => new OrderRace());

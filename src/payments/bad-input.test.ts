@@ -1,4 +1,4 @@
-// decisions §1 and "bad input gets a clear error and changes nothing": every refusal is a
+// docs/contract.md §1 and "bad input gets a clear error and changes nothing": every refusal is a
 // 4xx that names the problem, and nothing is stored.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

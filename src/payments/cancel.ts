@@ -1,4 +1,4 @@
-// Cancel (interface.md "Cancel a transaction"; decisions §4, §5): an authorised or pending
+// Cancel (interface.md "Cancel a transaction"; docs/contract.md §4, §5): an authorised or pending
 // payment is cancelled and its hold released. A captured one must be refunded instead.
 
 import type { FastifyBaseLogger } from 'fastify';

@@ -1,4 +1,4 @@
-// Capture (interface.md "Capture a transaction"; decisions §5, §7): at most the
+// Capture (interface.md "Capture a transaction"; docs/contract.md §5, §7): at most the
 // authorised amount, once; a partial capture releases the rest of the hold.
 
 import type { FastifyBaseLogger } from 'fastify';

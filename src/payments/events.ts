@@ -1,4 +1,4 @@
-// A payment's notification (decisions §11): written in the transaction of the change, with
+// A payment's notification (docs/contract.md §11): written in the transaction of the change, with
 // the order record the query answer carries as its data.
 import type { Tx } from '../db/store.js';
 import { type EventType, recordEvent } from '../notifications/outbox.js';

@@ -1,7 +1,7 @@
 // Payments that waited too long (one job, one rule per waiting status):
-// - decisions §7: a manual authorisation not captured within 7 days expires (7000) and its
+// - docs/contract.md §7: a manual authorisation not captured within 7 days expires (7000) and its
 //   hold is released;
-// - decisions §14/§15: a hosted-checkout session nobody paid within its time, or an
+// - docs/contract.md §14/§15: a hosted-checkout session nobody paid within its time, or an
 //   alternative-method payment the shopper did not finish by the method's deadline,
 //   expires (7000, `1018:Not paid in time`); nothing was reserved, so nothing is released.
 // (A pending 3-D Secure challenge has no expires_at on the payment: its challenge lapses.)

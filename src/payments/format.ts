@@ -1,4 +1,4 @@
-// Wire formats of times (decisions §5: UTC, in the spec's shapes).
+// Wire formats of times (docs/contract.md §5: UTC, in the spec's shapes).
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
 /** YYYYMMDDhhmmss */

@@ -1,5 +1,5 @@
 // Capture, cancel and expiry through the public API (interface.md "Capture/Cancel a
-// transaction"; decisions §4, §5, §7), on SQLite and PostgreSQL.
+// transaction"; docs/contract.md §4, §5, §7), on SQLite and PostgreSQL.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sign } from '../client/index.js';
@@ -200,11 +200,11 @@ describe('batch limits (interface.md "Limits")', () => {
     assert.ok(res.capture_orders.every((r: any) => r.capture_status === '1'));
   });
 
-  test('form and XML bodies are read too (decisions §1), a one-item list included', async () => {
+  test('form and XML bodies are read too (docs/contract.md §1), a one-item list included', async () => {
     for (const format of ['form', 'xml'] as const) {
       const p = await pay(gw, { manual: true });
       const body: Record<string, unknown> = { merchant_id: gw.merchant.merchant_id, account_id: gw.merchant.account_id, capture_orders: [item(p)] };
-      // An XML body is signed as the gateway reads it back: one element is a member (decisions
+      // An XML body is signed as the gateway reads it back: one element is a member (docs/contract.md
       // §2). The harness signs through the client's signBody(…, format), which does just that.
       const res = await gw.post('/v1/capture', body, { format });
       assert.equal(JSON.parse(res.body).capture_orders[0].capture_status, '1', res.body);
@@ -216,7 +216,7 @@ describe('batch limits (interface.md "Limits")', () => {
   });
 });
 
-describe('concurrency (decisions §4)', () => {
+describe('concurrency (docs/contract.md §4)', () => {
   test('a concurrent capture and cancel of one payment: exactly one wins, the other says why', async () => {
     for (let i = 0; i < 5; i++) {
       const p = await pay(gw, { manual: true });
@@ -236,7 +236,7 @@ describe('concurrency (decisions §4)', () => {
   });
 });
 
-describe('expiry (decisions §7)', () => {
+describe('expiry (docs/contract.md §7)', () => {
   test('a manual authorisation expires after 7 days: 7000, hold released, payment.expired event', async () => {
     const p = await pay(gw, { manual: true });
     gw.clock.advance(MANUAL_CAPTURE_WINDOW_MS - 1000);

@@ -1,5 +1,5 @@
 // What capture, cancel and refund items share (interface.md "Capture/Cancel/Refund a
-// transaction"; decisions §4, §5): each item is checked against its transaction and
+// transaction"; docs/contract.md §4, §5): each item is checked against its transaction and
 // answered on its own, in its own database transaction, so one bad item never fails the
 // others. Failures are `<code>:<text>` messages that say why.
 import type { FastifyBaseLogger } from 'fastify';
@@ -62,7 +62,7 @@ export function describeStatus(status: PaymentStatus): string {
 /**
  * Finds the item's transaction on the caller's account and checks that the item matches
  * it. `amount` is the original order amount unless `amountIs` says it is the amount to
- * capture (decisions §5); then it is only parsed here.
+ * capture (docs/contract.md §5); then it is only parsed here.
  */
 /** What every capture and cancel item needs; one without them fails alone (`0400`). The published `required` list reads it too. */
 export const ORDER_ITEM_REQUIRED = ['transaction_id', 'order_no', 'currency', 'amount'] as const;
@@ -77,7 +77,7 @@ export async function checkItem(tx: Tx, account_id: string, item: OrderItem, amo
     .where('transaction_id', '=', item.transaction_id as string)
     .where('account_id', '=', account_id)
     .executeTakeFirst();
-  // Another account's transaction is "not found" too (decisions §3).
+  // Another account's transaction is "not found" too (docs/contract.md §3).
   if (!row) return failure('0404', `no transaction ${item.transaction_id} on this account`);
   if (row.order_no !== item.order_no) return failure('1014', `order_no ${item.order_no} is not the order_no of transaction ${row.transaction_id}`);
   if (row.currency !== item.currency) return failure('1014', `currency ${item.currency} is not the currency of the transaction (${row.currency})`);

@@ -1,5 +1,5 @@
 // Payment row → the spec's order record (interface.md "Order record"). The same record is
-// the query answer item and the `data` of payment notifications (decisions §11).
+// the query answer item and the `data` of payment notifications (docs/contract.md §11).
 import { type ResultCode, resultText } from '../http/errors.js';
 import { formatAmount } from '../money/currency.js';
 import { EMPTY_SUBSCRIPTION_RESULT } from '../subscriptions/result.js';
@@ -89,7 +89,7 @@ export function toOrderRecord(row: OrderRecordRow, subscriptions?: ReadonlyMap<s
   };
 }
 
-/** The answer item for an id the account does not have (decisions §6: query_result 0). */
+/** The answer item for an id the account does not have (docs/contract.md §6: query_result 0). */
 export function notFoundRecord(id: { transaction_id?: string; order_no?: string }): Record<string, unknown> {
   return {
     amount: '',

@@ -1,4 +1,4 @@
-// Order query (decisions §3, §8): selectors, cursor, unknown ids, IP allow-list, and one
+// Order query (docs/contract.md §3, §8): selectors, cursor, unknown ids, IP allow-list, and one
 // merchant never seeing another's orders.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -141,7 +141,7 @@ describe('selectors', () => {
   });
 });
 
-describe('isolation and access (decisions §3)', () => {
+describe('isolation and access (docs/contract.md §3)', () => {
   test('a merchant never sees another merchant’s order, by id or by order_no', async () => {
     const { body } = await query({ transaction_ids: [theirs.transaction_id] });
     assert.equal(body.orders_list[0].query_result, '0');

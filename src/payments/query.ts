@@ -1,4 +1,4 @@
-// Order query (interface.md "Query a transaction"; decisions §3, §8): by ids (≤100) or by
+// Order query (interface.md "Query a transaction"; docs/contract.md §3, §8): by ids (≤100) or by
 // a date range with a cursor. Always scoped to the caller's own account.
 import { Type } from 'typebox';
 import type { Store } from '../db/store.js';

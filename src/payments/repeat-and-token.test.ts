@@ -1,4 +1,4 @@
-// decisions §4 (order_no unique, repeats answered from storage), token_flag/token_id,
+// docs/contract.md §4 (order_no unique, repeats answered from storage), token_flag/token_id,
 // capture method (§7), key rotation (§2), request ids and operations endpoints.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -22,7 +22,7 @@ const countPayments = async () =>
     ).n,
   );
 
-describe('duplicate orders (decisions §4)', () => {
+describe('duplicate orders (docs/contract.md §4)', () => {
   test('the same body again returns the original answer and charges once', async () => {
     const body = directPayment(gw.merchant, { order_no: 'DUP-1' });
     const first = readXml(await gw.post('/v1/authorise', body));
@@ -103,7 +103,7 @@ describe('card checks before the processor', () => {
   });
 });
 
-describe('capture method (decisions §7)', () => {
+describe('capture method (docs/contract.md §7)', () => {
   test('capture_method manual leaves the payment authorised (2000) with a 7-day expiry', async () => {
     const x = readXml(await gw.post('/v1/authorise', directPayment(gw.merchant, { capture_method: 'manual' })));
     assert.equal(x.order_status, '1');
@@ -122,7 +122,7 @@ describe('capture method (decisions §7)', () => {
   });
 });
 
-describe('live accounts (decisions §3)', () => {
+describe('live accounts (docs/contract.md §3)', () => {
   test('a live account without a processor is refused with a clear error and nothing stored', async () => {
     const m = await gw.newMerchant({ name: 'Live', mode: 'live' });
     const n = await countPayments();
@@ -133,7 +133,7 @@ describe('live accounts (decisions §3)', () => {
   });
 });
 
-describe('key rotation (decisions §2)', () => {
+describe('key rotation (docs/contract.md §2)', () => {
   test('after rotation old and new keys both verify; after retiring only the new one', async () => {
     const m = await gw.newMerchant({ name: 'Rotating' });
     const newSecret = await gw.runtime.merchants.rotateKey(m.account_id);

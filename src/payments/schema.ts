@@ -176,7 +176,7 @@ export const cardPaymentFields = {
   total_discount: Type.Optional(Type.Array(TotalDiscount, { maxItems: 20 })),
   additional_information: Type.Optional(Type.Array(AdditionalInformation, { maxItems: 5 })),
   subscription: Type.Optional(Subscription),
-  /** decisions §7 */
+  /** docs/contract.md §7 */
   capture_method: Type.Optional(Type.String({ pattern: '^(automatic|manual)$', description: 'automatic or manual' })),
 } satisfies Record<string, TSchema>;
 
@@ -239,7 +239,7 @@ export const Person = Type.Object(
   { additionalProperties: false },
 );
 
-/** Fields of an APM payment (A) that a card payment does not have (decisions §15). */
+/** Fields of an APM payment (A) that a card payment does not have (docs/contract.md §15). */
 export const apmPaymentFields = {
   payment_method: Type.Optional(
     Type.String({ pattern: '^[a-z0-9_-]{1,32}$', description: 'an alternative payment method (`pix`, `boleto`, `ideal`); absent for a card payment' }),
@@ -260,7 +260,7 @@ export const AuthoriseDirectBody = Type.Object(
     expiration_year: Type.Optional(Type.String({ pattern: '^(\\d{2}|\\d{4})$', description: 'a year as YY or YYYY' })),
     security_code: Type.Optional(Type.String({ pattern: '^\\d{3,4}$', description: '3 or 4 digits' })),
     accept: Type.Optional(s(256)),
-    /** decisions §10: where the shopper returns after a 3-D Secure challenge. */
+    /** docs/contract.md §10: where the shopper returns after a 3-D Secure challenge. */
     return_url: Type.Optional(Url),
   },
   { additionalProperties: false },
@@ -318,7 +318,7 @@ export const AuthoriseAnswer = Type.Object(
   },
 );
 
-/** The answer to `POST /v1/authorise` with `payment_method` (decisions §15). */
+/** The answer to `POST /v1/authorise` with `payment_method` (docs/contract.md §15). */
 export const ApmAnswer = Type.Object(
   {
     merchant_id: text('your merchant_id'),

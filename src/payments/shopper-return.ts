@@ -1,7 +1,7 @@
 // Where a shopper goes when a shopper page ends a payment (3-D Secure challenge, issuer
 // page, hosted checkout): back to the hosted checkout's result page when the payment
 // belongs to a session, else to the merchant's return_url with the signed result
-// (decisions §10, §14, §15), or nowhere (null: the page shows the result itself).
+// (docs/contract.md §10, §14, §15), or nowhere (null: the page shows the result itself).
 import { sign } from '../crypto/signature.js';
 import type { Deps } from '../http/context.js';
 import { type ResultCode, resultText } from '../http/errors.js';

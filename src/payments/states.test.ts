@@ -1,4 +1,4 @@
-// Goal: the payment transition table is exactly what decisions §6/§7 and the lifecycle
+// Goal: the payment transition table is exactly what docs/contract.md §6/§7 and the lifecycle
 // allow: one line per event, every status checked (allowed and refused).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

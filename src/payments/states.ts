@@ -1,4 +1,4 @@
-// The payment aggregate's one transition table (style §4, decisions §6/§7). Every status
+// The payment aggregate's one transition table (style §4, docs/contract.md §6/§7). Every status
 // write goes through `applyTransition`, a compare-and-set on the current status, so two
 // racing requests can never both win.
 import { sql } from 'kysely';
@@ -28,7 +28,7 @@ export const PAYMENT_STATUS_CODE: Readonly<Record<PaymentStatus, string>> = {
   expired: '7000',
 };
 
-/** `order_status` of the direct answer (decisions §6). */
+/** `order_status` of the direct answer (docs/contract.md §6). */
 export function orderStatusOf(status: PaymentStatus): '0' | '1' | '2' | '3' {
   switch (status) {
     case 'pending':
@@ -125,7 +125,7 @@ export async function applyTransition(
 export const plus = (column: 'captured_minor' | 'refunded_minor' | 'authorised_minor', n: number) => sql<number>`${sql.ref(column)} + ${n}`;
 
 /**
- * Reserves `n` minor units of a refund in one compare-and-set (decisions §4): the refunded
+ * Reserves `n` minor units of a refund in one compare-and-set (docs/contract.md §4): the refunded
  * total can never pass the captured amount, whatever runs concurrently. The status follows
  * refund_partial or refund_full in the same statement. Returns the updated row, or
  * undefined when the payment is not refundable now (the caller re-reads to say why).
@@ -168,5 +168,5 @@ export async function releaseRefund(tx: Tx, transaction_id: string, n: number, n
     .executeTakeFirst();
 }
 
-/** decisions §7: a manual authorisation not captured within 7 days expires and its hold is released. */
+/** docs/contract.md §7: a manual authorisation not captured within 7 days expires and its hold is released. */
 export const MANUAL_CAPTURE_WINDOW_MS = 7 * 24 * 3600 * 1000;

@@ -1,5 +1,5 @@
 // The answer a direct payment first gave, kept to replay it for an identical repeat
-// (decisions §4). Its `token_id` is a bearer credential for the stored card (issue 29), so
+// (docs/contract.md §4). Its `token_id` is a bearer credential for the stored card (issue 29), so
 // the stored copy holds it encrypted under the master keyring and the replay decrypts it.
 import { Keyring } from '../crypto/keyring.js';
 

@@ -26,7 +26,7 @@ export interface PaymentRow {
   merchant_id: string;
   account_id: string;
   order_no: string;
-  /** `recurring`: a subscription deduction, charged by the gateway from the vaulted card (decisions §16). */
+  /** `recurring`: a subscription deduction, charged by the gateway from the vaulted card (docs/contract.md §16). */
   kind: 'card' | 'apm' | 'checkout' | 'recurring';
   livemode: number;
   currency: string;
@@ -37,7 +37,7 @@ export interface PaymentRow {
   refunded_minor: number;
   status: PaymentStatus;
   capture_method: 'automatic' | 'manual';
-  /** `<code>` of result_info (decisions §6). */
+  /** `<code>` of result_info (docs/contract.md §6). */
   result_code: string;
   card_id: string | null;
   card_brand: string;
@@ -51,7 +51,7 @@ export interface PaymentRow {
   risk_reasons: string;
   notify_url: string;
   return_url: string;
-  /** Hash of the signed request, to tell a repeat from a different order (decisions §4). */
+  /** Hash of the signed request, to tell a repeat from a different order (docs/contract.md §4). */
   request_hash: string;
   /** JSON of the request fields kept for the order record (never card data). */
   details: string;

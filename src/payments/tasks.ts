@@ -1,6 +1,6 @@
 // Recurring sweeps of the payment lifecycle, run by the shared scheduler (src/scheduler):
-// expire lapsed manual authorisations, checkout sessions and APM payments (decisions §7,
-// §14, §15) and purge Idempotency-Keys past 24 h (decisions §4). Each run is bounded and
+// expire lapsed manual authorisations, checkout sessions and APM payments (docs/contract.md §7,
+// §14, §15) and purge Idempotency-Keys past 24 h (docs/contract.md §4). Each run is bounded and
 // each change a compare-and-set, as the scheduler's at-least-once contract asks.
 import { purgeExpiredKeys } from '../idempotency/plugin.js';
 import { jobSetups } from '../scheduler/jobs.js';

@@ -1,5 +1,5 @@
 // Checks the schema cannot express: amounts against the currency's exponent and the
-// components rule (decisions §5), addresses, countries, the `items` packing. Each error
+// components rule (docs/contract.md §5), addresses, countries, the `items` packing. Each error
 // names its field; none repeats a card number.
 import countries from 'i18n-iso-countries';
 import ipaddr from 'ipaddr.js';
@@ -18,7 +18,7 @@ export function amountField(field: string, text: string, currency: string): Mino
   return r.minor;
 }
 
-/** decisions §5: item_total + shipping + handling + tax_total + insurance − shipping_discount − discount = amount. */
+/** docs/contract.md §5: item_total + shipping + handling + tax_total + insurance − shipping_discount − discount = amount. */
 export function checkComponents(body: Record<string, unknown>, amount_minor: MinorUnits, currency: string): void {
   const present = AMOUNT_COMPONENTS.filter((k) => typeof body[k] === 'string' && body[k] !== '');
   if (present.length === 0) return;

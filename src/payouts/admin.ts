@@ -1,4 +1,4 @@
-// Operator actions around payouts (decisions §17), shared by the CLI now and the portal
+// Operator actions around payouts (docs/contract.md §17), shared by the CLI now and the portal
 // later: payout pricing, the FX markup, test-account top-ups, listings.
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';

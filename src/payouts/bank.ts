@@ -1,4 +1,4 @@
-// Bank details of a payout's beneficiary (decisions §17): pure checks, no database. The
+// Bank details of a payout's beneficiary (docs/contract.md §17): pure checks, no database. The
 // schema (schema.ts) has already bounded every field; this decides which fields the
 // destination needs and whether they are well formed, and derives the clearing system.
 //

@@ -1,4 +1,4 @@
-// The payout commands (decisions §17) through the CLI on the test gateway's database:
+// The payout commands (docs/contract.md §17) through the CLI on the test gateway's database:
 // top-up (test accounts only), payout pricing and markup as the API then applies them,
 // listings that show no full account number.
 import assert from 'node:assert/strict';

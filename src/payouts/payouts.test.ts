@@ -1,4 +1,4 @@
-// Payouts (decisions §17) through the API on SQLite and PostgreSQL: funding under
+// Payouts (docs/contract.md §17) through the API on SQLite and PostgreSQL: funding under
 // concurrency, request_id replays, FX with markup, fees both ways, every failure path
 // releasing funds, signed answers, notifications, cancel, the search selectors, the ledger.
 import assert from 'node:assert/strict';

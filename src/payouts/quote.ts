@@ -1,4 +1,4 @@
-// What a payout costs and what it delivers (decisions §17), pure and exact. Stated rules
+// What a payout costs and what it delivers (docs/contract.md §17), pure and exact. Stated rules
 // (tested in quote.test.ts):
 //
 // - `amount_payer_pays` (source currency) is the part converted for the beneficiary;

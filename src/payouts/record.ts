@@ -1,10 +1,10 @@
-// The payout record (interface.md "Payout record"; decisions §17): what `POST /v1/payout`,
+// The payout record (interface.md "Payout record"; docs/contract.md §17): what `POST /v1/payout`,
 // `/v1/retrievalPayout` and the payout events carry. The request as sent (less
 // `bank_details.bank_code`, with `local_clearing_system`), then the payout's own fields;
 // amounts the gateway computed are integers in minor units.
 import type { PayoutRow } from './tables.js';
 
-/** ISO 8601 with a numeric offset (decisions §5): `2026-11-24T10:15:30+00:00`. */
+/** ISO 8601 with a numeric offset (docs/contract.md §5): `2026-11-24T10:15:30+00:00`. */
 export function isoWithOffset(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, '+00:00');
 }

@@ -1,5 +1,5 @@
 // `POST /v1/payout`, `/v1/cancelpayout`, `/v1/retrievalPayout` (interface.md "Payout record";
-// decisions §17): any body format, signed JSON answers. Only parses, calls the domain and answers.
+// docs/contract.md §17): any body format, signed JSON answers. Only parses, calls the domain and answers.
 import type { FastifyInstance } from 'fastify';
 import { acquiringHooks, sendSigned } from '../http/acquiring.js';
 import type { Deps } from '../http/context.js';

@@ -1,4 +1,4 @@
-// The payout request and answer schemas (interface.md "Payout record"; decisions §17).
+// The payout request and answer schemas (interface.md "Payout record"; docs/contract.md §17).
 // One TypeBox schema validates (Ajv with type coercion), documents (OpenAPI) and types
 // each endpoint (style §2). Every field is bounded and shaped here; what a schema cannot
 // say (ISO membership, IBAN check digits, which bank fields a clearing system needs, the

@@ -1,4 +1,4 @@
-// `POST /v1/retrievalPayout` (decisions §17): by request_ids, transaction_ids or
+// `POST /v1/retrievalPayout` (docs/contract.md §17): by request_ids, transaction_ids or
 // short_reference_ids (≤ 100 ids together), or by a date range over created_at with a
 // cursor; at most 100 payouts per answer, always of the caller's own account. An id that
 // names no payout is answered with `query_result` `0` and that id, as the order query does.

@@ -1,4 +1,4 @@
-// Payouts (decisions §17): `POST /v1/payout`, its lifecycle on the shared scheduler, cancel
+// Payouts (docs/contract.md §17): `POST /v1/payout`, its lifecycle on the shared scheduler, cancel
 // and the CLI all go through here.
 //
 // Creating one: the request is validated (bank details in bank.ts, named errors, nothing
@@ -226,7 +226,7 @@ function shortReference(now_ms: number): string {
 }
 
 /**
- * The echo of the request the answer carries (decisions §17): as sent, less bank_code, with
+ * The echo of the request the answer carries (docs/contract.md §17): as sent, less bank_code, with
  * the clearing system, and `iban` / `account_number` masked to their last four (issue 29:
  * this echo is stored in `payouts.details` and in every `payout.*` event; the full details
  * are only in the encrypted beneficiary row).

@@ -1,4 +1,4 @@
-// The payout transition table (decisions §17), applied as a compare-and-set on the current
+// The payout transition table (docs/contract.md §17), applied as a compare-and-set on the current
 // status like the payment's (src/payments/states.ts). A payout is created SCHEDULED (a later
 // payment_date), PROCESSING (dispatched now) or FAILED (not funded); every later move is
 // one of these events.

@@ -1,4 +1,4 @@
-// Payout rows (decisions §17). A payout is one row moved through the transition table in
+// Payout rows (docs/contract.md §17). A payout is one row moved through the transition table in
 // states.ts; its money is in the ledger (reserve, complete, release), its answer is built
 // from the row (record.ts).
 
@@ -14,7 +14,7 @@ export interface PayoutRow {
   merchant_id: string;
   account_id: string;
   livemode: number;
-  /** The merchant's UUID: the idempotency key (decisions §4, §17), unique per account. */
+  /** The merchant's UUID: the idempotency key (docs/contract.md §4, §17), unique per account. */
   request_id: string;
   /** Keyed hash of the signed request (same request_id, other body → 409). */
   request_hash: string;

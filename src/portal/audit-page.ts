@@ -1,4 +1,4 @@
-// GET /portal/audit (decisions §19; PCI DSS 10.2): the merchant's audit log, newest first,
+// GET /portal/audit (docs/contract.md §19; PCI DSS 10.2): the merchant's audit log, newest first,
 // keyset-paginated by audit_id (time-ordered, index portal_audit_merchant (merchant_id,
 // audit_id)), filtered by action. The log is the merchant's (sign-ins are not tied to an
 // account), so it is scoped by the signed-in user's merchant, never by a parameter.

@@ -1,4 +1,4 @@
-// The portal's audit log (decisions §19; PCI DSS 10.2): every sign-in (success and failure)
+// The portal's audit log (docs/contract.md §19; PCI DSS 10.2): every sign-in (success and failure)
 // and every action, with user, action, target, outcome, time and IP. Written in its own
 // transaction after the action (an action's own rows are the proof it happened; the audit
 // line says who asked), and for refusals too.

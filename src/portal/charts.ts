@@ -1,4 +1,4 @@
-// Charts of the portal's dashboard (decisions §19), drawn on the server as inline SVG: no
+// Charts of the portal's dashboard (docs/contract.md §19), drawn on the server as inline SVG: no
 // script, no image request (the CSP has `img-src 'none'`), readable without JavaScript.
 // Pure functions: points in, SafeHtml out. Every chart carries a <title> and <desc>, axes
 // with labelled ticks, a <title> per mark (the tooltip), and its data as a table inside

@@ -1,4 +1,4 @@
-// `npx tollgate user …` (decisions §19): the operator makes the first user and hands over a
+// `npx tollgate user …` (docs/contract.md §19): the operator makes the first user and hands over a
 // one-time link; list, disable (sessions end), enable, reset (a new link, the lock lifted).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';

@@ -1,4 +1,4 @@
-// What every portal route shares (decisions §19): the signed-in user and the account shown,
+// What every portal route shares (docs/contract.md §19): the signed-in user and the account shown,
 // the role a route needs, the CSRF token and form token every form carries, the page frame
 // (navigation, account and mode switch), and `portalAction`, the one way a form changes
 // something: role check, once per form token (the shared idempotency store), audit line.

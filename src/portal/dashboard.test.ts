@@ -1,4 +1,4 @@
-// The portal's dashboard (decisions §19; issue 14): charts drawn on the server as SVG from
+// The portal's dashboard (docs/contract.md §19; issue 14): charts drawn on the server as SVG from
 // the account's payments (volume and approval rate per day), the period selector, the
 // balances from the ledger; and the chart functions themselves (pure, table-driven).
 import assert from 'node:assert/strict';

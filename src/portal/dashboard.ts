@@ -1,4 +1,4 @@
-// GET /portal/dashboard (decisions §19): approved volume and approval rate per day over the
+// GET /portal/dashboard (docs/contract.md §19): approved volume and approval rate per day over the
 // last 7, 30 or 90 days as server-drawn SVG charts (charts.ts), and the account's balances
 // per currency from the ledger (the same read as GET /v1/balance).
 //

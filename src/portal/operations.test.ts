@@ -1,4 +1,4 @@
-// The portal's operations pages (decisions §16, §17, §19; issue 14): subscriptions (list,
+// The portal's operations pages (docs/contract.md §16, §17, §19; issue 14): subscriptions (list,
 // cancel through the API's cancelSubscription; a viewer refused; another merchant's id 404),
 // payouts (list, create through the API's createPayout; one payout per form however often it
 // is sent; a refusal shows its reason), and the audit log (lines, filter, keyset pages).

@@ -1,4 +1,4 @@
-// Portal passwords (decisions §19; PCI DSS 8.3.6): at least 12 characters, not a common
+// Portal passwords (docs/contract.md §19; PCI DSS 8.3.6): at least 12 characters, not a common
 // password, hashed with Argon2id (OWASP's parameters: 19 MiB, 2 passes, 1 lane) by
 // @node-rs/argon2, which ships prebuilt binaries. The common list is the 49,000 most
 // common passwords bundled by @zxcvbn-ts/language-common; a password is refused when it

@@ -1,4 +1,4 @@
-// Payouts in the portal (decisions §17, §19):
+// Payouts in the portal (docs/contract.md §17, §19):
 //   GET  /portal/payouts    the account's payouts, newest first, keyset-paginated; the available balance; the form
 //   POST /portal/payouts    create one (manage), through portalAction and the same createPayout as POST /v1/payout
 // The form offers a subset of the API's request: a saved beneficiary (beneficiary_id) or a new

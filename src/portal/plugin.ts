@@ -1,4 +1,4 @@
-// The portal's Fastify scope (`/portal`, decisions §19). Every route declares its access in
+// The portal's Fastify scope (`/portal`, docs/contract.md §19). Every route declares its access in
 // `config.portal`; the hooks here load the session (cookie → server-side row), send a
 // visitor without one to the sign-in page, refuse a role that may not, and check the CSRF
 // token of every POST before anything else runs. Errors become pages in the portal's frame.

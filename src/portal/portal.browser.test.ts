@@ -1,4 +1,4 @@
-// The merchant portal end to end in Chromium (issue 14 "Done when"; decisions §19), on the
+// The merchant portal end to end in Chromium (issue 14 "Done when"; docs/contract.md §19), on the
 // engine of TOLLGATE_TEST_ENGINE (CI runs it on both): the first user sets a password from
 // the operator's link, enrols TOTP and signs in with a code; finds API payments by order
 // number and by last four; captures one partially, refunds another twice, accepts a held

@@ -1,4 +1,4 @@
-// The merchant portal under /portal (decisions §19): one Fastify scope with its own hooks
+// The merchant portal under /portal (docs/contract.md §19): one Fastify scope with its own hooks
 // (plugin.ts) and one file per group of pages. Every page and action calls the same domain
 // functions as the API.
 import type { FastifyInstance } from 'fastify';

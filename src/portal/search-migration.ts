@@ -1,4 +1,4 @@
-// The indexes of the portal's transaction search (decisions §19; src/portal/search.ts).
+// The indexes of the portal's transaction search (docs/contract.md §19; src/portal/search.ts).
 // Every filter is one equality (or a date range) on the account's payments, read newest
 // first by keyset on (created_at, transaction_id): each index below is that filter's
 // column between `account_id` and the keyset pair, so a page is one bounded range read

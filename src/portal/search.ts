@@ -1,4 +1,4 @@
-// The portal's transaction search (decisions §19): the filters of GET /portal/transactions
+// The portal's transaction search (docs/contract.md §19): the filters of GET /portal/transactions
 // and of its CSV, checked and turned into one query shape: the selected account's payments,
 // newest first by keyset on (created_at, transaction_id). Each filter is served by an index
 // of migration 0061 (search-migration.ts), so a page costs one bounded index range whatever

@@ -1,4 +1,4 @@
-// Server-side portal sessions (decisions §19): the cookie holds 256 random bits, the table
+// Server-side portal sessions (docs/contract.md §19): the cookie holds 256 random bits, the table
 // a keyed hash of them, so a copy of the database cannot sign anyone in. A session ends
 // after 15 idle minutes or 12 hours in all, at logout, and for every session of a user at
 // "sign out everywhere", a reset or a disable. Sign-in makes a new session (and the second

@@ -1,4 +1,4 @@
-// Portal settings and users (decisions §19; issue 14): every setting round-trips through the
+// Portal settings and users (docs/contract.md §19; issue 14): every setting round-trips through the
 // same domain code as the operator CLI and takes effect on the API; a new secret is shown
 // once (a repeated submission of the same form neither shows nor makes another); nothing
 // stored is shown in clear; roles and merchants are kept apart; every action is audited.

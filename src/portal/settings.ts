@@ -1,4 +1,4 @@
-// Portal settings of the selected account (decisions §19; issue 14): signing key rotation,
+// Portal settings of the selected account (docs/contract.md §19; issue 14): signing key rotation,
 // generic API keys, the IP allow-list, the notification secret, risk thresholds and
 // blocklists, checkout frame origins.
 //   GET  /portal/settings                                   the page (access `manage`)
@@ -94,7 +94,7 @@ export function registerSettings(scope: FastifyInstance, deps: PortalDeps): void
     return sendPortalPage(request, reply, { title: 'Settings', nav: 'settings', body: await settingsBody(deps, request, c) });
   });
 
-  // ---- signing key (decisions §2): `key rotate`, `key retire`
+  // ---- signing key (docs/contract.md §2): `key rotate`, `key retire`
   scope.post('/settings/signing-key/rotate', post(PlainBody), async (request, reply) => {
     const account_id = account(request);
     return portalAction(deps, request, reply, {
@@ -128,7 +128,7 @@ export function registerSettings(scope: FastifyInstance, deps: PortalDeps): void
     });
   });
 
-  // ---- API keys of the generic interface (decisions §18): `apikey create`, `apikey revoke`
+  // ---- API keys of the generic interface (docs/contract.md §18): `apikey create`, `apikey revoke`
   scope.post<{ Body: { label: string } }>('/settings/api-keys', post(LabelBody), async (request, reply) => {
     const account_id = account(request);
     const label = request.body.label.trim();
@@ -168,7 +168,7 @@ export function registerSettings(scope: FastifyInstance, deps: PortalDeps): void
     });
   });
 
-  // ---- IP allow-list (decisions §3): `ip add`, `ip remove`
+  // ---- IP allow-list (docs/contract.md §3): `ip add`, `ip remove`
   scope.post<{ Body: { cidr: string } }>('/settings/ips/add', post(CidrBody), async (request, reply) => {
     const account_id = account(request);
     return portalAction(deps, request, reply, {
@@ -198,7 +198,7 @@ export function registerSettings(scope: FastifyInstance, deps: PortalDeps): void
     });
   });
 
-  // ---- notification secret (decisions §11): `webhook-secret rotate`
+  // ---- notification secret (docs/contract.md §11): `webhook-secret rotate`
   scope.post('/settings/notification-secret/rotate', post(PlainBody), async (request, reply) => {
     const account_id = account(request);
     return portalAction(deps, request, reply, {
@@ -219,7 +219,7 @@ export function registerSettings(scope: FastifyInstance, deps: PortalDeps): void
     });
   });
 
-  // ---- risk (decisions §10): `risk thresholds`, `blocklist add|remove`
+  // ---- risk (docs/contract.md §10): `risk thresholds`, `blocklist add|remove`
   scope.post<{ Body: { review: string; reject: string } }>('/settings/risk/thresholds', post(ThresholdsBody), async (request, reply) => {
     const account_id = account(request);
     const t = { review: Number(request.body.review), reject: Number(request.body.reject) };
@@ -267,7 +267,7 @@ export function registerSettings(scope: FastifyInstance, deps: PortalDeps): void
   scope.post('/settings/blocklist/add', post(BlocklistBody), blocklistAction(false));
   scope.post('/settings/blocklist/remove', post(BlocklistBody), blocklistAction(true));
 
-  // ---- checkout frame origins (decisions §14): `frame-origin add|remove`
+  // ---- checkout frame origins (docs/contract.md §14): `frame-origin add|remove`
   scope.post<{ Body: { origin: string } }>('/settings/frame-origins/add', post(OriginBody), async (request, reply) => {
     const account_id = account(request);
     return portalAction(deps, request, reply, {

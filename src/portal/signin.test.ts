@@ -1,4 +1,4 @@
-// Portal sign-in (decisions §19; issue 14 item 1): set-password link, password policy,
+// Portal sign-in (docs/contract.md §19; issue 14 item 1): set-password link, password policy,
 // lockout, TOTP with recovery codes, session cookie flags and rotation, CSRF, timeouts,
 // sign out (everywhere), and the audit lines of each.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Signing in and out (decisions §19):
+// Signing in and out (docs/contract.md §19):
 //   GET/POST /portal/setup/:token     the one-time set-password link the operator's CLI prints
 //   GET/POST /portal/signin           merchant number, e-mail and password (rate-limited per IP and per e-mail)
 //   GET/POST /portal/signin/code      the second factor: a TOTP code or a recovery code

@@ -1,4 +1,4 @@
-// Subscriptions in the portal (decisions §16, §19):
+// Subscriptions in the portal (docs/contract.md §16, §19):
 //   GET  /portal/subscriptions               the account's subscriptions, newest first, keyset-paginated
 //   POST /portal/subscriptions/:id/cancel    cancel one (operate), through portalAction and the
 //                                            same cancelSubscription as POST /v1/cancelsubscription

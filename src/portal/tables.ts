@@ -1,4 +1,4 @@
-// The merchant portal's rows (decisions §19): users, their recovery codes, server-side
+// The merchant portal's rows (docs/contract.md §19): users, their recovery codes, server-side
 // sessions and the audit log. Secrets are never stored as given: passwords as Argon2id,
 // setup links, session ids and recovery codes as keyed hashes, TOTP secrets encrypted.
 

@@ -1,4 +1,4 @@
-// The second factor (decisions §19): TOTP (RFC 6238: SHA-1, 6 digits, 30 s) by the `otpauth`
+// The second factor (docs/contract.md §19): TOTP (RFC 6238: SHA-1, 6 digits, 30 s) by the `otpauth`
 // library, a window of one step either side for clock drift, each step accepted once; and
 // ten single-use recovery codes kept as keyed hashes.
 import { randomInt } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Portal: one transaction (decisions §19).
+// Portal: one transaction (docs/contract.md §19).
 //   GET  /portal/transactions/:id                                      summary, timeline, risk, 3-D Secure, refunds, ledger, notifications
 //   POST /portal/transactions/:id/capture | cancel | refund | review   the actions the status and the role allow
 //   POST /portal/transactions/:id/notifications/:event_id/replay       deliver an event again

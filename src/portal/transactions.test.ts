@@ -1,4 +1,4 @@
-// Portal transactions (decisions §19; issue 14): the list with its filters, keyset pages and
+// Portal transactions (docs/contract.md §19; issue 14): the list with its filters, keyset pages and
 // CSV export, the detail page, and the actions (capture, cancel, refund, review, replay)
 // through the same domain code as the API, with roles, double submission and audit lines.
 import assert from 'node:assert/strict';

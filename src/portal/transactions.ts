@@ -1,4 +1,4 @@
-// Portal: the transaction list (decisions §19).
+// Portal: the transaction list (docs/contract.md §19).
 //   GET /portal/transactions       the selected account's payments, filtered, 50 a page newest first (keyset)
 //   GET /portal/transactions.csv   every payment the same filters match, streamed as CSV
 // Both read through search.ts, and both render a row with `cellsOf`, so the CSV holds exactly

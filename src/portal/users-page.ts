@@ -1,4 +1,4 @@
-// Portal users of the merchant (decisions §19; issue 14), for owners only (access `users`):
+// Portal users of the merchant (docs/contract.md §19; issue 14), for owners only (access `users`):
 //   GET  /portal/users                      e-mail, role, status (locked too), two-step sign-in
 //   POST /portal/users                      create: the one-time set-password link is shown once
 //   POST /portal/users/:user_id/role        change the role

@@ -1,4 +1,4 @@
-// Portal users (decisions §19): created by the operator with a one-time set-password link,
+// Portal users (docs/contract.md §19): created by the operator with a one-time set-password link,
 // signed in by merchant number, e-mail and password, with TOTP and recovery codes. Ten
 // failures (wrong passwords and wrong second-factor codes alike) lock the user for 30
 // minutes. Every write is a compare-and-set on the row, so two racing sign-ins cannot both
@@ -211,7 +211,7 @@ export class PortalUsers {
   }
 
   /**
-   * Every user of a merchant with a live account must use TOTP (decisions §19, amended in
+   * Every user of a merchant with a live account must use TOTP (docs/contract.md §19, amended in
    * issue 29): operators capture and refund, viewers see shoppers' data; all of it is live.
    */
   async totpRequired(user: PortalUserRow): Promise<boolean> {

@@ -1,5 +1,5 @@
 // The alternative-payment-method half of the connector interface: the shape of one
-// catalogue row, which a connector declares as data (decisions §15: "data, not code
+// catalogue row, which a connector declares as data (docs/contract.md §15: "data, not code
 // paths"). The sandbox's rows are in sandbox/apm.ts; a real APM provider becomes a new
 // connector with its own rows, and the gateway's catalogue (src/apm/catalogue.ts) lists them.
 

@@ -27,7 +27,7 @@ export type AuthoriseOutcome =
   | { kind: 'declined'; code: '1001' | '1002' | '1003' | '1004' | '1005' | '1006' | '1007'; reference: string }
   | { kind: 'challenge_required'; reference: string };
 
-/** An alternative-method payment handed to the connector (decisions §15). */
+/** An alternative-method payment handed to the connector (docs/contract.md §15). */
 export interface ApmStartInput {
   transaction_id: string;
   payment_method: string;
@@ -45,7 +45,7 @@ export interface ApmStartInput {
  */
 export type ApmStart = { reference: string; issuer: { kind: 'gateway_page' } | { kind: 'url'; url: string } };
 
-/** A payout handed to the payout connector (decisions §17): the amount the beneficiary receives and where. */
+/** A payout handed to the payout connector (docs/contract.md §17): the amount the beneficiary receives and where. */
 export interface PayoutInput {
   transaction_id: string;
   payment_method: 'LOCAL' | 'SWIFT';

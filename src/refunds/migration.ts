@@ -33,7 +33,7 @@ export const refundsMigration: Migration = {
 /**
  * A refund made under an Idempotency-Key remembers `<key id>:<item index>`, so a re-run of
  * the same request after a crash (the key was claimed, the answer never stored) finds the
- * refund it already made instead of refunding twice (decisions §4; field-facts:
+ * refund it already made instead of refunding twice (docs/contract.md §4; field-facts:
  * "atomic phases with recovery points").
  */
 export const refundIdempotencyMigration: Migration = {

@@ -1,5 +1,5 @@
 // Refund row → the spec's refund items (interface.md "Refund record"). The search item is
-// also the `data` of refund notifications (decisions §11).
+// also the `data` of refund notifications (docs/contract.md §11).
 
 import { formatAmount } from '../money/currency.js';
 import { compactTime } from '../payments/format.js';

@@ -1,5 +1,5 @@
 // Refunds and refund search through the public API (interface.md "Refund a transaction",
-// "Search a refund transaction"; decisions §4, §5, §6, §8), on SQLite and PostgreSQL.
+// "Search a refund transaction"; docs/contract.md §4, §5, §6, §8), on SQLite and PostgreSQL.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { verifyLedger } from '../ledger/verify.js';
@@ -96,7 +96,7 @@ describe('refund', () => {
   });
 });
 
-describe('concurrency (decisions §4)', () => {
+describe('concurrency (docs/contract.md §4)', () => {
   test('100 concurrent refunds of 1.00 against a 10.00 capture give exactly 10 refunds', async () => {
     const p = await pay(gw);
     const answers = await Promise.all(Array.from({ length: 100 }, () => refundBatch(gw, [refund(p, '1.00')])));
@@ -156,7 +156,7 @@ describe('pending refunds (refund_status 2) for processors that answer later', (
   });
 });
 
-describe('refund search (decisions §8)', () => {
+describe('refund search (docs/contract.md §8)', () => {
   test('by refund_reference_ids, transaction_ids, order_nos, with every field of the spec', async () => {
     const p = await pay(gw);
     const [r1, r2] = (await refundBatch(gw, [refund(p, '1.00'), refund(p, '2.00')])).refund_orders;

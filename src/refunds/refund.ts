@@ -1,4 +1,4 @@
-// Refunds (interface.md "Refund a transaction"; decisions §4, §5, §6): several partial
+// Refunds (interface.md "Refund a transaction"; docs/contract.md §4, §5, §6): several partial
 // refunds up to the captured amount, safe under any concurrency: the amount is reserved by
 // one compare-and-set on the payment (`reserveRefund`), and the refund's sequence number is
 // read after that statement has locked the payment row, so it is race-free too (the

@@ -1,4 +1,4 @@
-// Refund search (interface.md "Search a refund transaction"; decisions §8): by
+// Refund search (interface.md "Search a refund transaction"; docs/contract.md §8): by
 // refund_reference_ids, transaction_ids or order_nos (≤100 ids together), or by a date
 // range over refund_date, with a cursor; at most 100 refunds per answer. Always scoped to
 // the caller's own account.
@@ -81,7 +81,7 @@ export async function searchRefunds(
   const page = rows.slice(0, REFUND_PAGE);
   const last = page[page.length - 1];
   const refunds: Record<string, string>[] = page.map((r) => toRefundSearchItem(r, r.payment_status));
-  // Like the order query (decisions §6), every requested id that matches no refund of the
+  // Like the order query (docs/contract.md §6), every requested id that matches no refund of the
   // account is answered with query_result 0 and its id, once, on the first page.
   if (ids > 0 && !input.cursor) {
     const asked: Array<[RefundIdField, string[]]> = [

@@ -18,7 +18,7 @@ for (const [event, from, allowed] of table) {
   });
 }
 
-test('targets, initial statuses and refund_status codes (decisions §6)', () => {
+test('targets, initial statuses and refund_status codes (docs/contract.md §6)', () => {
   assert.equal(REFUND_TRANSITIONS.settle.to, 'succeeded');
   assert.equal(REFUND_TRANSITIONS.fail.to, 'failed');
   assert.deepEqual([...REFUND_INITIAL].sort(), ['pending', 'succeeded']);

@@ -6,7 +6,7 @@ import type { RefundRow } from './tables.js';
 
 export type RefundStatus = 'pending' | 'succeeded' | 'failed';
 
-/** refund_status of decisions §6. */
+/** refund_status of docs/contract.md §6. */
 export const REFUND_STATUS_CODE: Readonly<Record<RefundStatus, '0' | '1' | '2'>> = {
   pending: '2',
   succeeded: '1',

@@ -15,7 +15,7 @@ export interface RefundRow {
   /** The processor's reference, empty when it gives none. */
   refund_reference: string;
   status: RefundStatus;
-  /** `<code>` of refund_message (decisions §6). */
+  /** `<code>` of refund_message (docs/contract.md §6). */
   result_code: string;
   notify_url: string;
   /** refund_date */

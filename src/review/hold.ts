@@ -1,4 +1,4 @@
-// Where an approved payment goes (decisions §6, §7, §10): held for review when the risk
+// Where an approved payment goes (docs/contract.md §6, §7, §10): held for review when the risk
 // engine says REVIEW, otherwise captured or left authorised by the capture mode.
 import type { PaymentStatus } from '../payments/states.js';
 

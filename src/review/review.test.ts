@@ -1,4 +1,4 @@
-// Risk review (decisions §8, §10): REVIEW holds an approved payment (order_status 3,
+// Risk review (docs/contract.md §8, §10): REVIEW holds an approved payment (order_status 3,
 // payment_status 2100); POST /v1/review ACCEPTs or REJECTs it; undecided holds expire.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

@@ -1,4 +1,4 @@
-// POST /v1/review (decisions §8): ACCEPT or REJECT payments held for risk review.
+// POST /v1/review (docs/contract.md §8): ACCEPT or REJECT payments held for risk review.
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { acquiringHooks, sendSigned } from '../http/acquiring.js';

@@ -1,4 +1,4 @@
-// Review of payments held by the risk engine (decisions §8, §10). A hold has its funds
+// Review of payments held by the risk engine (docs/contract.md §8, §10). A hold has its funds
 // authorised; ACCEPT continues it (captured under automatic capture, otherwise authorised
 // with the 7-day capture window), REJECT cancels it and releases the funds, and a hold
 // nobody decides within 7 days expires the same way.
@@ -113,7 +113,7 @@ export class ReviewService {
         .insertInto('risk_reviews')
         .values({ transaction_id: row.transaction_id, account_id: row.account_id, decision, note: note.slice(0, 1024), source, decided_at: now })
         .execute();
-      // decisions §16: an accepted hold is the approval a subscription's first payment waited for.
+      // docs/contract.md §16: an accepted hold is the approval a subscription's first payment waited for.
       const subscription = await createForApproved(tx, after, now);
       await recordPaymentEvent(tx, after, type, now, subscription);
       return after;

@@ -1,5 +1,5 @@
 // A recurring sweep of the shared scheduler (src/scheduler): review holds nobody decided
-// within 7 days expire (decisions §8). Bounded per run; each decision is a compare-and-set.
+// within 7 days expire (docs/contract.md §8). Bounded per run; each decision is a compare-and-set.
 import { jobSetups } from '../scheduler/jobs.js';
 import { ReviewService } from './service.js';
 

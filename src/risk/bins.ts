@@ -1,5 +1,5 @@
 // Issuing country by BIN (the leading digits of a card number). A production deployment
-// loads its acquirer's BIN file; this table covers every sandbox test card (decisions §9)
+// loads its acquirer's BIN file; this table covers every sandbox test card (docs/contract.md §9)
 // plus the country test cards merchants know from the widely used card platform, so the
 // country rule can be exercised end to end. Longest prefix wins.
 
@@ -11,7 +11,7 @@ export interface BinEntry {
 }
 
 export const BINS: readonly BinEntry[] = [
-  // decisions §9 test cards
+  // docs/contract.md §9 test cards
   { prefix: '424242', country: 'US', note: 'Visa test card' },
   { prefix: '555555', country: 'US', note: 'Mastercard test card' },
   { prefix: '378282', country: 'US', note: 'American Express test card' },

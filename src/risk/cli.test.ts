@@ -1,4 +1,4 @@
-// The operator's risk commands (decisions §13) run through the real CLI entry point
+// The operator's risk commands (docs/contract.md §13) run through the real CLI entry point
 // against the test gateway's database.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';

@@ -1,4 +1,4 @@
-// Operator commands of the risk capability (decisions §10, §13).
+// Operator commands of the risk capability (docs/contract.md §10, §13).
 import { asUsage, command, need, out, UsageError } from '../cli/registry.js';
 import { addToBlocklist, listBlocklist, parseBlocklistType, removeFromBlocklist, setThresholds, thresholdsFor } from './settings.js';
 

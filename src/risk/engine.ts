@@ -187,7 +187,7 @@ export function createRiskEngine(db: Kysely<DB>, opts: { ipCountry?: IpCountryLo
     },
 
     async record(tx: Tx, ctx, transaction_id) {
-      // decisions §9: the shared success cards leave no velocity trace on a test account, so a
+      // docs/contract.md §9: the shared success cards leave no velocity trace on a test account, so a
       // suite's hundreds of 4242… payments never count against the next card its shopper uses.
       if (isSharedSuccessCard(ctx.mode, ctx.pan)) return;
       const s = signalsOf(ctx);

@@ -1,4 +1,4 @@
-// Anti-fraud assessment of a payment before it reaches the processor (decisions §10).
+// Anti-fraud assessment of a payment before it reaches the processor (docs/contract.md §10).
 // The rules are data in rules.ts; engine.ts gathers their facts; this file is the
 // interface the payment flow sees.
 import type { Tx } from '../db/store.js';

@@ -1,4 +1,4 @@
-// The risk rules (decisions §10), one test per rule of RULES, each through real payments:
+// The risk rules (docs/contract.md §10), one test per rule of RULES, each through real payments:
 // set up the history the rule looks at, make one more payment, read its risk_reasons.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -19,7 +19,7 @@ after(async () => {
 
 /**
  * Luhn-valid cards the sandbox approves that are not its shared success cards, so every
- * rule applies to them in full (decisions §9).
+ * rule applies to them in full (docs/contract.md §9).
  */
 const OTHER_CARD = '4000056655665556';
 const OTHER_CARD_2 = '5200828282828210';
@@ -113,7 +113,7 @@ const CASES: RuleCase[] = [
   },
 ];
 
-describe('each rule fires (decisions §10)', () => {
+describe('each rule fires (docs/contract.md §10)', () => {
   test('every rule of the table has a case here, or its own test below', () => {
     const covered = new Set([...CASES.map((c) => c.rule), 'threeds_authenticated']);
     assert.deepEqual(
@@ -212,7 +212,7 @@ describe('risk data in answers', () => {
   });
 });
 
-describe('the sandbox test cards on a test account (decisions §9)', () => {
+describe('the sandbox test cards on a test account (docs/contract.md §9)', () => {
   test('one shopper pays 4242424242424242 two hundred times: two hundred successes', async () => {
     const m = await gw.newMerchant();
     const shopper = { shopper_email: 'suite@shop.test', shopper_ip: '8.8.8.8', device_fingerprint: 'ci-runner', billing_country: 'US' };

@@ -1,4 +1,4 @@
-// THE rule table of the risk engine (decisions §10). Each rule is one row: a name (shown
+// THE rule table of the risk engine (docs/contract.md §10). Each rule is one row: a name (shown
 // in `risk_reasons` and `fraud_check_result`), a weight added to `risk_score` when it
 // fires, a sentence for humans, and a pure `evaluate` over facts the engine gathered
 // beforehand (no I/O here, so every rule is a table test). To add a rule: add a fact in
@@ -20,7 +20,7 @@ export interface RiskFacts {
   mode: 'test' | 'live';
   pan: string;
   /**
-   * A shared sandbox success card on a test account (decisions §9): the rules marked
+   * A shared sandbox success card on a test account (docs/contract.md §9): the rules marked
    * `sandbox_exempt` do not look at it, so a suite may pay it without limit.
    */
   shared_success_card: boolean;
@@ -55,7 +55,7 @@ export interface RiskRule {
    * always are; the sandbox REVIEW card is too, so 3-D Secure cannot lower it).
    */
   decisive?: boolean;
-  /** Never fires for a shared sandbox success card on a test account (decisions §9). */
+  /** Never fires for a shared sandbox success card on a test account (docs/contract.md §9). */
   sandbox_exempt?: boolean;
 }
 
@@ -148,7 +148,7 @@ export interface Thresholds {
   reject: number;
 }
 
-/** decisions §10: per-account thresholds; these apply until `tollgate risk thresholds` sets others. */
+/** docs/contract.md §10: per-account thresholds; these apply until `tollgate risk thresholds` sets others. */
 export const DEFAULT_THRESHOLDS: Thresholds = { review: 50, reject: 80 };
 
 export interface Scored {
@@ -195,7 +195,7 @@ function settle(total: number, floor: RiskStatus, t: Thresholds, reasons: Scored
 }
 
 /**
- * After a completed 3-D Secure challenge the authentication rule counts too (decisions
+ * After a completed 3-D Secure challenge the authentication rule counts too (docs/contract.md
  * §10: a 3-D Secure result lowers risk). A challenge only happens when no mpi_info came
  * with the payment, so the rule had not fired when the payment was first scored.
  */

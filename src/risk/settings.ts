@@ -1,4 +1,4 @@
-// Per-account REVIEW and REJECT thresholds (decisions §10) and blocklists, managed by the
+// Per-account REVIEW and REJECT thresholds (docs/contract.md §10) and blocklists, managed by the
 // operator (src/risk/cli.ts). Card entries are stored only as the keyed fingerprint.
 import type { Kysely } from 'kysely';
 import type { Keyring } from '../crypto/keyring.js';

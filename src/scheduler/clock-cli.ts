@@ -1,4 +1,4 @@
-// `tollgate clock advance|show` (decisions §16): move a test account's clock and run what
+// `tollgate clock advance|show` (docs/contract.md §16): move a test account's clock and run what
 // falls due on the way, in order.
 import { CommandError, command, need, out, UsageError } from '../cli/registry.js';
 import { advanceClock, ClockError, clockOf, parseDuration, parseInstant } from './clock.js';

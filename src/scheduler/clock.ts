@@ -1,4 +1,4 @@
-// Test clocks (decisions §16): a test account's time moves forward on demand, and every job
+// Test clocks (docs/contract.md §16): a test account's time moves forward on demand, and every job
 // of that account due on the way (subscription deductions and their retries) runs as of its
 // own due time, in time order, with the account's expiry and settlement sweeps run at each
 // of those moments and at the end. A run of `runDue` for one account at one moment is the

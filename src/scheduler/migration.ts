@@ -28,7 +28,7 @@ export const scheduledJobsMigration: Migration = {
 };
 
 /**
- * Test clocks (decisions §16): where a test account's clock stands once an operator moved
+ * Test clocks (docs/contract.md §16): where a test account's clock stands once an operator moved
  * it forward. One row per moved account; live accounts never have one.
  */
 export const testClocksMigration: Migration = {

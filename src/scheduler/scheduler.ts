@@ -54,7 +54,7 @@ export interface JobSpec {
 export interface JobContext {
   /** The business time of this run (`runDue`'s `now_ms`; a test clock's time for its account). */
   now_ms: number;
-  /** Set when a sweep runs for one account only (a test clock moved, decisions §16). */
+  /** Set when a sweep runs for one account only (a test clock moved, docs/contract.md §16). */
   account_id?: string;
 }
 

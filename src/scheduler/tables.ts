@@ -33,7 +33,7 @@ export interface ScheduledJobRow {
   updated_at: number;
 }
 
-/** A test account's clock once moved forward (decisions §16); live accounts have none. */
+/** A test account's clock once moved forward (docs/contract.md §16); live accounts have none. */
 export interface TestClockRow {
   account_id: string;
   /** Where the account's clock stands: every job of the account due by then has run. */

@@ -1,4 +1,4 @@
-// Deductions, dunning, completion, cancel and test clocks (decisions §16), on SQLite and
+// Deductions, dunning, completion, cancel and test clocks (docs/contract.md §16), on SQLite and
 // PostgreSQL: subscriptions made through the API, time moved with the test clock, every
 // charge read back through the order query, the events and the ledger.
 import assert from 'node:assert/strict';

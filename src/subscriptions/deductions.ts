@@ -1,4 +1,4 @@
-// Subscription deductions and dunning (decisions §16): every scheduled charge of a
+// Subscription deductions and dunning (docs/contract.md §16): every scheduled charge of a
 // subscription is one job of the shared scheduler (src/scheduler), written in the
 // transaction that makes it due (the first payment's approval, the previous deduction, the
 // previous failed attempt) and run EXACTLY ONCE (`registerTx`): the charge, its payment row,
@@ -28,7 +28,7 @@ import { applySubscriptionTransition } from './states.js';
 import type { SubscriptionRow } from './tables.js';
 
 export const CHARGE_KIND = 'subscription.charge';
-/** decisions §16: a failed deduction is retried this many days after it was due; then the subscription ends. */
+/** docs/contract.md §16: a failed deduction is retried this many days after it was due; then the subscription ends. */
 export const RETRY_AFTER_DAYS: readonly number[] = [1, 3, 5];
 const DAY_MS = 86_400_000;
 /** Order numbers tried when a merchant has used `<order_no>-R<n>` for an order of its own (bounded, style §9). */

@@ -31,7 +31,7 @@ export const subscriptionsMigration: Migration = {
       .addColumn('created_at', 'bigint', (c) => c.notNull())
       .addColumn('updated_at', 'bigint', (c) => c.notNull())
       .execute();
-    // decisions §16: contract_name is unique per account among the subscriptions that still charge.
+    // docs/contract.md §16: contract_name is unique per account among the subscriptions that still charge.
     await db.schema
       .createIndex('subscriptions_live_contract_name')
       .on('subscriptions')

@@ -1,4 +1,4 @@
-// `POST /v1/cancelsubscription` (interface.md "Cancel a subscription"; decisions §16): any
+// `POST /v1/cancelsubscription` (interface.md "Cancel a subscription"; docs/contract.md §16): any
 // body format, signed answer in JSON. Only parses, calls the domain and answers.
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';

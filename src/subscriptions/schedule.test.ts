@@ -1,4 +1,4 @@
-// Goal: the subscription schedule (decisions §16) charges on the dates a person with a
+// Goal: the subscription schedule (docs/contract.md §16) charges on the dates a person with a
 // calendar expects: the anchor day kept and clamped at month ends and in leap years, one
 // deduction per period, never two and never a skipped one; billing_cycle, contract_end and
 // promotion_cycle cut and price the sequence; nextDeduction answers in bounded time however

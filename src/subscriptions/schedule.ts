@@ -1,4 +1,4 @@
-// Subscription schedule arithmetic (decisions §16): when deduction n is due, what it costs,
+// Subscription schedule arithmetic (docs/contract.md §16): when deduction n is due, what it costs,
 // whether it is due at all, and which one comes next. Pure functions over UTC milliseconds,
 // no clock and no I/O, so the scheduler, the answer fields and the test clocks agree by
 // construction. Every function does a bounded amount of work whatever the plan or `after`.

@@ -1,4 +1,4 @@
-// Subscriptions (decisions §16): created in the transaction that approves their first
+// Subscriptions (docs/contract.md §16): created in the transaction that approves their first
 // payment (direct, hosted checkout, after a 3-D Secure challenge or a review), cancelled by
 // the merchant (API, CLI), read into the answer and the order record. Creating one writes
 // its first deduction's job; the deductions themselves are in deductions.ts.
@@ -18,7 +18,7 @@ import type { SubscriptionRow } from './tables.js';
 
 type SubscriptionFields = NonNullable<AuthoriseDirect['subscription']>;
 
-/** The refusal of a contract_name another live subscription of the account holds (decisions §16). */
+/** The refusal of a contract_name another live subscription of the account holds (docs/contract.md §16). */
 export function contractNameTaken(): ApiError {
   return invalid('subscription.contract_name', 'is taken by a subscription of this account that is still active; cancel it or choose another name');
 }
@@ -202,7 +202,7 @@ export type CancelOutcome = { kind: 'cancelled' | 'already_ended'; row: Subscrip
 const CANCEL_TRIES = 5;
 
 /**
- * `POST /v1/cancelsubscription` (decisions §16), the CLI and the portal: Inactived at once,
+ * `POST /v1/cancelsubscription` (docs/contract.md §16), the CLI and the portal: Inactived at once,
  * nothing prorated or refunded, `subscription.cancelled` to its notify_url in the same
  * transaction; an ended one answers success again (safe to retry). `contract_name` must
  * match when given (the API always gives it). Its pending deduction job finds it ended and

@@ -1,4 +1,4 @@
-// The subscription transition table (decisions §16), applied as a compare-and-set on the
+// The subscription transition table (docs/contract.md §16), applied as a compare-and-set on the
 // current status like the payment's (src/payments/states.ts).
 import type { Tx } from '../db/store.js';
 import type { SubscriptionRow, SubscriptionStatus } from './tables.js';

@@ -1,4 +1,4 @@
-// Subscriptions over HTTP (decisions §16), on SQLite and PostgreSQL: created by the first
+// Subscriptions over HTTP (docs/contract.md §16), on SQLite and PostgreSQL: created by the first
 // payment's approval with the answer fields and the order record's subscription_result,
 // every field checked with a named 400 before anything is charged, contract_name unique
 // among active subscriptions, and POST /v1/cancelsubscription in every body format.

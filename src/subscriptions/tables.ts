@@ -1,4 +1,4 @@
-// Storage of subscriptions (decisions §16). A subscription is created by its first payment's
+// Storage of subscriptions (docs/contract.md §16). A subscription is created by its first payment's
 // approval and keeps what every later deduction needs: the vaulted card, the plan, the
 // price, and where the schedule stands.
 

@@ -92,7 +92,7 @@ export function directPayment(merchant: CreatedMerchant, overrides: Record<strin
   return { merchant_id: merchant.merchant_id, account_id: merchant.account_id, ...paymentRequest(), ...overrides };
 }
 
-/** Reads an XML answer the way a merchant would (decisions §2), with the client's reader. */
+/** Reads an XML answer the way a merchant would (docs/contract.md §2), with the client's reader. */
 export function readXml(res: { body: string }): Record<string, string | any> {
   return parseXmlAnswer(res.body);
 }

@@ -164,7 +164,7 @@ test('each signing one-liner of the quickstart signs the published test vector a
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-oneliners-'));
   const SECRET = '0123456789abcdef0123456789abcdef';
   const bodies = [
-    // decisions §2, first test vector: nested arrays, numbers, an empty string left out.
+    // docs/contract.md §2, first test vector: nested arrays, numbers, an empty string left out.
     '{"merchant_id":"10001","account_id":"20001","order_no":"ORD-1001","currency":"USD","amount":"10.00","note":"","card":"4242424242424242","checkout_time":1763596800,"cart_items":[{"basic_item_data":{"name":"Tee","quantity":"1","price":{"amount_usd":10.5,"amount_local_currency":10.5,"currency":"USD"}}}],"encryption_data":"ignored"}',
     '{"a":10.00,"b":true,"c":false,"d":null,"e":[{"z":"1","y":-3}],"f":"ünï"}',
     // The third (wave 3): `%`, `&` and `=` escaped in values, `[]` and `{}` left out.

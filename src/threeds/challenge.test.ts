@@ -1,4 +1,4 @@
-// 3-D Secure in the direct flow (decisions §10), driven through real HTTP requests: the
+// 3-D Secure in the direct flow (docs/contract.md §10), driven through real HTTP requests: the
 // gateway listens on a real socket, the merchant's calls to /v1/authorise and
 // /v1/retrievalTrans and the shopper's GET and form POST of the challenge page all go
 // over it with fetch (redirects not followed, so the 303 to return_url is checked as sent).
@@ -28,7 +28,7 @@ after(async () => {
   await gw.close();
 });
 
-/** Direct payment over the socket; the answer is XML (decisions §2). */
+/** Direct payment over the socket; the answer is XML (docs/contract.md §2). */
 async function authoriseHttp(body: Record<string, unknown>, m: CreatedMerchant = gw.merchant): Promise<Record<string, any>> {
   const res = await httpPost(origin, '/v1/authorise', body, m);
   assert.equal(res.statusCode, 200, res.body);
@@ -229,7 +229,7 @@ describe('challenge page over HTTP', () => {
   });
 });
 
-describe('challenge page language and framing (decisions §14, the shared page layer)', () => {
+describe('challenge page language and framing (docs/contract.md §14, the shared page layer)', () => {
   /** GET or POST the page as a browser whose languages are `accept`. */
   async function page(url: string, accept: string, form?: Record<string, string>): Promise<{ status: number; csp: string; xfo: string | null; body: string }> {
     const r = await fetch(url, {
@@ -290,7 +290,7 @@ describe('challenge page language and framing (decisions §14, the shared page l
   });
 });
 
-describe('open3d and mpi_info (decisions §10)', () => {
+describe('open3d and mpi_info (docs/contract.md §10)', () => {
   test('open3d 1 challenges a card that does not need it', async () => {
     const x = await authorise(gw, directPayment(gw.merchant, { open3d: '1' }));
     assert.equal(x.order_status, '2');

@@ -1,4 +1,4 @@
-// 3-D Secure decisions of the direct flow (decisions §10): validating `mpi_info` from an
+// 3-D Secure decisions of the direct flow (docs/contract.md §10): validating `mpi_info` from an
 // outside 3-D Secure server, and when the gateway asks for a challenge. Pure functions.
 import { invalid } from '../http/errors.js';
 
@@ -49,7 +49,7 @@ export function parseMpiInfo(additional: ReadonlyArray<{ mpi_info?: MpiInput }> 
 }
 
 /**
- * decisions §10: does the gateway challenge before asking the processor? `open3d` 1 always
+ * docs/contract.md §10: does the gateway challenge before asking the processor? `open3d` 1 always
  * authenticates, 0 never starts a challenge, anything else challenges when the risk score
  * reaches the review band. Authentication done elsewhere (mpi_info) is never repeated.
  */

@@ -1,8 +1,8 @@
-// The sandbox issuer's challenge page (decisions §10): GET shows it, POST takes the
+// The sandbox issuer's challenge page (docs/contract.md §10): GET shows it, POST takes the
 // shopper's answer. Shopper-facing pages, not signed acquiring routes, so no
 // acquiringHooks; the unguessable id and the single-use form token are the credentials.
 // Pages go out through the shared page layer (src/pages): the payment's language, and
-// framable only by the account's registered frame origins (decisions §14).
+// framable only by the account's registered frame origins (docs/contract.md §14).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../http/context.js';

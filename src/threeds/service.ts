@@ -1,4 +1,4 @@
-// The sandbox issuer's challenge (decisions §10): created with a pending payment, shown at
+// The sandbox issuer's challenge (docs/contract.md §10): created with a pending payment, shown at
 // an unguessable single-use URL, completed or failed by the shopper, lapsing after 15
 // minutes. Completing it runs the processor authorisation with the 3-D Secure data and
 // moves the payment on through the transition table; the shopper then returns to the
@@ -23,7 +23,7 @@ import { createForApproved } from '../subscriptions/service.js';
 import type { SubscriptionRow } from '../subscriptions/tables.js';
 import type { ThreedsChallengeRow } from './tables.js';
 
-/** decisions §10: a challenge not finished within 15 minutes fails. */
+/** docs/contract.md §10: a challenge not finished within 15 minutes fails. */
 export const CHALLENGE_TTL_MS = 15 * 60 * 1000;
 export const CHALLENGE_ID = /^[A-Za-z0-9_-]{32}$/;
 
@@ -219,7 +219,7 @@ export class ChallengeService {
       if (moved) {
         // The hold placed at authorise is kept (authorised, review), captured or released (declined).
         await postPaymentChange(tx, payment, row, now);
-        // decisions §16: the first payment of a subscription is approved only now.
+        // docs/contract.md §16: the first payment of a subscription is approved only now.
         const subscription = await createForApproved(tx, row, now);
         await paymentEvent(tx, row, now, subscription);
       }
@@ -229,7 +229,7 @@ export class ChallengeService {
     return { kind: 'done', payment: updated, redirect: await this.returnLocation(updated) };
   }
 
-  /** Back to the hosted checkout, or return_url with the signed result (decisions §10), or null. */
+  /** Back to the hosted checkout, or return_url with the signed result (docs/contract.md §10), or null. */
   private returnLocation(row: PaymentRow): Promise<string | null> {
     return shopperReturn(this.deps, row);
   }

@@ -1,4 +1,4 @@
-// The sandbox issuer's 3-D Secure challenges (decisions §10).
+// The sandbox issuer's 3-D Secure challenges (docs/contract.md §10).
 
 export type ChallengeStatus = 'open' | 'processing' | 'completed' | 'failed' | 'expired';
 

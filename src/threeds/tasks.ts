@@ -1,5 +1,5 @@
 // A recurring sweep of the shared scheduler (src/scheduler): challenges left unfinished
-// past 15 minutes fail (decisions §10). Bounded per run; each end is a compare-and-set.
+// past 15 minutes fail (docs/contract.md §10). Bounded per run; each end is a compare-and-set.
 import { jobSetups } from '../scheduler/jobs.js';
 import { ChallengeService } from './service.js';
 

@@ -1,4 +1,4 @@
-// The sandbox's alternative payment methods (decisions §15), as data: one row per method.
+// The sandbox's alternative payment methods (docs/contract.md §15), as data: one row per method.
 // More methods are more rows. The iDEAL bank list is the sandbox's published list of
 // `bank_code` values; the issuer page plays whichever bank is chosen.
 import type { ApmMethod, RequiredField } from '../apm.js';

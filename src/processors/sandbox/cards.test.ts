@@ -1,4 +1,4 @@
-// The published test-card table and the sandbox agree (decisions §9): the docs hold the
+// The published test-card table and the sandbox agree (docs/contract.md §9): the docs hold the
 // table generated from the data, and every listed card does what its row says.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';

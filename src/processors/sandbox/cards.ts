@@ -1,4 +1,4 @@
-// The sandbox's published test cards (decisions §9), as one data table: what the sandbox
+// The sandbox's published test cards (docs/contract.md §9), as one data table: what the sandbox
 // issuer answers, what the sandbox anti-fraud provider says, and which cards are the shared
 // success cards that every merchant's test suite pays with. The processor, the risk rules
 // and the published card table (docs, /docs) all read this table; nothing else lists cards.

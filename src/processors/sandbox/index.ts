@@ -1,4 +1,4 @@
-// The built-in sandbox processor for test accounts (decisions §9, §17). Card outcomes come
+// The built-in sandbox processor for test accounts (docs/contract.md §9, §17). Card outcomes come
 // from the test-card table (cards.ts), as the widely used card platforms publish theirs;
 // payout outcomes from the test account numbers of payouts.ts.
 import { createHash } from 'node:crypto';

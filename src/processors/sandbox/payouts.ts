@@ -1,4 +1,4 @@
-// The sandbox's payout outcomes (decisions §17), published in the docs from this table:
+// The sandbox's payout outcomes (docs/contract.md §17), published in the docs from this table:
 // LOCAL payouts complete at once, SWIFT ones after TOLLGATE_SANDBOX_SWIFT_DELAY_MS; two
 // beneficiary account numbers fail. The IBAN or account number decides (its digits, for an
 // IBAN the last twelve), so a merchant can test failures on every rail.

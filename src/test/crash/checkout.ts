@@ -1,4 +1,4 @@
-// The hosted checkout under kill -9 (decisions §14; issue 10 item 6): N sessions are opened
+// The hosted checkout under kill -9 (docs/contract.md §14; issue 10 item 6): N sessions are opened
 // through the real socket as a shopper's browser would (the merchant's signed form, the
 // loading page's form, the payment page for its form token), then every card form is
 // submitted at once and the gateway is SIGKILLed while they are in flight (at a random

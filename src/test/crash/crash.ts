@@ -197,7 +197,7 @@ async function clientLoop(env: Env, book: Observed, id: number, stop: { now: boo
       if (r) recordAuthorise(book, body, r);
       else book.lost++;
     } else if (dice < 0.18 && book.acked.size > 0) {
-      // A stored order_no with another amount: refused as a duplicate (decisions §4).
+      // A stored order_no with another amount: refused as a duplicate (docs/contract.md §4).
       const acked = [...book.acked.keys()];
       const order_no = acked[Math.floor(Math.random() * acked.length)] as string;
       const body: AuthoriseRequest = { ...(book.bodies.get(order_no) as AuthoriseRequest), amount: '0.99' };
@@ -284,7 +284,7 @@ async function readDb(
 }
 
 /**
- * A local notify_url receiver. Deliveries are at least once (decisions §11), so it
+ * A local notify_url receiver. Deliveries are at least once (docs/contract.md §11), so it
  * deduplicates by `webhook-id` as a merchant would, and checks each one with the client
  * library (Standard Webhooks headers under the whsec_ secret, body event_id = webhook-id,
  * body encryption_data under the account key) and with the public Standard Webhooks library.

@@ -1,4 +1,4 @@
-// Payouts under kill -9 (decisions §17; issue 12 item 5). A test account is funded with a
+// Payouts under kill -9 (docs/contract.md §17; issue 12 item 5). A test account is funded with a
 // known amount (`tollgate balance top-up`, again between rounds) and priced (`pricing
 // payout`, so fees are on the books); each round fires many payouts at once through the
 // client library, asking for more than the balance: LOCAL ones that complete at once,

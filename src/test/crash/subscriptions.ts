@@ -1,4 +1,4 @@
-// Subscription deductions under kill -9 (decisions §16; issue 11 item 7): every deduction
+// Subscription deductions under kill -9 (docs/contract.md §16; issue 11 item 7): every deduction
 // attempt is an exactly-once scheduler job (`subscription.charge`, key
 // `sub:<recurring_id>:<n>:<k>`), so a gateway killed in the middle of a batch of charges must
 // neither lose nor double one. Each round creates a batch of daily subscriptions through the

@@ -1,4 +1,4 @@
-// Transfers and reversals under kill -9 (decisions §12, §18). A test platform account gets
+// Transfers and reversals under kill -9 (docs/contract.md §12, §18). A test platform account gets
 // an API key (`apikey create --json`) and a known balance (`balance top-up`, again between
 // rounds), and a few connected accounts. Each round fires bursts of transfers (asking for
 // more than the balance) and reversals of acknowledged ones (parts, "the rest", more than

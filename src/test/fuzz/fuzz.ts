@@ -10,7 +10,7 @@
 // hostile ones. A smaller part goes over a real socket to a spawned gateway, which must
 // stay up. TOLLGATE_TEST_ENGINE picks the engine (sqlite by default). Bodies are signed
 // and encoded with the client library (tollgate/client), and the seed payments go through
-// its client, so every fuzz run exercises it too. Subscriptions (decisions §16; issue 11 item
+// its client, so every fuzz run exercises it too. Subscriptions (docs/contract.md §16; issue 11 item
 // 7): POST /v1/cancelsubscription is a target like the others, with real recurring_id and
 // contract_name pairs (seeded, harvested from accepted authorise bodies, and another
 // merchant's) mixed with near misses; a cancel_status 0 answer must write nothing and another
@@ -18,11 +18,11 @@
 // /v1/checkout gets its own generator (inputs.ts subscriptionArb: wrong types, nested
 // objects, out-of-range cycles and counts, impossible dates, amounts of the wrong precision)
 // in every body format; an approved payment whose body asked for a subscription must answer
-// its recurring_id. Payouts (decisions §17; issue 12 item 5): POST /v1/payout,
+// its recurring_id. Payouts (docs/contract.md §17; issue 12 item 5): POST /v1/payout,
 // /v1/cancelpayout and /v1/retrievalPayout get their own generators (payouts.ts) for a funded
 // merchant of their own, with another funded merchant's payouts as targets that must never
 // be reached; accepted payouts keep available ≥ 0 and the books adding up, and at the end
-// every payout job runs and the ledger verifies. The generic interface (decisions §12, §18;
+// every payout job runs and the ledger verifies. The generic interface (docs/contract.md §12, §18;
 // issue 13 item 7): every registered generic route (generic.ts: one table of routes, probed)
 // gets bodies in form and JSON, queries, path ids (its platform's, another platform's and the
 // live mode's, near misses, hostile ones), Authorization and Idempotency-Key variants and raw
@@ -96,7 +96,7 @@ const SUBSCRIPTION_FIELDS = new Set([
   'price_id',
 ]);
 /**
- * Payouts (decisions §17; issue 12 item 5): generated bodies, replays, cancel and retrieval
+ * Payouts (docs/contract.md §17; issue 12 item 5): generated bodies, replays, cancel and retrieval
  * selectors, and raw payloads at the three paths (payouts.ts), counted under their endpoints.
  */
 const PAYOUT_RUNS = {
@@ -399,7 +399,7 @@ async function inProcess(): Promise<void> {
       challenges.push({ id, form_token });
     }
 
-    // Subscriptions for the cancel fuzz (decisions §16): this merchant's, and another
+    // Subscriptions for the cancel fuzz (docs/contract.md §16): this merchant's, and another
     // merchant's (their pairs signed with this merchant's key must never cancel them).
     const subs: KnownSubscription[] = [];
     const subscribe = async (c: typeof client, i: number, foreign: boolean) => {
@@ -418,7 +418,7 @@ async function inProcess(): Promise<void> {
     const foreignIds = new Set(subs.filter((x) => x.foreign).map((x) => x.recurring_id));
     let harvestedSubs = 0;
 
-    // Sessions and APM issuer pages for the shopper page routes (decisions §14, §15).
+    // Sessions and APM issuer pages for the shopper page routes (docs/contract.md §14, §15).
     const pool = await seedShopper(gw, m);
     // Payouts: a funded merchant of their own (the card payments and refunds of the run
     // never move its balance) and another funded merchant whose payouts it must never reach.
@@ -612,7 +612,7 @@ async function inProcess(): Promise<void> {
     };
 
     /**
-     * The canonical string's separators in every signed field (decisions §2 as amended, issue
+     * The canonical string's separators in every signed field (docs/contract.md §2 as amended, issue
      * 29): each field of a well-formed body in turn holds `%`, `&` or `=` and is signed: never a
      * 5xx, and a refusal names its field. Then the review's forgery: a field folded into its
      * neighbour in the canonical order (`a=1`, `b=2` → `a="1&b=2"`) under the original
@@ -798,7 +798,7 @@ async function inProcess(): Promise<void> {
           if (info === '0000:Success') tally.approved++;
           if (recurring_id) tally.created++;
           // A subscription the body carried, then charged: never silently without its subscription.
-          // (An empty string, null, {} and [] are absent in every format, decisions §2 amended:
+          // (An empty string, null, {} and [] are absent in every format, docs/contract.md §2 amended:
           // only an object with a value in it asks for a subscription.)
           const asked = sc.sub !== null && typeof sc.sub === 'object' && !Array.isArray(sc.sub) && carriesValue(sc.sub);
           if (asked && info === '0000:Success' && !recurring_id)
@@ -810,7 +810,7 @@ async function inProcess(): Promise<void> {
       );
     };
 
-    // Payouts (decisions §17): generated bodies in every format, replays, cancels and retrievals
+    // Payouts (docs/contract.md §17): generated bodies in every format, replays, cancels and retrievals
     // naming this merchant's and another's payouts, raw payloads (payouts.ts). First, while the
     // tables are small: an accepted payout makes the no-write check hash every table again.
     {
@@ -896,7 +896,7 @@ async function inProcess(): Promise<void> {
       log(`    ${results.cases - before} cases, ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     }
 
-    // Subscriptions (decisions §16): what the generated objects reached, and the state the cancels left.
+    // Subscriptions (docs/contract.md §16): what the generated objects reached, and the state the cancels left.
     for (const [label, x] of subscriptionCases)
       log(
         `  ${label} subscription objects: ${x.cases} cases, ${[...x.statuses.entries()]
@@ -928,7 +928,7 @@ async function inProcess(): Promise<void> {
       );
     }
 
-    // The shopper-facing 3-D Secure page (decisions §10): hostile ids and form posts.
+    // The shopper-facing 3-D Secure page (docs/contract.md §10): hostile ids and form posts.
     const idArb = pageIdArb(
       fc.nat().map((i) => (challenges[i % challenges.length] as Challenge).id),
       32,
@@ -1005,7 +1005,7 @@ async function inProcess(): Promise<void> {
       log(`    ${results.cases - before} cases, ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     }
 
-    // The hosted checkout's and the APM issuer's shopper pages (decisions §14, §15).
+    // The hosted checkout's and the APM issuer's shopper pages (docs/contract.md §14, §15).
     const fuzzer: Fuzzer = { run: (label, c) => runCase(label, true, c), quiet, property, headers: headerArb as Fuzzer['headers'] };
     await fuzzShopperPages(fuzzer, pool, SHOPPER_RUNS, log, () => results.cases);
     log(`  every HTML answer (${htmlAnswers}) carried the Content-Security-Policy; no answer echoed a card number its request carried`);

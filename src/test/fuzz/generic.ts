@@ -1,4 +1,4 @@
-// Fuzz of the generic interface (decisions §12, §18; issue 13 item 7): every generic route
+// Fuzz of the generic interface (docs/contract.md §12, §18; issue 13 item 7): every generic route
 // this build registers, from one data-driven table (GENERIC_ROUTES; a new resource is a few
 // more entries). A platform account P calls with its Bearer key; another test platform B
 // and a live platform L own objects P must never reach. Each case sends a valid-ish body
@@ -133,7 +133,7 @@ const listQuery =
 const CURSORS = ['starting_after', 'ending_before'];
 
 /**
- * Every generic route (decisions §12, §18). Add a resource by appending its entries; the run
+ * Every generic route (docs/contract.md §12, §18). Add a resource by appending its entries; the run
  * probes each and fuzzes the registered ones.
  */
 export const GENERIC_ROUTES: GenericRoute[] = [

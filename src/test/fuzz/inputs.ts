@@ -35,7 +35,7 @@ export const INJECTIONS = [
   '١٢٣',
   'Ǆ̀͂',
   '🙂'.repeat(50),
-  // The canonical string's separators (decisions §2 as amended): escaped, never a field boundary.
+  // The canonical string's separators (docs/contract.md §2 as amended): escaped, never a field boundary.
   '&',
   '=',
   '%',
@@ -311,7 +311,7 @@ export function pageIdArb(real: fc.Arbitrary<string>, idLength: number, query: s
   );
 }
 
-// ---------- the `subscription` object (decisions §16) ----------
+// ---------- the `subscription` object (docs/contract.md §16) ----------
 const DAY_MS = 86_400_000;
 const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 

@@ -1,4 +1,4 @@
-// Fuzz of the payout endpoints (decisions §17; issue 12 item 5): POST /v1/payout,
+// Fuzz of the payout endpoints (docs/contract.md §17; issue 12 item 5): POST /v1/payout,
 // /v1/cancelpayout and /v1/retrievalPayout in every body format (JSON, bracket form, XML).
 // The payouts belong to their own funded test merchant (P), so the card payments and
 // refunds of the rest of the run never move its balance, and another funded merchant (B)

@@ -1,4 +1,4 @@
-// Fuzz of the shopper-facing pages of the hosted checkout and the APM issuer (decisions §14,
+// Fuzz of the shopper-facing pages of the hosted checkout and the APM issuer (docs/contract.md §14,
 // §15; issue 10 item 6): the loading page's form (POST /v1/checkout/:id), the payment page
 // and its forms (GET and POST /pay/:id, /pay/:id/apm, /pay/:id/cancel, GET /pay/:id/return)
 // and the sandbox issuer's page (GET and POST /issuer/:id). These are not signed: the ids and

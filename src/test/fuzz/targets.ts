@@ -1,10 +1,10 @@
-// Fuzz targets: every registered signed endpoint (spec and decisions §8, §14), with a
+// Fuzz targets: every registered signed endpoint (spec and docs/contract.md §8, §14), with a
 // valid-ish body to mutate. The 3-D Secure page routes (GET and POST /threeds/:id) are
 // fuzzed by fuzz.ts, and the hosted checkout's and APM issuer's shopper pages by shopper.ts,
 // with their own generators (hostile ids and form fields). Paths of the
 // spec that this build does not register are in UNREGISTERED: they only reach the 404
 // handler, so they are fuzzed as a separate group that is reported but never counted
-// toward the 20,000 cases of issue 6. POST /v1/cancelsubscription (decisions §16) gets real
+// toward the 20,000 cases of issue 6. POST /v1/cancelsubscription (docs/contract.md §16) gets real
 // recurring_id/contract_name pairs of the merchant (seeded, and harvested from the fuzzed
 // authorise answers), another merchant's real pairs, and near misses of both. The payout
 // endpoints have their own generators and funded merchants (payouts.ts).
@@ -50,7 +50,7 @@ export const TARGETS: FuzzTarget[] = [
       security_code: '123',
       shopper_email: 'a@example.com',
       shopper_ip: '203.0.113.9',
-      // A notify_url host must resolve (decisions §11; the harness allows loopback webhooks),
+      // A notify_url host must resolve (docs/contract.md §11; the harness allows loopback webhooks),
       // and cavv and xid are 20 bytes in base64: a body the gateway accepts, before mutation.
       notify_url: 'http://127.0.0.1:9/notify',
       birth_date: '01-02-1990',
@@ -108,7 +108,7 @@ export const TARGETS: FuzzTarget[] = [
     },
   },
   {
-    // The hosted checkout (decisions §14): a direct payment's fields without the card, in the
+    // The hosted checkout (docs/contract.md §14): a direct payment's fields without the card, in the
     // four places the payment page offers different methods; accepted bodies open sessions,
     // which the shopper page fuzz (shopper.ts) then uses.
     path: '/v1/checkout',
@@ -123,7 +123,7 @@ export const TARGETS: FuzzTarget[] = [
       ][n % 4],
       return_url: 'https://merchant.example/r?cart=1',
       cancel_url: 'https://merchant.example/cart',
-      notify_url: 'http://127.0.0.1:9/notify', // must resolve (decisions §11); the harness allows loopback
+      notify_url: 'http://127.0.0.1:9/notify', // must resolve (docs/contract.md §11); the harness allows loopback
       shopper_email: 'a@example.com',
       first_name: 'Ana',
       last_name: 'Silva',
@@ -134,7 +134,7 @@ export const TARGETS: FuzzTarget[] = [
     }),
   },
   {
-    // decisions §16: real pairs mostly (the first cancel of each one is accepted and writes;
+    // docs/contract.md §16: real pairs mostly (the first cancel of each one is accepted and writes;
     // later ones find it ended), and near misses, swapped names, another merchant's real
     // pairs and unknown ids, which must answer cancel_status 0 and write nothing.
     path: '/v1/cancelsubscription',
@@ -166,7 +166,7 @@ export const TARGETS: FuzzTarget[] = [
 
 /**
  * Spec paths with no route on this build: fuzzed for 404 answers only, not counted. None
- * today: /v1/payout, /v1/cancelpayout and /v1/retrievalPayout are registered (decisions
+ * today: /v1/payout, /v1/cancelpayout and /v1/retrievalPayout are registered (docs/contract.md
  * §17) and fuzzed by payouts.ts.
  */
 export const UNREGISTERED: FuzzTarget[] = [];
