@@ -9,7 +9,7 @@ import os from 'node:os';
 import type { Settings } from '../config/index.js';
 import { createRuntime } from '../runtime.js';
 import { CommandError } from './registry.js';
-import { bannerLines } from './serve.js';
+import { bannerLines, type StartupOutput, startupOutput } from './serve.js';
 import { exitIfStopHangs, stopRequested } from './signals.js';
 
 /** Restarts allowed within a minute before the primary gives up (a crash loop). */
@@ -35,7 +35,8 @@ export function isClusterPrimary(settings: Settings): boolean {
  * worker that dies, and at a stop request stop every worker and return once all have exited
  * (each finishes its in-flight requests and closes its database pool).
  */
-export async function runPrimary(settings: Settings, out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<void> {
+export async function runPrimary(settings: Settings, output: StartupOutput = startupOutput(settings)): Promise<void> {
+  const out = output.out;
   const stop = stopRequested();
   const n = workerCount(settings);
   const rt = await createRuntime(settings, { metricsDefaults: false });
@@ -77,7 +78,7 @@ export async function runPrimary(settings: Settings, out: (line: string) => void
       return;
     }
     restarts.push(now);
-    process.stderr.write(`worker ${worker.process.pid} exited (${signal ?? code}); starting another\n`);
+    output.warn(`worker ${worker.process.pid} exited (${signal ?? code}); starting another`);
     fork(false);
   });
   for (let i = 0; i < n; i++) fork(i === 0);

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Settings } from '../config/index.js';
 import { sign } from '../crypto/signature.js';
 import { buildApp } from '../http/app.js';
+import { createLogger } from '../http/logging.js';
 import { boundHeapGrowth } from '../ops/heap.js';
 import type { BackgroundTask } from '../ops/interval-task.js';
 import { startMetricsListener } from '../ops/metrics-access.js';
@@ -79,6 +80,38 @@ async function demoMerchant(rt: Runtime, out: (line: string) => void, tty: boole
   out('');
 }
 
+/** Where the start-up lines (banner, demo merchant, cluster) go; `tty`: whether secrets may be shown. */
+export interface StartupOutput {
+  out(line: string): void;
+  warn(line: string): void;
+  tty: boolean;
+}
+
+/**
+ * Start-up lines follow the log format (issue 36 item 7): readable lines with readable logs;
+ * with JSON logs each line is an info (or warn) record of the same logger, so a collector
+ * reading standard output never meets a line it cannot parse. JSON logs are kept, so they
+ * are never a terminal for the demo merchant's secrets.
+ */
+export function startupOutput(settings: Pick<Settings, 'log_level' | 'log_format'>): StartupOutput {
+  if (settings.log_format === 'json') {
+    const log = createLogger(settings);
+    return {
+      out: (line) => {
+        const text = line.trim();
+        if (text) log.info(text);
+      },
+      warn: (line) => log.warn(line.trim()),
+      tty: false,
+    };
+  }
+  return {
+    out: (line) => process.stdout.write(`${line}\n`),
+    warn: (line) => process.stderr.write(`${line}\n`),
+    tty: process.stdout.isTTY === true,
+  };
+}
+
 /** The start-up lines: where the gateway listens and where a newcomer reads on. */
 export function bannerLines(settings: Settings): string[] {
   const url = settings.public_url;
@@ -140,7 +173,8 @@ export async function serveUntilStopped(settings: Settings): Promise<void> {
   boundHeapGrowth();
   const stop = stopRequested({ watch_parent: !worker });
   // A cluster worker leaves the banner to its primary (one banner, not one per worker).
-  const server = await startServer(settings, undefined, { banner: !worker });
+  const output = startupOutput(settings);
+  const server = await startServer(settings, output.out, { banner: !worker, tty: output.tty });
   const reason = await stop;
   server.app.log.info({ reason }, 'shutting down');
   exitIfStopHangs('the gateway');

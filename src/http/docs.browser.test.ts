@@ -58,3 +58,20 @@ test('without JavaScript the description and the test-card table read as HTML', 
   assert.equal(await page.isVisible('#overview table'), true);
   await context.close();
 });
+
+test('a link to a heading of the description lands on it (issue 36: /docs#sandbox-test-cards stayed at the top)', async () => {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await page.goto(`${origin}/docs#sandbox-test-cards`);
+  // Swagger UI's onComplete puts the fragment back once the operations are drawn.
+  await page.waitForSelector('.opblock-summary-path', { state: 'attached', timeout: 60_000 });
+  await page.waitForFunction("location.hash === '#sandbox-test-cards'", undefined, { timeout: 10_000 });
+  const top = (await page.evaluate("document.getElementById('sandbox-test-cards')?.getBoundingClientRect().top")) as number | undefined;
+  assert.ok(top !== undefined && top > -5 && top < 100, `the heading is at the top of the window (its top at ${top} px)`);
+  await page.close();
+  // Swagger UI's own deep links still open their operation.
+  const deep = await browser.newPage();
+  await deep.goto(`${origin}/docs#/payments/authorise`);
+  await deep.waitForSelector('#operations-payments-authorise .responses-table', { state: 'attached', timeout: 60_000 });
+  assert.equal(await deep.evaluate('location.hash'), '#/payments/authorise');
+  await deep.close();
+});

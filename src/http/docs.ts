@@ -181,8 +181,28 @@ code{background:#f3f3f3;padding:0 .2em;overflow-wrap:anywhere}pre{background:#f3
 .swagger-ui .information-container{display:none}
 `;
 
-/** Starts Swagger UI; a file, not an inline script, so the CSP needs no exception. */
-const INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true });\n`;
+/**
+ * Starts Swagger UI; a file, not an inline script, so the CSP needs no exception. Its deep
+ * linking takes over the fragment (`#sandbox-test-cards` became `#/sandbox-test-cards` and
+ * the page stayed at the top, issue 36): a fragment naming a heading of the description is
+ * kept aside and, once the operations are drawn, put back and scrolled to.
+ */
+const INIT = `(function () {
+  var id = location.hash.length > 1 && location.hash.charAt(1) !== '/' ? decodeURIComponent(location.hash.slice(1)) : '';
+  var target = id ? document.getElementById(id) : null;
+  window.ui = SwaggerUIBundle({
+    url: '/openapi.json',
+    dom_id: '#swagger-ui',
+    deepLinking: true,
+    onComplete: function () {
+      if (!target) return;
+      history.replaceState(null, '', '#' + encodeURIComponent(id));
+      target.scrollIntoView();
+    },
+  });
+  if (target) target.scrollIntoView();
+})();
+`;
 
 function nav(guides: readonly Guide[], current: string): string {
   const links = [{ href: '/docs', title: 'API reference' }, ...guides];

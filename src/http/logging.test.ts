@@ -87,3 +87,33 @@ test('a real gateway with TOLLGATE_LOG_FORMAT=pretty: readable request lines, no
   assert.ok(!out.includes(m.secret_key));
   assert.ok(!/^\{"level"/m.test(out), 'no JSON lines in the pretty format');
 });
+
+test('a real gateway with TOLLGATE_LOG_FORMAT=json: every line it writes is JSON, the banner included (issue 36 item 7)', async () => {
+  // On PostgreSQL two worker processes, so the cluster primary's lines are covered too.
+  const workers = ENGINE === 'postgres' ? '2' : '1';
+  const env = gatewayEnv(db, await freePort(), {
+    TOLLGATE_LOG_FORMAT: 'json',
+    TOLLGATE_LOG_LEVEL: 'info',
+    TOLLGATE_WORKERS: workers,
+    TOLLGATE_DEMO_MERCHANT: '1',
+  });
+  gateway = await startGateway(env, { capture_output: true });
+  await gateway.stop();
+  const out = gateway.output();
+  gateway = null;
+  const lines = out.split('\n').filter((l) => l.trim() !== '');
+  const records = lines.map((l): { level: number; msg?: string } => {
+    try {
+      return JSON.parse(l) as { level: number; msg?: string };
+    } catch {
+      return assert.fail(`not a JSON line: ${l}`);
+    }
+  });
+  const msgs = records.map((r) => r.msg ?? '');
+  assert.ok(
+    msgs.some((m) => /^Tollgate listening on http:\/\/\S+ \(database /.test(m)),
+    `the banner is a log record: ${msgs.join(' | ')}`,
+  );
+  assert.ok(msgs.some((m) => m.startsWith('test cards')));
+  if (ENGINE === 'postgres') assert.ok(msgs.some((m) => /^Tollgate primary \d+: 2 worker processes/.test(m)));
+});
