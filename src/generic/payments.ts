@@ -3,8 +3,9 @@
 // `AuthoriseService.authorise` (validation, risk, 3-D Secure, processor, vault, ledger,
 // event), capture and cancel call `capturePayment` / `cancelPayment`, and every payment of
 // the account (whichever interface made it) reads back through `paymentObject`.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
+import type { KeyCaller } from '../apikeys/service.js';
 import { timeOrderedId } from '../crypto/ids.js';
 import type { Deps } from '../http/context.js';
 import { ApiError, RESULT_CODES, type ResultCode } from '../http/errors.js';
@@ -290,234 +291,239 @@ export async function findPayment(deps: Deps, request: FastifyRequest, id: strin
   return row;
 }
 
+type IdRoute = { Params: { id: string } };
+const tags = () => [PAYMENTS_TAG];
+const security = () => [{ bearer: [] }];
+
+/** The routes of /v1/payments, in their order in the OpenAPI document; each schema is built per app (Fastify normalises a route's schema in place). */
 export function registerGenericPaymentRoutes(app: FastifyInstance, deps: Deps, risk: RiskEngine): void {
   const opts = genericRouteOptions(deps);
   const authorise = new AuthoriseService(deps, risk);
-  const tags = [PAYMENTS_TAG];
-  const security = [{ bearer: [] }];
-
-  app.post<{ Body: CreatePayment }>(
-    '/v1/payments',
-    {
-      ...opts,
-      schema: {
-        operationId: 'createPayment',
-        summary: 'Create a card payment',
-        description:
-          'Charges a card through the same path as `/v1/authorise`: risk rules, 3-D Secure, the processor, the ledger and the `payment.*` events. Approved: `succeeded` (or `requires_capture` with manual capture). The shopper must authenticate: `requires_action` with `next_action.redirect_to_url`. Declined: HTTP 402, `error.type` `card_error`, `error.code` `card_declined`, `error.decline_code`, and the failed payment in `error.payment`. Send an `Idempotency-Key` to make retries safe.',
-        tags,
-        security,
-        body: CreatePayment,
-        response: { ...objectAnswers(PaymentObject, 'The payment.'), ...errorAnswers([400, 401, 402, 409, 429]) },
-      },
-    },
-    async (request, reply) => {
-      const caller = callerOf(request);
-      const b = request.body;
-      if (b.confirm === false) throw invalidParam('confirm', 'Payments are confirmed when they are created: send confirm=true or leave it out.');
-      const currency = b.currency.toUpperCase();
-      // Under an Idempotency-Key the id comes from the key's row: a re-run after a crash (or a
-      // lapsed lease) finds its own order_no and answers the payment it made, never a second charge.
-      const idem = request.idempotency?.id;
-      const transaction_id = idem ? idem.replace(/^idk_/, '') : timeOrderedId(deps.now());
-      const order_no = paymentId(transaction_id);
-      const card = b.payment_method.card;
-      const tds = b.payment_method_options?.card?.request_three_d_secure;
-      const body: AuthoriseDirect = {
-        merchant_id: caller.creds.account.merchant_id,
-        account_id: caller.creds.account.account_id,
-        order_no,
-        currency,
-        amount: '',
-        card: card.number,
-        expiration_month: String(card.exp_month).padStart(2, '0'),
-        expiration_year: String(card.exp_year),
-        ...(card.cvc !== undefined ? { security_code: card.cvc } : {}),
-        ...(b.capture_method ? { capture_method: b.capture_method === 'manual' ? 'manual' : 'automatic' } : {}),
-        ...(b.description ? { note: b.description } : {}),
-        ...(b.receipt_email ? { shopper_email: b.receipt_email } : {}),
-        ...(b.return_url ? { return_url: b.return_url } : {}),
-        ...(tds === 'any' || tds === 'challenge' ? { open3d: '1' } : {}),
-      } as AuthoriseDirect;
-      try {
-        body.amount = formatAmount(b.amount, currency);
-      } catch {
-        throw invalidParam('currency', `Invalid currency: ${b.currency} is not a supported ISO 4217 currency.`);
-      }
-      if (card.cvc === undefined)
-        throw new GenericError(400, {
-          type: 'invalid_request_error',
-          code: 'parameter_missing',
-          message: 'Missing required param: payment_method[card][cvc].',
-          param: 'payment_method[card][cvc]',
-        });
-      const details: Record<string, unknown> = { api: 'generic', metadata: newMetadata(b.metadata as MetadataInput | undefined) };
-      if (b.statement_descriptor) details.statement_descriptor = b.statement_descriptor;
-      let result: Awaited<ReturnType<AuthoriseService['authorise']>>;
-      try {
-        result = await authorise.authorise(caller.creds, body, { transaction_id, details });
-      } catch (e) {
-        // The shared validation names the acquiring field; say the generic parameter.
-        if (e instanceof ApiError && e.code === '0400')
-          throw invalidParam(ACQUIRING_TO_GENERIC[e.field ?? ''] ?? e.field ?? 'body', e.detail ? `Invalid ${e.detail}` : 'Invalid input.');
-        throw e;
-      }
-      const row = result.row ?? (await findPayment(deps, request, order_no));
-      const object = paymentObject(row);
-      if (row.status === 'declined') {
-        const e = lastError(row) as Record<string, string>;
-        return sendObject(request, reply, { error: { ...e, message: e.message, payment: object } }, 402);
-      }
-      return sendObject(request, reply, object);
-    },
+  app.post<{ Body: CreatePayment }>('/v1/payments', { ...opts, schema: createSchema() }, (request, reply) => createPayment(deps, authorise, request, reply));
+  app.get<IdRoute>('/v1/payments/:id', { ...opts, schema: retrieveSchema() }, (request, reply) => retrievePayment(deps, request, reply));
+  app.post<IdRoute & { Body: Static<typeof UpdatePayment> }>('/v1/payments/:id', { ...opts, schema: updateSchema() }, (request, reply) =>
+    updatePayment(deps, request, reply),
   );
-
-  app.get<{ Params: { id: string } }>(
-    '/v1/payments/:id',
-    {
-      ...opts,
-      schema: {
-        operationId: 'retrievePayment',
-        summary: 'Retrieve a payment',
-        description: 'Any payment of your account and mode, whichever interface made it (a checkout or APM payment too).',
-        tags,
-        security,
-        params: IdParams(PAYMENT_ID_PREFIX),
-        querystring: RetrieveQuery,
-        response: { ...objectAnswers(PaymentObject, 'The payment.'), ...errorAnswers([401, 403, 404, 429]) },
-      },
-    },
-    async (request, reply) => sendObject(request, reply, paymentObject(await findPayment(deps, request, request.params.id))),
+  app.post<IdRoute & { Body: Static<typeof CapturePayment> }>('/v1/payments/:id/capture', { ...opts, schema: captureSchema() }, (request, reply) =>
+    captureGenericPayment(deps, request, reply),
   );
-
-  app.post<{ Params: { id: string }; Body: Static<typeof UpdatePayment> }>(
-    '/v1/payments/:id',
-    {
-      ...opts,
-      schema: {
-        operationId: 'updatePayment',
-        summary: 'Update a payment’s metadata or description',
-        description: 'Only `metadata` (merged; a key set to an empty string is removed) and `description` change; money never moves here.',
-        tags,
-        security,
-        params: IdParams(PAYMENT_ID_PREFIX),
-        body: UpdatePayment,
-        response: { ...objectAnswers(PaymentObject, 'The payment after the update.'), ...errorAnswers([400, 401, 404, 409, 429]) },
-      },
-    },
-    async (request, reply) => {
-      const row = await findPayment(deps, request, request.params.id);
-      const b = request.body;
-      const updated = await deps.store.transaction(async (tx) => {
-        // Lock the row first (PostgreSQL), then read and merge: a concurrent write of the
-        // details (another update, a subscription's recurring_id) is never lost.
-        await tx.updateTable('payments').set({ updated_at: deps.now() }).where('transaction_id', '=', row.transaction_id).execute();
-        const current = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', row.transaction_id).executeTakeFirstOrThrow();
-        const details = JSON.parse(current.details || '{}') as Record<string, unknown>;
-        details.metadata = mergeMetadata(JSON.stringify(details.metadata ?? {}), b.metadata as MetadataInput | undefined);
-        if (b.description !== undefined) details.note = b.description;
-        const text = JSON.stringify(details);
-        await tx.updateTable('payments').set({ details: text }).where('transaction_id', '=', row.transaction_id).execute();
-        return { ...current, details: text };
-      });
-      return sendObject(request, reply, paymentObject(updated));
-    },
+  app.post<IdRoute & { Body: Static<typeof CancelPayment> }>('/v1/payments/:id/cancel', { ...opts, schema: cancelSchema() }, (request, reply) =>
+    cancelGenericPayment(deps, request, reply),
   );
+  app.get<{ Querystring: ListQuery }>('/v1/payments', { ...opts, schema: listSchema() }, (request, reply) => listPayments(deps, request, reply));
+}
 
-  app.post<{ Params: { id: string }; Body: Static<typeof CapturePayment> }>(
-    '/v1/payments/:id/capture',
-    {
-      ...opts,
-      schema: {
-        operationId: 'capturePayment',
-        summary: 'Capture an authorised payment',
-        description: 'Captures `amount_to_capture` (default: all) of a `requires_capture` payment, once; a smaller amount releases the rest of the hold.',
-        tags,
-        security,
-        params: IdParams(PAYMENT_ID_PREFIX),
-        body: CapturePayment,
-        response: { ...objectAnswers(PaymentObject, 'The payment, now `succeeded`.'), ...errorAnswers([400, 401, 404, 409, 429]) },
-      },
-    },
-    async (request, reply) => {
-      const row = await findPayment(deps, request, request.params.id);
-      const n = request.body.amount_to_capture ?? Number(row.authorised_minor || row.amount_minor);
-      const item = { transaction_id: row.transaction_id, order_no: row.order_no, currency: row.currency, amount: formatAmount(n, row.currency) };
-      const outcome = await capturePayment(deps, request.log, row.account_id, item);
-      if (!outcome.ok) {
-        // A re-run of a capture whose answer was lost: it happened, so answer it.
-        const now = await findPayment(deps, request, request.params.id);
-        if (request.idempotency?.rerun && outcome.code === '1012' && now.status !== 'authorised' && Number(now.captured_minor) === n)
-          return sendObject(request, reply, paymentObject(now));
-        throw itemError(outcome, 'payment', request.params.id, 'amount_to_capture');
-      }
-      return sendObject(request, reply, paymentObject(outcome.payment));
-    },
-  );
+function createSchema() {
+  return {
+    operationId: 'createPayment',
+    summary: 'Create a card payment',
+    description:
+      'Charges a card through the same path as `/v1/authorise`: risk rules, 3-D Secure, the processor, the ledger and the `payment.*` events. Approved: `succeeded` (or `requires_capture` with manual capture). The shopper must authenticate: `requires_action` with `next_action.redirect_to_url`. Declined: HTTP 402, `error.type` `card_error`, `error.code` `card_declined`, `error.decline_code`, and the failed payment in `error.payment`. Send an `Idempotency-Key` to make retries safe.',
+    tags: tags(),
+    security: security(),
+    body: CreatePayment,
+    response: { ...objectAnswers(PaymentObject, 'The payment.'), ...errorAnswers([400, 401, 402, 409, 429]) },
+  };
+}
 
-  app.post<{ Params: { id: string }; Body: Static<typeof CancelPayment> }>(
-    '/v1/payments/:id/cancel',
-    {
-      ...opts,
-      schema: {
-        operationId: 'cancelPayment',
-        summary: 'Cancel a payment',
-        description: 'Cancels a `requires_capture` or `requires_action` payment and releases its hold; a `succeeded` one must be refunded instead.',
-        tags,
-        security,
-        params: IdParams(PAYMENT_ID_PREFIX),
-        body: CancelPayment,
-        response: { ...objectAnswers(PaymentObject, 'The payment, now `canceled`.'), ...errorAnswers([400, 401, 404, 409, 429]) },
-      },
-    },
-    async (request, reply) => {
-      const row = await findPayment(deps, request, request.params.id);
-      const item = { transaction_id: row.transaction_id, order_no: row.order_no, currency: row.currency, amount: formatAmount(row.amount_minor, row.currency) };
-      const outcome = await cancelPayment(deps, request.log, row.account_id, item);
-      if (!outcome.ok) {
-        // A re-run of a cancel whose answer was lost: it happened, so answer it.
-        const now = await findPayment(deps, request, request.params.id);
-        if (request.idempotency?.rerun && now.status === 'cancelled') return sendObject(request, reply, paymentObject(now));
-        throw itemError(outcome, 'payment', request.params.id, 'id');
-      }
-      return sendObject(request, reply, paymentObject(outcome.payment));
-    },
-  );
+async function createPayment(deps: Deps, authorise: AuthoriseService, request: FastifyRequest<{ Body: CreatePayment }>, reply: FastifyReply) {
+  const caller = callerOf(request);
+  const b = request.body;
+  if (b.confirm === false) throw invalidParam('confirm', 'Payments are confirmed when they are created: send confirm=true or leave it out.');
+  // Under an Idempotency-Key the id comes from the key's row: a re-run after a crash (or a
+  // lapsed lease) finds its own order_no and answers the payment it made, never a second charge.
+  const idem = request.idempotency?.id;
+  const transaction_id = idem ? idem.replace(/^idk_/, '') : timeOrderedId(deps.now());
+  const order_no = paymentId(transaction_id);
+  const body = authoriseRequestOf(caller, b, order_no);
+  const details: Record<string, unknown> = { api: 'generic', metadata: newMetadata(b.metadata as MetadataInput | undefined) };
+  if (b.statement_descriptor) details.statement_descriptor = b.statement_descriptor;
+  let result: Awaited<ReturnType<AuthoriseService['authorise']>>;
+  try {
+    result = await authorise.authorise(caller.creds, body, { transaction_id, details });
+  } catch (e) {
+    // The shared validation names the acquiring field; say the generic parameter.
+    if (e instanceof ApiError && e.code === '0400')
+      throw invalidParam(ACQUIRING_TO_GENERIC[e.field ?? ''] ?? e.field ?? 'body', e.detail ? `Invalid ${e.detail}` : 'Invalid input.');
+    throw e;
+  }
+  const row = result.row ?? (await findPayment(deps, request, order_no));
+  const object = paymentObject(row);
+  if (row.status === 'declined') {
+    const e = lastError(row) as Record<string, string>;
+    return sendObject(request, reply, { error: { ...e, message: e.message, payment: object } }, 402);
+  }
+  return sendObject(request, reply, object);
+}
 
-  app.get<{ Querystring: ListQuery }>(
-    '/v1/payments',
-    {
-      ...opts,
-      schema: {
-        operationId: 'listPayments',
-        summary: 'List payments',
-        description: 'Every payment of your account and mode, newest first; `limit` (1 to 100, default 10), `starting_after` / `ending_before`, `created`.',
-        tags,
-        security,
-        querystring: ListPayments,
-        response: {
-          ...objectAnswers(ListEnvelope(PaymentObject, 'A page of payments, newest first.'), 'A page of payments.'),
-          ...errorAnswers([400, 401, 403, 429]),
-        },
-      },
+/** The acquiring interface's authorise request the generic create describes; refuses an unknown currency and a missing cvc. */
+function authoriseRequestOf(caller: KeyCaller, b: CreatePayment, order_no: string): AuthoriseDirect {
+  const currency = b.currency.toUpperCase();
+  const card = b.payment_method.card;
+  const tds = b.payment_method_options?.card?.request_three_d_secure;
+  const body: AuthoriseDirect = {
+    merchant_id: caller.creds.account.merchant_id,
+    account_id: caller.creds.account.account_id,
+    order_no,
+    currency,
+    amount: '',
+    card: card.number,
+    expiration_month: String(card.exp_month).padStart(2, '0'),
+    expiration_year: String(card.exp_year),
+    ...(card.cvc !== undefined ? { security_code: card.cvc } : {}),
+    ...(b.capture_method ? { capture_method: b.capture_method === 'manual' ? 'manual' : 'automatic' } : {}),
+    ...(b.description ? { note: b.description } : {}),
+    ...(b.receipt_email ? { shopper_email: b.receipt_email } : {}),
+    ...(b.return_url ? { return_url: b.return_url } : {}),
+    ...(tds === 'any' || tds === 'challenge' ? { open3d: '1' } : {}),
+  } as AuthoriseDirect;
+  try {
+    body.amount = formatAmount(b.amount, currency);
+  } catch {
+    throw invalidParam('currency', `Invalid currency: ${b.currency} is not a supported ISO 4217 currency.`);
+  }
+  if (card.cvc === undefined)
+    throw new GenericError(400, {
+      type: 'invalid_request_error',
+      code: 'parameter_missing',
+      message: 'Missing required param: payment_method[card][cvc].',
+      param: 'payment_method[card][cvc]',
+    });
+  return body;
+}
+
+function retrieveSchema() {
+  return {
+    operationId: 'retrievePayment',
+    summary: 'Retrieve a payment',
+    description: 'Any payment of your account and mode, whichever interface made it (a checkout or APM payment too).',
+    tags: tags(),
+    security: security(),
+    params: IdParams(PAYMENT_ID_PREFIX),
+    querystring: RetrieveQuery,
+    response: { ...objectAnswers(PaymentObject, 'The payment.'), ...errorAnswers([401, 403, 404, 429]) },
+  };
+}
+
+async function retrievePayment(deps: Deps, request: FastifyRequest<IdRoute>, reply: FastifyReply) {
+  return sendObject(request, reply, paymentObject(await findPayment(deps, request, request.params.id)));
+}
+
+function updateSchema() {
+  return {
+    operationId: 'updatePayment',
+    summary: 'Update a payment’s metadata or description',
+    description: 'Only `metadata` (merged; a key set to an empty string is removed) and `description` change; money never moves here.',
+    tags: tags(),
+    security: security(),
+    params: IdParams(PAYMENT_ID_PREFIX),
+    body: UpdatePayment,
+    response: { ...objectAnswers(PaymentObject, 'The payment after the update.'), ...errorAnswers([400, 401, 404, 409, 429]) },
+  };
+}
+
+async function updatePayment(deps: Deps, request: FastifyRequest<IdRoute & { Body: Static<typeof UpdatePayment> }>, reply: FastifyReply) {
+  const row = await findPayment(deps, request, request.params.id);
+  const b = request.body;
+  const updated = await deps.store.transaction(async (tx) => {
+    // Lock the row first (PostgreSQL), then read and merge: a concurrent write of the
+    // details (another update, a subscription's recurring_id) is never lost.
+    await tx.updateTable('payments').set({ updated_at: deps.now() }).where('transaction_id', '=', row.transaction_id).execute();
+    const current = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', row.transaction_id).executeTakeFirstOrThrow();
+    const details = JSON.parse(current.details || '{}') as Record<string, unknown>;
+    details.metadata = mergeMetadata(JSON.stringify(details.metadata ?? {}), b.metadata as MetadataInput | undefined);
+    if (b.description !== undefined) details.note = b.description;
+    const text = JSON.stringify(details);
+    await tx.updateTable('payments').set({ details: text }).where('transaction_id', '=', row.transaction_id).execute();
+    return { ...current, details: text };
+  });
+  return sendObject(request, reply, paymentObject(updated));
+}
+
+function captureSchema() {
+  return {
+    operationId: 'capturePayment',
+    summary: 'Capture an authorised payment',
+    description: 'Captures `amount_to_capture` (default: all) of a `requires_capture` payment, once; a smaller amount releases the rest of the hold.',
+    tags: tags(),
+    security: security(),
+    params: IdParams(PAYMENT_ID_PREFIX),
+    body: CapturePayment,
+    response: { ...objectAnswers(PaymentObject, 'The payment, now `succeeded`.'), ...errorAnswers([400, 401, 404, 409, 429]) },
+  };
+}
+
+async function captureGenericPayment(deps: Deps, request: FastifyRequest<IdRoute & { Body: Static<typeof CapturePayment> }>, reply: FastifyReply) {
+  const row = await findPayment(deps, request, request.params.id);
+  const n = request.body.amount_to_capture ?? Number(row.authorised_minor || row.amount_minor);
+  const item = { transaction_id: row.transaction_id, order_no: row.order_no, currency: row.currency, amount: formatAmount(n, row.currency) };
+  const outcome = await capturePayment(deps, request.log, row.account_id, item);
+  if (!outcome.ok) {
+    // A re-run of a capture whose answer was lost: it happened, so answer it.
+    const now = await findPayment(deps, request, request.params.id);
+    if (request.idempotency?.rerun && outcome.code === '1012' && now.status !== 'authorised' && Number(now.captured_minor) === n)
+      return sendObject(request, reply, paymentObject(now));
+    throw itemError(outcome, 'payment', request.params.id, 'amount_to_capture');
+  }
+  return sendObject(request, reply, paymentObject(outcome.payment));
+}
+
+function cancelSchema() {
+  return {
+    operationId: 'cancelPayment',
+    summary: 'Cancel a payment',
+    description: 'Cancels a `requires_capture` or `requires_action` payment and releases its hold; a `succeeded` one must be refunded instead.',
+    tags: tags(),
+    security: security(),
+    params: IdParams(PAYMENT_ID_PREFIX),
+    body: CancelPayment,
+    response: { ...objectAnswers(PaymentObject, 'The payment, now `canceled`.'), ...errorAnswers([400, 401, 404, 409, 429]) },
+  };
+}
+
+async function cancelGenericPayment(deps: Deps, request: FastifyRequest<IdRoute & { Body: Static<typeof CancelPayment> }>, reply: FastifyReply) {
+  const row = await findPayment(deps, request, request.params.id);
+  const item = { transaction_id: row.transaction_id, order_no: row.order_no, currency: row.currency, amount: formatAmount(row.amount_minor, row.currency) };
+  const outcome = await cancelPayment(deps, request.log, row.account_id, item);
+  if (!outcome.ok) {
+    // A re-run of a cancel whose answer was lost: it happened, so answer it.
+    const now = await findPayment(deps, request, request.params.id);
+    if (request.idempotency?.rerun && now.status === 'cancelled') return sendObject(request, reply, paymentObject(now));
+    throw itemError(outcome, 'payment', request.params.id, 'id');
+  }
+  return sendObject(request, reply, paymentObject(outcome.payment));
+}
+
+function listSchema() {
+  return {
+    operationId: 'listPayments',
+    summary: 'List payments',
+    description: 'Every payment of your account and mode, newest first; `limit` (1 to 100, default 10), `starting_after` / `ending_before`, `created`.',
+    tags: tags(),
+    security: security(),
+    querystring: ListPayments,
+    response: {
+      ...objectAnswers(ListEnvelope(PaymentObject, 'A page of payments, newest first.'), 'A page of payments.'),
+      ...errorAnswers([400, 401, 403, 429]),
     },
-    async (request, reply) => {
-      const caller = callerOf(request);
-      const account_id = caller.creds.account.account_id;
-      const livemode = caller.livemode ? 1 : 0;
-      const scoped = () => deps.store.db.selectFrom('payments').selectAll().where('account_id', '=', account_id).where('livemode', '=', livemode);
-      const page = await listPage<PaymentRow>(
-        request.query,
-        'payment',
-        scoped,
-        async (id) => {
-          const tid = transactionIdOf(id);
-          const r = tid ? await scoped().where('transaction_id', '=', tid).executeTakeFirst() : undefined;
-          return r ? { created_at: r.created_at, id: r.transaction_id } : undefined;
-        },
-        { created: 'created_at', id: 'transaction_id' },
-      );
-      return sendObject(request, reply, listObject('/v1/payments', page, page.rows.map(paymentObject)));
+  };
+}
+
+async function listPayments(deps: Deps, request: FastifyRequest<{ Querystring: ListQuery }>, reply: FastifyReply) {
+  const caller = callerOf(request);
+  const account_id = caller.creds.account.account_id;
+  const livemode = caller.livemode ? 1 : 0;
+  const scoped = () => deps.store.db.selectFrom('payments').selectAll().where('account_id', '=', account_id).where('livemode', '=', livemode);
+  const page = await listPage<PaymentRow>(
+    request.query,
+    'payment',
+    scoped,
+    async (id) => {
+      const tid = transactionIdOf(id);
+      const r = tid ? await scoped().where('transaction_id', '=', tid).executeTakeFirst() : undefined;
+      return r ? { created_at: r.created_at, id: r.transaction_id } : undefined;
     },
+    { created: 'created_at', id: 'transaction_id' },
   );
+  return sendObject(request, reply, listObject('/v1/payments', page, page.rows.map(paymentObject)));
 }

@@ -2,7 +2,7 @@
 // refund aggregate in the card-platform shape. Create calls `makeRefund`, the one refund
 // path (the cap by compare-and-set, postings, event), with the request's Idempotency-Key as
 // its `idempotency_ref`, so a re-run after a crash finds the refund it already made.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { Deps } from '../http/context.js';
 import { formatAmount } from '../money/currency.js';
@@ -107,170 +107,171 @@ async function findRefund(deps: Deps, request: FastifyRequest, id: string): Prom
   return row;
 }
 
+type IdRoute = { Params: { id: string } };
+const tags = () => [PAYMENTS_TAG];
+const security = () => [{ bearer: [] }];
+
+/** The routes of /v1/refunds, in their order in the OpenAPI document; each schema is built per app (Fastify normalises a route's schema in place). */
 export function registerGenericRefundRoutes(app: FastifyInstance, deps: Deps): void {
   const opts = genericRouteOptions(deps);
-  const tags = [PAYMENTS_TAG];
-  const security = [{ bearer: [] }];
-
-  app.post<{ Body: Static<typeof CreateRefund> }>(
-    '/v1/refunds',
-    {
-      ...opts,
-      schema: {
-        operationId: 'createRefund',
-        summary: 'Refund a payment',
-        description:
-          'Refunds `amount` (default: what is left) of a `succeeded` payment; several partial refunds up to the captured amount, never more under any concurrency. Fees are not given back.',
-        tags,
-        security,
-        body: CreateRefund,
-        response: { ...objectAnswers(RefundObject, 'The refund.'), ...errorAnswers([400, 401, 404, 409, 429]) },
-      },
-    },
-    async (request, reply) => {
-      const caller = callerOf(request);
-      const b = request.body;
-      const payment = await findPayment(deps, request, b.payment).catch((e: unknown) => {
-        throw e instanceof GenericError && e.http === 404 ? noSuch('payment', b.payment, 'payment') : e;
-      });
-      const n = b.amount ?? Number(payment.captured_minor) - Number(payment.refunded_minor);
-      if (n <= 0) {
-        throw payment.status === 'refunded'
-          ? new GenericError(400, {
-              type: 'invalid_request_error',
-              code: 'charge_already_refunded',
-              message: `Payment ${b.payment} has already been refunded in full.`,
-            })
-          : new GenericError(400, {
-              type: 'invalid_request_error',
-              code: 'payment_unexpected_state',
-              message: `Cannot refund a payment that is ${describeStatus(payment.status)}.`,
-            });
-      }
-      const item = {
-        transaction_id: payment.transaction_id,
-        order_no: payment.order_no,
-        currency: payment.currency,
-        amount: formatAmount(payment.amount_minor, payment.currency),
-        refund_amount: formatAmount(Math.max(n, 0), payment.currency),
-        refund_reason: b.reason ?? '',
-      };
-      const idem = request.idempotency?.id;
-      const metadata = JSON.stringify(newMetadata(b.metadata as MetadataInput | undefined));
-      const outcome = await makeRefund(deps, request.log, caller.creds.account, item, idem ? `${idem}:0` : null, metadata);
-      if (!outcome.ok) throw itemError(outcome, 'payment', b.payment, 'amount');
-      return sendObject(request, reply, refundObject(outcome.refund, caller.livemode));
-    },
+  app.post<{ Body: Static<typeof CreateRefund> }>('/v1/refunds', { ...opts, schema: createSchema() }, (request, reply) => createRefund(deps, request, reply));
+  app.get<IdRoute>('/v1/refunds/:id', { ...opts, schema: retrieveSchema() }, (request, reply) => retrieveRefund(deps, request, reply));
+  app.post<IdRoute & { Body: Static<typeof UpdateRefund> }>('/v1/refunds/:id', { ...opts, schema: updateSchema() }, (request, reply) =>
+    updateRefund(deps, request, reply),
   );
-
-  app.get<{ Params: { id: string } }>(
-    '/v1/refunds/:id',
-    {
-      ...opts,
-      schema: {
-        operationId: 'retrieveRefund',
-        summary: 'Retrieve a refund',
-        description: 'Any refund of your account and mode (made here or through `/v1/refund`).',
-        tags,
-        security,
-        params: IdParams(REFUND_ID_PREFIX),
-        querystring: RetrieveQuery,
-        response: { ...objectAnswers(RefundObject, 'The refund.'), ...errorAnswers([401, 403, 404, 429]) },
-      },
-    },
-    async (request, reply) => sendObject(request, reply, refundObject(await findRefund(deps, request, request.params.id), callerOf(request).livemode)),
+  app.get<{ Querystring: ListQuery & { payment?: string } }>('/v1/refunds', { ...opts, schema: listSchema() }, (request, reply) =>
+    listRefunds(deps, request, reply),
   );
+}
 
-  app.post<{ Params: { id: string }; Body: Static<typeof UpdateRefund> }>(
-    '/v1/refunds/:id',
-    {
-      ...opts,
-      schema: {
-        operationId: 'updateRefund',
-        summary: 'Update a refund’s metadata',
-        description: '`metadata` is merged; a key set to an empty string is removed.',
-        tags,
-        security,
-        params: IdParams(REFUND_ID_PREFIX),
-        body: UpdateRefund,
-        response: { ...objectAnswers(RefundObject, 'The refund after the update.'), ...errorAnswers([400, 401, 404, 409, 429]) },
-      },
+function createSchema() {
+  return {
+    operationId: 'createRefund',
+    summary: 'Refund a payment',
+    description:
+      'Refunds `amount` (default: what is left) of a `succeeded` payment; several partial refunds up to the captured amount, never more under any concurrency. Fees are not given back.',
+    tags: tags(),
+    security: security(),
+    body: CreateRefund,
+    response: { ...objectAnswers(RefundObject, 'The refund.'), ...errorAnswers([400, 401, 404, 409, 429]) },
+  };
+}
+
+async function createRefund(deps: Deps, request: FastifyRequest<{ Body: Static<typeof CreateRefund> }>, reply: FastifyReply) {
+  const caller = callerOf(request);
+  const b = request.body;
+  const payment = await findPayment(deps, request, b.payment).catch((e: unknown) => {
+    throw e instanceof GenericError && e.http === 404 ? noSuch('payment', b.payment, 'payment') : e;
+  });
+  const n = b.amount ?? Number(payment.captured_minor) - Number(payment.refunded_minor);
+  if (n <= 0) {
+    throw payment.status === 'refunded'
+      ? new GenericError(400, {
+          type: 'invalid_request_error',
+          code: 'charge_already_refunded',
+          message: `Payment ${b.payment} has already been refunded in full.`,
+        })
+      : new GenericError(400, {
+          type: 'invalid_request_error',
+          code: 'payment_unexpected_state',
+          message: `Cannot refund a payment that is ${describeStatus(payment.status)}.`,
+        });
+  }
+  const item = {
+    transaction_id: payment.transaction_id,
+    order_no: payment.order_no,
+    currency: payment.currency,
+    amount: formatAmount(payment.amount_minor, payment.currency),
+    refund_amount: formatAmount(Math.max(n, 0), payment.currency),
+    refund_reason: b.reason ?? '',
+  };
+  const idem = request.idempotency?.id;
+  const metadata = JSON.stringify(newMetadata(b.metadata as MetadataInput | undefined));
+  const outcome = await makeRefund(deps, request.log, caller.creds.account, item, idem ? `${idem}:0` : null, metadata);
+  if (!outcome.ok) throw itemError(outcome, 'payment', b.payment, 'amount');
+  return sendObject(request, reply, refundObject(outcome.refund, caller.livemode));
+}
+
+function retrieveSchema() {
+  return {
+    operationId: 'retrieveRefund',
+    summary: 'Retrieve a refund',
+    description: 'Any refund of your account and mode (made here or through `/v1/refund`).',
+    tags: tags(),
+    security: security(),
+    params: IdParams(REFUND_ID_PREFIX),
+    querystring: RetrieveQuery,
+    response: { ...objectAnswers(RefundObject, 'The refund.'), ...errorAnswers([401, 403, 404, 429]) },
+  };
+}
+
+async function retrieveRefund(deps: Deps, request: FastifyRequest<IdRoute>, reply: FastifyReply) {
+  return sendObject(request, reply, refundObject(await findRefund(deps, request, request.params.id), callerOf(request).livemode));
+}
+
+function updateSchema() {
+  return {
+    operationId: 'updateRefund',
+    summary: 'Update a refund’s metadata',
+    description: '`metadata` is merged; a key set to an empty string is removed.',
+    tags: tags(),
+    security: security(),
+    params: IdParams(REFUND_ID_PREFIX),
+    body: UpdateRefund,
+    response: { ...objectAnswers(RefundObject, 'The refund after the update.'), ...errorAnswers([400, 401, 404, 409, 429]) },
+  };
+}
+
+async function updateRefund(deps: Deps, request: FastifyRequest<IdRoute & { Body: Static<typeof UpdateRefund> }>, reply: FastifyReply) {
+  const row = await findRefund(deps, request, request.params.id);
+  const updated = await deps.store.transaction(async (tx) => {
+    // Lock, then read and merge (a concurrent update is never lost on PostgreSQL).
+    await tx.updateTable('refunds').set({ updated_at: deps.now() }).where('refund_reference_id', '=', row.refund_reference_id).execute();
+    const current = await tx.selectFrom('refunds').selectAll().where('refund_reference_id', '=', row.refund_reference_id).executeTakeFirstOrThrow();
+    const metadata = JSON.stringify(mergeMetadata(current.metadata, request.body.metadata as MetadataInput | undefined));
+    await tx.updateTable('refunds').set({ metadata }).where('refund_reference_id', '=', row.refund_reference_id).execute();
+    return { ...current, metadata };
+  });
+  return sendObject(request, reply, refundObject(updated, callerOf(request).livemode));
+}
+
+function listSchema() {
+  return {
+    operationId: 'listRefunds',
+    summary: 'List refunds',
+    description: 'Refunds of your account and mode, newest first; `payment` narrows to one payment.',
+    tags: tags(),
+    security: security(),
+    querystring: ListRefunds,
+    response: {
+      ...objectAnswers(ListEnvelope(RefundObject, 'A page of refunds, newest first.'), 'A page of refunds.'),
+      ...errorAnswers([400, 401, 403, 404, 429]),
     },
-    async (request, reply) => {
-      const row = await findRefund(deps, request, request.params.id);
-      const updated = await deps.store.transaction(async (tx) => {
-        // Lock, then read and merge (a concurrent update is never lost on PostgreSQL).
-        await tx.updateTable('refunds').set({ updated_at: deps.now() }).where('refund_reference_id', '=', row.refund_reference_id).execute();
-        const current = await tx.selectFrom('refunds').selectAll().where('refund_reference_id', '=', row.refund_reference_id).executeTakeFirstOrThrow();
-        const metadata = JSON.stringify(mergeMetadata(current.metadata, request.body.metadata as MetadataInput | undefined));
-        await tx.updateTable('refunds').set({ metadata }).where('refund_reference_id', '=', row.refund_reference_id).execute();
-        return { ...current, metadata };
-      });
-      return sendObject(request, reply, refundObject(updated, callerOf(request).livemode));
+  };
+}
+
+async function listRefunds(deps: Deps, request: FastifyRequest<{ Querystring: ListQuery & { payment?: string } }>, reply: FastifyReply) {
+  const caller = callerOf(request);
+  const account_id = caller.creds.account.account_id;
+  const livemode = caller.livemode ? 1 : 0;
+  const payment = request.query.payment;
+  // A payment that is not this key's is "no such payment", as on its own route.
+  const tid =
+    payment === undefined
+      ? null
+      : (
+          await findPayment(deps, request, payment).catch((e: unknown) => {
+            throw e instanceof GenericError && e.http === 404 ? noSuch('payment', payment, 'payment') : e;
+          })
+        ).transaction_id;
+  const scoped = () => {
+    let q = deps.store.db
+      .selectFrom('refunds')
+      .innerJoin('payments', 'payments.transaction_id', 'refunds.transaction_id')
+      .selectAll('refunds')
+      .where('refunds.account_id', '=', account_id)
+      .where('payments.livemode', '=', livemode);
+    if (tid !== null) q = q.where('refunds.transaction_id', '=', tid);
+    return q;
+  };
+  const page = await listPage<RefundRow>(
+    request.query,
+    'refund',
+    scoped,
+    async (id) => {
+      const ref = refOf(id);
+      const r = ref ? await scoped().where('refunds.refund_reference_id', '=', ref).executeTakeFirst() : undefined;
+      return r ? { created_at: r.created_at, id: r.refund_reference_id } : undefined;
     },
+    { created: 'refunds.created_at', id: 'refunds.refund_reference_id' },
   );
-
-  app.get<{ Querystring: ListQuery & { payment?: string } }>(
-    '/v1/refunds',
-    {
-      ...opts,
-      schema: {
-        operationId: 'listRefunds',
-        summary: 'List refunds',
-        description: 'Refunds of your account and mode, newest first; `payment` narrows to one payment.',
-        tags,
-        security,
-        querystring: ListRefunds,
-        response: {
-          ...objectAnswers(ListEnvelope(RefundObject, 'A page of refunds, newest first.'), 'A page of refunds.'),
-          ...errorAnswers([400, 401, 403, 404, 429]),
-        },
-      },
-    },
-    async (request, reply) => {
-      const caller = callerOf(request);
-      const account_id = caller.creds.account.account_id;
-      const livemode = caller.livemode ? 1 : 0;
-      const payment = request.query.payment;
-      // A payment that is not this key's is "no such payment", as on its own route.
-      const tid =
-        payment === undefined
-          ? null
-          : (
-              await findPayment(deps, request, payment).catch((e: unknown) => {
-                throw e instanceof GenericError && e.http === 404 ? noSuch('payment', payment, 'payment') : e;
-              })
-            ).transaction_id;
-      const scoped = () => {
-        let q = deps.store.db
-          .selectFrom('refunds')
-          .innerJoin('payments', 'payments.transaction_id', 'refunds.transaction_id')
-          .selectAll('refunds')
-          .where('refunds.account_id', '=', account_id)
-          .where('payments.livemode', '=', livemode);
-        if (tid !== null) q = q.where('refunds.transaction_id', '=', tid);
-        return q;
-      };
-      const page = await listPage<RefundRow>(
-        request.query,
-        'refund',
-        scoped,
-        async (id) => {
-          const ref = refOf(id);
-          const r = ref ? await scoped().where('refunds.refund_reference_id', '=', ref).executeTakeFirst() : undefined;
-          return r ? { created_at: r.created_at, id: r.refund_reference_id } : undefined;
-        },
-        { created: 'refunds.created_at', id: 'refunds.refund_reference_id' },
-      );
-      return sendObject(
-        request,
-        reply,
-        listObject(
-          '/v1/refunds',
-          page,
-          page.rows.map((r) => refundObject(r, caller.livemode)),
-        ),
-      );
-    },
+  return sendObject(
+    request,
+    reply,
+    listObject(
+      '/v1/refunds',
+      page,
+      page.rows.map((r) => refundObject(r, caller.livemode)),
+    ),
   );
 }

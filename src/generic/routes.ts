@@ -1,6 +1,15 @@
 // The generic interface (docs/contract.md §12, §18; issue 13): Bearer keys, one wire convention
 // (wire.ts), and the resources. Payments and refunds are the acquiring interface's
 // aggregates in another shape (one domain path); accounts and transfers live in src/connect.
+//
+// Where a URL's code is:
+//   /v1/payments[/:id[/capture|/cancel]]     src/generic/payments.ts (registrar: a list of named handlers)
+//   /v1/refunds[/:id]                        src/generic/refunds.ts (the same)
+//   /v1/accounts[/…]                         src/connect/accounts.ts
+//   /v1/transfers[/…]                        src/connect/transfers.ts
+//   /v1/balance                              src/connect/balance.ts (registered by transfers.ts)
+// The hooks of every generic route (Bearer key, rate limit, IP allow-list for reads, request-id)
+// are genericRouteOptions in auth.ts; the wire convention (errors, lists, metadata) is wire.ts.
 import type { FastifyInstance } from 'fastify';
 import { registerAccountRoutes } from '../connect/accounts.js';
 import { registerTransferRoutes } from '../connect/transfers.js';

@@ -2,11 +2,11 @@
 // keyset-paginated by audit_id (time-ordered, index portal_audit_merchant (merchant_id,
 // audit_id)), filtered by action. The log is the merchant's (sign-ins are not tied to an
 // account), so it is scoped by the signed-in user's merchant, never by a parameter.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { attrs, html } from '../pages/index.js';
 import { auditLog } from './audit.js';
-import { ctx, type PortalDeps, sendPortalPage } from './context.js';
+import { ctx, type PortalDeps, type PortalRoute, sendPortalPage } from './context.js';
 import type { PortalAuditRow } from './tables.js';
 
 export const AUDIT_PAGE_SIZE = 50;
@@ -29,19 +29,17 @@ const KNOWN_ACTIONS = [
 
 const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
 
-export function registerAuditPage(scope: FastifyInstance, deps: PortalDeps): void {
-  scope.get<{ Querystring: { before?: string; action?: string } }>(
-    '/audit',
-    { config: { portal: 'manage' }, schema: { hide: true, querystring: AuditQuery } },
-    async (request, reply) => {
-      const c = ctx(request);
-      const action = request.query.action || undefined;
-      const { rows, next } = await auditLog(deps.store, c.user.merchant_id, { before: request.query.before, action, limit: AUDIT_PAGE_SIZE });
-      const actions = [...new Set([...KNOWN_ACTIONS, ...rows.map((r) => r.action), ...(action ? [action] : [])])].sort();
-      const line = (r: PortalAuditRow) =>
-        html`<tr data-audit-id="${r.audit_id}" data-outcome="${r.outcome}"><td>${when(Number(r.at))}</td><td>${r.email}</td><td class="action">${r.action}</td><td>${r.target}</td><td class="outcome">${r.outcome}</td><td>${r.ip}</td><td>${r.detail}</td></tr>`;
-      const nextHref = next ? `/portal/audit?${new URLSearchParams({ ...(action ? { action } : {}), before: next }).toString()}` : '';
-      const body = html`<form method="get" action="/portal/audit" class="inline" id="audit-filter"><label for="f-action">Action</label>
+export const AUDIT_ROUTES: readonly PortalRoute[] = [{ method: 'GET', url: '/audit', access: 'manage', querystring: AuditQuery, handler: auditPage }];
+
+async function auditPage(deps: PortalDeps, request: FastifyRequest<{ Querystring: { before?: string; action?: string } }>, reply: FastifyReply) {
+  const c = ctx(request);
+  const action = request.query.action || undefined;
+  const { rows, next } = await auditLog(deps.store, c.user.merchant_id, { before: request.query.before, action, limit: AUDIT_PAGE_SIZE });
+  const actions = [...new Set([...KNOWN_ACTIONS, ...rows.map((r) => r.action), ...(action ? [action] : [])])].sort();
+  const line = (r: PortalAuditRow) =>
+    html`<tr data-audit-id="${r.audit_id}" data-outcome="${r.outcome}"><td>${when(Number(r.at))}</td><td>${r.email}</td><td class="action">${r.action}</td><td>${r.target}</td><td class="outcome">${r.outcome}</td><td>${r.ip}</td><td>${r.detail}</td></tr>`;
+  const nextHref = next ? `/portal/audit?${new URLSearchParams({ ...(action ? { action } : {}), before: next }).toString()}` : '';
+  const body = html`<form method="get" action="/portal/audit" class="inline" id="audit-filter"><label for="f-action">Action</label>
 <select id="f-action" name="action"><option value="">All actions</option>${actions.map((a) => html`<option ${attrs({ value: a, selected: a === action })}>${a}</option>`)}</select>
 <button type="submit">Filter</button></form>
 ${
@@ -51,7 +49,5 @@ ${
 <tbody>${rows.map(line)}</tbody></table></div>`
 }
 ${nextHref && html`<p><a id="next-page" href="${nextHref}">Older lines</a></p>`}`;
-      return sendPortalPage(request, reply, { title: 'Audit log', nav: 'audit', body });
-    },
-  );
+  return sendPortalPage(request, reply, { title: 'Audit log', nav: 'audit', body });
 }

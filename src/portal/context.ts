@@ -3,7 +3,7 @@
 // (navigation, account and mode switch), and `portalAction`, the one way a form changes
 // something: role check, once per form token (the shared idempotency store), audit line.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { type TSchema, Type } from 'typebox';
 import { randomToken } from '../crypto/ids.js';
 import type { Deps } from '../http/context.js';
 import { runOnce } from '../idempotency/plugin.js';
@@ -63,6 +63,22 @@ declare module 'fastify' {
     /** A portal route's access (src/portal/context.ts). */
     portal?: PortalAccess;
   }
+}
+
+/**
+ * One portal route as data: the page files export lists of these and routes.ts registers
+ * them, so the URL → handler map is one list to read. `url` is under `/portal`; the route is
+ * hidden from the OpenAPI document; `access` becomes `config.portal`, read by plugin.ts's hooks.
+ */
+export interface PortalRoute {
+  method: 'GET' | 'POST';
+  url: string;
+  access: PortalAccess;
+  params?: TSchema;
+  querystring?: TSchema;
+  body?: TSchema;
+  /** A named function of the page's file; method syntax so that it may narrow the request's params, query and body. */
+  handler(deps: PortalDeps, request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
 }
 
 /** A refusal shown as a page: 400 bad form, 403 not allowed, 404 not found (also another merchant's id), 409 … */

@@ -6,16 +6,16 @@
 // payments_portal_created (account_id, created_at, …) bounds the scan to the period's rows,
 // and the database returns at most days × currencies rows (≤ 90 × a few), so the page
 // never loads payments into memory. Days are UTC days.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Kysely, sql } from 'kysely';
 import { Type } from 'typebox';
 import type { DB } from '../db/schema.js';
 import { accountBalances } from '../ledger/balances.js';
 import { currencyExponent, formatAmount } from '../money/currency.js';
-import { attrs, html } from '../pages/index.js';
+import { attrs, html, type SafeHtml } from '../pages/index.js';
 import type { PaymentStatus } from '../payments/states.js';
 import { barChart, lineChart } from './charts.js';
-import { ctx, type PortalDeps, sendPortalPage } from './context.js';
+import { ctx, type PortalDeps, type PortalRoute, sendPortalPage } from './context.js';
 
 export const DAY_MS = 86_400_000;
 export const PERIODS = [7, 30, 90] as const;
@@ -119,65 +119,90 @@ const DashboardQuery = Type.Object({
   currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$' })),
 });
 
-export function registerDashboard(scope: FastifyInstance, deps: PortalDeps): void {
-  scope.get<{ Querystring: { period?: string; currency?: string } }>(
-    '/dashboard',
-    { config: { portal: 'read' }, schema: { hide: true, querystring: DashboardQuery } },
-    async (request, reply) => {
-      const c = ctx(request);
-      const account_id = c.account.account_id;
-      const period = (request.query.period ? Number(request.query.period) : DEFAULT_PERIOD) as Period;
-      const today = Math.floor(deps.now() / DAY_MS);
-      const days = Array.from({ length: period }, (_, i) => today - period + 1 + i);
-      const from_ms = (today - period + 1) * DAY_MS;
-      const to_ms = (today + 1) * DAY_MS;
-      const [rows, balances] = await Promise.all([dailyPaymentStats(deps.store.db, account_id, from_ms, to_ms), accountBalances(deps.store.db, account_id)]);
-      const s = seriesOf(rows, days);
-      const wanted = request.query.currency;
-      const currency = wanted && s.currencies.includes(wanted) ? wanted : s.currencies[0];
-      const labels = days.map(isoDay);
+export const DASHBOARD_ROUTES: readonly PortalRoute[] = [
+  { method: 'GET', url: '/dashboard', access: 'read', querystring: DashboardQuery, handler: dashboardPage },
+];
 
-      const volumeChart = currency
-        ? barChart({
-            id: 'chart-volume',
-            title: `Approved volume per day (${currency})`,
-            description: `Approved payment amount in ${currency} for each UTC day from ${labels[0]} to ${labels[labels.length - 1]}.`,
-            points: (s.volume.get(currency) ?? []).map((v, i) => ({ label: labels[i] ?? '', value: v })),
-            format: (v) => axisAmount(v, currency),
-            columns: ['Day', `Approved (${currency})`],
-          })
-        : barChart({
-            id: 'chart-volume',
-            title: 'Approved volume per day',
-            description: `No approved payments from ${labels[0]} to ${labels[labels.length - 1]}.`,
-            points: labels.map((label) => ({ label, value: 0 })),
-            format: (v) => String(v),
-            columns: ['Day', 'Approved'],
-          });
-      const approvalChart = lineChart({
-        id: 'chart-approval',
-        title: 'Approval rate per day (%)',
-        description: `Approved payments as a share of payments with an outcome, all currencies, for each UTC day from ${labels[0]} to ${labels[labels.length - 1]}; days without payments have no point.`,
-        points: days.map((_, i) => {
-          const tried = s.attempted[i] ?? 0;
-          const ok = s.approved[i] ?? 0;
-          return { label: labels[i] ?? '', value: tried > 0 ? Math.round((ok / tried) * 1000) / 10 : null, note: `${ok} of ${tried} approved` };
-        }),
-        format: (v) => `${Math.round(v * 10) / 10}%`,
-        yMax: 100,
-        columns: ['Day', 'Approval rate', 'Approved of attempted'],
+/** What the page shows: the period's days, their series, the currency charted, the balances. */
+interface DashboardFacts {
+  period: Period;
+  days: number[];
+  labels: string[];
+  s: DashboardSeries;
+  /** The currency asked for in the URL (kept in the period links), and the one charted. */
+  wanted: string | undefined;
+  currency: string | undefined;
+  balances: Awaited<ReturnType<typeof accountBalances>>;
+}
+
+async function dashboardPage(deps: PortalDeps, request: FastifyRequest<{ Querystring: { period?: string; currency?: string } }>, reply: FastifyReply) {
+  const c = ctx(request);
+  const account_id = c.account.account_id;
+  const period = (request.query.period ? Number(request.query.period) : DEFAULT_PERIOD) as Period;
+  const today = Math.floor(deps.now() / DAY_MS);
+  const days = Array.from({ length: period }, (_, i) => today - period + 1 + i);
+  const from_ms = (today - period + 1) * DAY_MS;
+  const to_ms = (today + 1) * DAY_MS;
+  const [rows, balances] = await Promise.all([dailyPaymentStats(deps.store.db, account_id, from_ms, to_ms), accountBalances(deps.store.db, account_id)]);
+  const s = seriesOf(rows, days);
+  const wanted = request.query.currency;
+  const currency = wanted && s.currencies.includes(wanted) ? wanted : s.currencies[0];
+  const labels = days.map(isoDay);
+  const body = dashboardBody({ period, days, labels, s, wanted, currency, balances });
+  return sendPortalPage(request, reply, { title: 'Dashboard', nav: 'dashboard', body });
+}
+
+function volumeChartOf({ s, currency, labels }: DashboardFacts): SafeHtml {
+  return currency
+    ? barChart({
+        id: 'chart-volume',
+        title: `Approved volume per day (${currency})`,
+        description: `Approved payment amount in ${currency} for each UTC day from ${labels[0]} to ${labels[labels.length - 1]}.`,
+        points: (s.volume.get(currency) ?? []).map((v, i) => ({ label: labels[i] ?? '', value: v })),
+        format: (v) => axisAmount(v, currency),
+        columns: ['Day', `Approved (${currency})`],
+      })
+    : barChart({
+        id: 'chart-volume',
+        title: 'Approved volume per day',
+        description: `No approved payments from ${labels[0]} to ${labels[labels.length - 1]}.`,
+        points: labels.map((label) => ({ label, value: 0 })),
+        format: (v) => String(v),
+        columns: ['Day', 'Approved'],
       });
+}
 
-      const href = (p: number, cur?: string) => `/portal/dashboard?period=${p}${cur ? `&currency=${cur}` : ''}`;
-      const totalAttempted = s.attempted.reduce((a, b) => a + b, 0);
-      const totalApproved = s.approved.reduce((a, b) => a + b, 0);
-      const body = html`<nav aria-label="Period" id="period"><p>Period: ${PERIODS.map(
-        (p, i) =>
-          html`${i > 0 ? ' · ' : ''}<a ${attrs({ href: href(p, wanted), id: `period-${p}`, 'aria-current': p === period ? 'true' : undefined })}>${p} days</a>`,
-      )}</p></nav>
+function approvalChartOf({ s, days, labels }: DashboardFacts): SafeHtml {
+  return lineChart({
+    id: 'chart-approval',
+    title: 'Approval rate per day (%)',
+    description: `Approved payments as a share of payments with an outcome, all currencies, for each UTC day from ${labels[0]} to ${labels[labels.length - 1]}; days without payments have no point.`,
+    points: days.map((_, i) => {
+      const tried = s.attempted[i] ?? 0;
+      const ok = s.approved[i] ?? 0;
+      return { label: labels[i] ?? '', value: tried > 0 ? Math.round((ok / tried) * 1000) / 10 : null, note: `${ok} of ${tried} approved` };
+    }),
+    format: (v) => `${Math.round(v * 10) / 10}%`,
+    yMax: 100,
+    columns: ['Day', 'Approval rate', 'Approved of attempted'],
+  });
+}
+
+/** The period links and form, the totals, the two charts and the balances table. */
+function dashboardBody(f: DashboardFacts): SafeHtml {
+  const { period, s, wanted, currency, balances } = f;
+  const volumeChart = volumeChartOf(f);
+  const approvalChart = approvalChartOf(f);
+  const href = (p: number, cur?: string) => `/portal/dashboard?period=${p}${cur ? `&currency=${cur}` : ''}`;
+  const totalAttempted = s.attempted.reduce((a, b) => a + b, 0);
+  const totalApproved = s.approved.reduce((a, b) => a + b, 0);
+  const body = html`<nav aria-label="Period" id="period"><p>Period: ${PERIODS.map(
+    (p, i) =>
+      html`${i > 0 ? ' · ' : ''}<a ${attrs({ href: href(p, wanted), id: `period-${p}`, 'aria-current': p === period ? 'true' : undefined })}>${p} days</a>`,
+  )}</p></nav>
 <form method="get" action="/portal/dashboard" class="inline"><label for="f-period">Period</label><select id="f-period" name="period">${PERIODS.map(
-        (p) => html`<option ${attrs({ value: String(p), selected: p === period })}>${p} days</option>`,
-      )}</select>${s.currencies.length > 1 && html`<label for="f-currency">Currency</label><select id="f-currency" name="currency">${s.currencies.map((cur) => html`<option ${attrs({ value: cur, selected: cur === currency })}>${cur}</option>`)}</select>`}<button type="submit">Show</button></form>
+    (p) => html`<option ${attrs({ value: String(p), selected: p === period })}>${p} days</option>`,
+  )}</select>${s.currencies.length > 1 && html`<label for="f-currency">Currency</label><select id="f-currency" name="currency">${s.currencies.map((cur) => html`<option ${attrs({ value: cur, selected: cur === currency })}>${cur}</option>`)}</select>`}<button type="submit">Show</button></form>
 <section class="cards"><div class="card"><strong>Payments with an outcome</strong><p id="total-attempted">${totalAttempted}</p></div>
 <div class="card"><strong>Approved</strong><p id="total-approved">${totalApproved}${totalAttempted > 0 && ` (${Math.round((totalApproved / totalAttempted) * 1000) / 10}%)`}</p></div>
 ${s.currencies.map(
@@ -190,16 +215,14 @@ ${s.currencies.map(
 <h2>Volume</h2>${volumeChart}
 <h2>Approval rate</h2>${approvalChart}
 <h2>Balances</h2>${
-        balances.length === 0
-          ? html`<p id="balances-empty">No balance yet in this account.</p>`
-          : html`<div class="scroll"><table id="balances"><thead><tr><th scope="col">Currency</th><th scope="col" class="num">Available</th><th scope="col" class="num">Pending</th><th scope="col" class="num">Held (authorised)</th><th scope="col" class="num">Reserved for payouts</th><th scope="col" class="num">Refunds in flight</th><th scope="col" class="num">Fees</th></tr></thead>
+    balances.length === 0
+      ? html`<p id="balances-empty">No balance yet in this account.</p>`
+      : html`<div class="scroll"><table id="balances"><thead><tr><th scope="col">Currency</th><th scope="col" class="num">Available</th><th scope="col" class="num">Pending</th><th scope="col" class="num">Held (authorised)</th><th scope="col" class="num">Reserved for payouts</th><th scope="col" class="num">Refunds in flight</th><th scope="col" class="num">Fees</th></tr></thead>
 <tbody>${balances.map(
-              (b) =>
-                html`<tr data-currency="${b.currency}"><th scope="row">${b.currency}</th><td class="num available">${formatAmount(b.available_minor, b.currency)}</td><td class="num pending">${formatAmount(b.pending_minor, b.currency)}</td><td class="num held">${formatAmount(b.held_minor, b.currency)}</td><td class="num reserved">${formatAmount(b.payouts_reserved_minor, b.currency)}</td><td class="num refunds">${formatAmount(b.refunds_in_flight_minor, b.currency)}</td><td class="num fees">${formatAmount(b.fees_minor, b.currency)}</td></tr>`,
-            )}</tbody></table></div>`
-      }
+          (b) =>
+            html`<tr data-currency="${b.currency}"><th scope="row">${b.currency}</th><td class="num available">${formatAmount(b.available_minor, b.currency)}</td><td class="num pending">${formatAmount(b.pending_minor, b.currency)}</td><td class="num held">${formatAmount(b.held_minor, b.currency)}</td><td class="num reserved">${formatAmount(b.payouts_reserved_minor, b.currency)}</td><td class="num refunds">${formatAmount(b.refunds_in_flight_minor, b.currency)}</td><td class="num fees">${formatAmount(b.fees_minor, b.currency)}</td></tr>`,
+        )}</tbody></table></div>`
+  }
 <p class="note">Days are UTC. Available: settled, what refunds and payouts take from. Pending: captured, not settled yet.</p>`;
-      return sendPortalPage(request, reply, { title: 'Dashboard', nav: 'dashboard', body });
-    },
-  );
+  return body;
 }

@@ -9,7 +9,7 @@
 // token: a form submitted twice is one payout even past the form-token store (createPayout
 // replays a request_id).
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { Value } from 'typebox/value';
 import { ApiError } from '../http/errors.js';
@@ -19,7 +19,7 @@ import { attrs, field, html, type SafeHtml } from '../pages/index.js';
 import { PayoutBody, type PayoutRequest } from '../payouts/schema.js';
 import { createPayout } from '../payouts/service.js';
 import type { PayoutRow } from '../payouts/tables.js';
-import { can, ctx, formSecrets, type PortalDeps, PortalError, portalAction, sendPortalPage, withNotice } from './context.js';
+import { can, ctx, formSecrets, type PortalDeps, PortalError, type PortalRoute, portalAction, sendPortalPage, withNotice } from './context.js';
 
 export const PAYOUTS_PAGE_SIZE = 50;
 /** Saved beneficiaries offered in the form (newest first). */
@@ -136,29 +136,67 @@ function payoutRow(p: PayoutRow): SafeHtml {
 <td class="num">${formatAmount(Number(p.fee_amount), p.source_currency)}</td><td>${p.payment_date}</td></tr>`;
 }
 
-async function payoutsPage(
-  deps: PortalDeps,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  o: { before?: string; error?: string; values?: Partial<CreateForm> } = {},
-): Promise<FastifyReply> {
+type PageOptions = { before?: string; error?: string; values?: Partial<CreateForm> };
+
+export const PAYOUTS_ROUTES: readonly PortalRoute[] = [
+  { method: 'GET', url: '/payouts', access: 'read', querystring: ListQuery, handler: listPage },
+  { method: 'POST', url: '/payouts', access: 'manage', body: CreateBody, handler: createAction },
+];
+
+async function listPage(deps: PortalDeps, request: FastifyRequest<{ Querystring: { before?: string } }>, reply: FastifyReply) {
+  return payoutsPage(deps, request, reply, { before: request.query.before });
+}
+
+async function createAction(deps: PortalDeps, request: FastifyRequest<{ Body: CreateForm & { csrf: string } }>, reply: FastifyReply) {
   const c = ctx(request);
-  const account_id = c.account.account_id;
+  const { csrf: _csrf, ...form } = request.body;
+  try {
+    return await portalAction(deps, request, reply, {
+      action: 'payout.create',
+      target: form.beneficiary_id || 'new beneficiary',
+      need: 'manage',
+      detail: `${form.payment_amount} ${form.payment_currency || form.source_currency} ${form.payment_method}`.slice(0, 100),
+      run: async () => {
+        const built = payoutRequestOf(form, requestIdOf(c.user.user_id, form.form_token ?? ''));
+        if (!built.ok) throw new PortalError(400, built.problem, '/portal/payouts');
+        const sent: PayoutRequest = { ...built.request, merchant_id: c.account.merchant_id, account_id: c.account.account_id, encryption_data: '' };
+        let row: PayoutRow;
+        try {
+          ({ row } = await createPayout(deps, c.account, sent, deps.now()));
+        } catch (e) {
+          if (e instanceof ApiError && e.http < 500) throw new PortalError(e.http, e.detail ?? e.message, '/portal/payouts');
+          throw e;
+        }
+        return withNotice('/portal/payouts', row.status === 'FAILED' ? 'payout_failed' : 'payout_created');
+      },
+    });
+  } catch (e) {
+    // A refusal of the form shows the form again, filled in, with the reason.
+    if (e instanceof PortalError && e.status === 400) return payoutsPage(deps, request, reply, { error: e.message, values: form });
+    throw e;
+  }
+}
+
+/** A page of the account's payouts (keyset: older than `before`), newest first, one more to know if there is a next page. */
+async function payoutsOf(deps: PortalDeps, account_id: string, before: string | undefined): Promise<PayoutRow[]> {
   let q = deps.store.db.selectFrom('payouts').selectAll().where('account_id', '=', account_id);
-  const cursor = o.before ? CURSOR.exec(o.before) : null;
+  const cursor = before ? CURSOR.exec(before) : null;
   if (cursor) {
     const at = Number(cursor[1]);
     const id = cursor[2] as string;
     q = q.where((eb) => eb.or([eb('created_at', '<', at), eb.and([eb('created_at', '=', at), eb('transaction_id', '<', id)])]));
   }
-  const [rows, balances] = await Promise.all([
-    q
-      .orderBy('created_at', 'desc')
-      .orderBy('transaction_id', 'desc')
-      .limit(PAYOUTS_PAGE_SIZE + 1)
-      .execute(),
-    accountBalances(deps.store.db, account_id),
-  ]);
+  return q
+    .orderBy('created_at', 'desc')
+    .orderBy('transaction_id', 'desc')
+    .limit(PAYOUTS_PAGE_SIZE + 1)
+    .execute();
+}
+
+async function payoutsPage(deps: PortalDeps, request: FastifyRequest, reply: FastifyReply, o: PageOptions = {}): Promise<FastifyReply> {
+  const c = ctx(request);
+  const account_id = c.account.account_id;
+  const [rows, balances] = await Promise.all([payoutsOf(deps, account_id, o.before), accountBalances(deps.store.db, account_id)]);
   const more = rows.length > PAYOUTS_PAGE_SIZE;
   const page = more ? rows.slice(0, PAYOUTS_PAGE_SIZE) : rows;
   const last = page[page.length - 1];
@@ -172,15 +210,41 @@ async function payoutsPage(
         .limit(MAX_BENEFICIARIES)
         .execute()
     : [];
-  const v = o.values ?? {};
-  const select = (name: string, label: string, options: ReadonlyArray<readonly [string, string]>, value: string | undefined) =>
-    html`<label for="f-${name}">${label}</label><select id="f-${name}" name="${name}">${options.map(
-      ([val, text]) => html`<option ${attrs({ value: val, selected: val === (value ?? '') })}>${text}</option>`,
-    )}</select>`;
+  const form = mayCreate && payoutForm(request, balances, beneficiaries, o);
+  const body = html`<h2>Available balance</h2>
+${
+  balances.length === 0
+    ? html`<p id="available-empty">No balance yet in this account.</p>`
+    : html`<table id="available"><thead><tr><th scope="col">Currency</th><th scope="col" class="num">Available</th><th scope="col" class="num">Reserved for payouts</th></tr></thead>
+<tbody>${balances.map((b) => html`<tr data-currency="${b.currency}"><th scope="row">${b.currency}</th><td class="num available">${formatAmount(b.available_minor, b.currency)}</td><td class="num">${formatAmount(b.payouts_reserved_minor, b.currency)}</td></tr>`)}</tbody></table>`
+}
+${form}
+<h2>Payouts</h2>
+${
+  page.length === 0
+    ? html`<p id="payouts-empty">No payouts${o.before ? ' further back' : ''}.</p>`
+    : html`<div class="scroll"><table id="payouts"><thead><tr><th scope="col">Created (UTC)</th><th scope="col">Reference</th><th scope="col">Status</th><th scope="col">Method</th><th scope="col">Beneficiary</th><th scope="col" class="num">You pay</th><th scope="col" class="num">Beneficiary receives</th><th scope="col" class="num">Fee</th><th scope="col">Pay on</th></tr></thead>
+<tbody>${page.map(payoutRow)}</tbody></table></div>`
+}
+${more && last && html`<p><a id="next-page" href="/portal/payouts?before=${`${Number(last.created_at)}.${last.transaction_id}`}">Older payouts</a></p>`}`;
+  return sendPortalPage(request, reply, { title: 'Payouts', nav: 'payouts', body, status: o.error ? 400 : undefined });
+}
 
-  const form =
-    mayCreate &&
-    html`<h2 id="create">New payout</h2>
+function select(name: string, label: string, options: ReadonlyArray<readonly [string, string]>, value: string | undefined): SafeHtml {
+  return html`<label for="f-${name}">${label}</label><select id="f-${name}" name="${name}">${options.map(
+    ([val, text]) => html`<option ${attrs({ value: val, selected: val === (value ?? '') })}>${text}</option>`,
+  )}</select>`;
+}
+
+/** The form is one template of the API request's fields: long by its HTML, not its logic. */
+function payoutForm(
+  request: FastifyRequest,
+  balances: Awaited<ReturnType<typeof accountBalances>>,
+  beneficiaries: ReadonlyArray<{ beneficiary_id: string; label: string }>,
+  o: PageOptions,
+): SafeHtml {
+  const v = o.values ?? {};
+  return html`<h2 id="create">New payout</h2>
 <form method="post" action="/portal/payouts" id="payout-form">${formSecrets(request)}
 ${o.error && html`<p class="error" id="payout-error" role="alert">${o.error}</p>`}
 <div class="filters">
@@ -228,64 +292,4 @@ ${field({ name: 'bank_code', label: 'Bank code (routing number, sort code, BSB, 
 ${field({ name: 'swift_code', label: 'SWIFT code (BIC)', maxlength: 11, value: v.swift_code })}
 </div></fieldset>
 <p class="actions"><button type="submit" class="primary" id="create-payout">Create payout</button></p></form>`;
-
-  const body = html`<h2>Available balance</h2>
-${
-  balances.length === 0
-    ? html`<p id="available-empty">No balance yet in this account.</p>`
-    : html`<table id="available"><thead><tr><th scope="col">Currency</th><th scope="col" class="num">Available</th><th scope="col" class="num">Reserved for payouts</th></tr></thead>
-<tbody>${balances.map((b) => html`<tr data-currency="${b.currency}"><th scope="row">${b.currency}</th><td class="num available">${formatAmount(b.available_minor, b.currency)}</td><td class="num">${formatAmount(b.payouts_reserved_minor, b.currency)}</td></tr>`)}</tbody></table>`
-}
-${form}
-<h2>Payouts</h2>
-${
-  page.length === 0
-    ? html`<p id="payouts-empty">No payouts${o.before ? ' further back' : ''}.</p>`
-    : html`<div class="scroll"><table id="payouts"><thead><tr><th scope="col">Created (UTC)</th><th scope="col">Reference</th><th scope="col">Status</th><th scope="col">Method</th><th scope="col">Beneficiary</th><th scope="col" class="num">You pay</th><th scope="col" class="num">Beneficiary receives</th><th scope="col" class="num">Fee</th><th scope="col">Pay on</th></tr></thead>
-<tbody>${page.map(payoutRow)}</tbody></table></div>`
-}
-${more && last && html`<p><a id="next-page" href="/portal/payouts?before=${`${Number(last.created_at)}.${last.transaction_id}`}">Older payouts</a></p>`}`;
-  return sendPortalPage(request, reply, { title: 'Payouts', nav: 'payouts', body, status: o.error ? 400 : undefined });
-}
-
-export function registerPayoutPages(scope: FastifyInstance, deps: PortalDeps): void {
-  scope.get<{ Querystring: { before?: string } }>(
-    '/payouts',
-    { config: { portal: 'read' }, schema: { hide: true, querystring: ListQuery } },
-    async (request, reply) => payoutsPage(deps, request, reply, { before: request.query.before }),
-  );
-
-  scope.post<{ Body: CreateForm & { csrf: string } }>(
-    '/payouts',
-    { config: { portal: 'manage' }, schema: { hide: true, body: CreateBody } },
-    async (request, reply) => {
-      const c = ctx(request);
-      const { csrf: _csrf, ...form } = request.body;
-      try {
-        return await portalAction(deps, request, reply, {
-          action: 'payout.create',
-          target: form.beneficiary_id || 'new beneficiary',
-          need: 'manage',
-          detail: `${form.payment_amount} ${form.payment_currency || form.source_currency} ${form.payment_method}`.slice(0, 100),
-          run: async () => {
-            const built = payoutRequestOf(form, requestIdOf(c.user.user_id, form.form_token ?? ''));
-            if (!built.ok) throw new PortalError(400, built.problem, '/portal/payouts');
-            const sent: PayoutRequest = { ...built.request, merchant_id: c.account.merchant_id, account_id: c.account.account_id, encryption_data: '' };
-            let row: PayoutRow;
-            try {
-              ({ row } = await createPayout(deps, c.account, sent, deps.now()));
-            } catch (e) {
-              if (e instanceof ApiError && e.http < 500) throw new PortalError(e.http, e.detail ?? e.message, '/portal/payouts');
-              throw e;
-            }
-            return withNotice('/portal/payouts', row.status === 'FAILED' ? 'payout_failed' : 'payout_created');
-          },
-        });
-      } catch (e) {
-        // A refusal of the form shows the form again, filled in, with the reason.
-        if (e instanceof PortalError && e.status === 400) return payoutsPage(deps, request, reply, { error: e.message, values: form });
-        throw e;
-      }
-    },
-  );
 }

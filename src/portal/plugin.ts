@@ -4,7 +4,7 @@
 // token of every POST before anything else runs. Errors become pages in the portal's frame.
 import { timingSafeEqual } from 'node:crypto';
 import cookie from '@fastify/cookie';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { randomToken } from '../crypto/ids.js';
 import { RETRY_AFTER_S, storageFault } from '../db/faults.js';
 import { BodyParseError } from '../http/body.js';
@@ -72,100 +72,107 @@ export const PORTAL_ROUTES: PortalRouteInfo[] = [];
 
 export async function portalScope(scope: FastifyInstance, deps: PortalDeps): Promise<void> {
   await scope.register(cookie, { hook: 'onRequest' });
-  scope.addHook('onRoute', (r) => {
-    for (const method of [r.method].flat()) {
-      if (method === 'HEAD') continue;
-      if (PORTAL_ROUTES.some((x) => x.method === method && x.url === r.url)) continue;
-      const schema = (r.schema ?? {}) as { body?: unknown; querystring?: unknown };
-      PORTAL_ROUTES.push({ method, url: r.url, access: String(r.config?.portal ?? 'read'), body: schema.body, querystring: schema.querystring });
-    }
-  });
-
-  scope.addHook('onRequest', async (request, reply) => {
-    const access = request.routeOptions.config?.portal ?? 'read';
-    const token = request.cookies[sessionCookie(request)];
-    if (token) await loadSession(deps, request, token);
-    if (access === 'public') return;
-    if (access === 'second') {
-      if (request.portalPending || request.portal) return;
-    } else if (request.portal) {
-      if (!can(request.portal.user.role, access)) throw new PortalError(403, `Your role (${request.portal.user.role}) cannot see or do this.`);
-      return;
-    }
-    if (request.method === 'GET') {
-      sendRedirect(reply, '/portal/signin');
-      return reply;
-    }
-    throw new PortalError(401, 'Your session has ended; sign in again.', '/portal/signin');
-  });
-
+  scope.addHook('onRoute', recordRoute);
+  scope.addHook('onRequest', async (request, reply) => requireAccess(deps, request, reply));
   // Forms only, and every one with its CSRF token: checked before validation and the handler.
-  scope.addHook('preValidation', async (request) => {
-    if (request.method !== 'POST') return;
-    if (request.bodyFormat !== 'form' && request.bodyFormat !== 'empty')
-      throw new PortalError(415, 'The portal takes HTML forms (application/x-www-form-urlencoded) only.');
-    const body = (request.body ?? {}) as Record<string, unknown>;
-    const given = typeof body.csrf === 'string' ? body.csrf : '';
-    const session = request.portal?.session ?? request.portalPending?.session;
-    let expected: string;
-    if (session) expected = session.csrf_token;
-    else {
-      const nonce = request.cookies[preCookie(request)];
-      expected = nonce ? deps.keyring.fingerprint(`portal csrf:${nonce}`) : '';
-    }
-    if (!sameToken(given, expected)) {
-      throw new PortalError(403, 'This form has expired or did not come from this site (missing or wrong CSRF token). Reload the page and try again.');
-    }
-  });
+  scope.addHook('preValidation', async (request) => checkForm(deps, request));
+  scope.setErrorHandler(errorPage);
+  scope.setNotFoundHandler(async (request, reply) => sendPortalMessage(request, reply, 404, titleOf(404), 'There is no such page or record for this account.'));
+}
 
-  scope.setErrorHandler((error: Error & { validation?: unknown; code?: string; statusCode?: number }, request, reply) => {
-    const fault = storageFault(error);
-    if (fault) {
-      reply.header('retry-after', String(RETRY_AFTER_S[fault]));
-      return sendPortalMessage(
-        request,
-        reply,
-        503,
-        'Try again in a moment',
-        'The gateway cannot reach or write to its storage right now. Nothing was changed; try again in a moment.',
-      );
-    }
-    if (error instanceof PortalError) {
-      if (error.status === 401) clearSessionCookie(request, reply);
-      return sendPortalMessage(request, reply, error.status, titleOf(error.status), error.message, error.back);
-    }
-    // The shared stores' refusals (the form token as idempotency key: malformed, or reused for another form).
-    // Also the app's own refusals before the route ran: load shedding answers 503 (its
-    // Retry-After is set already), and stays a 503 here.
-    if (error instanceof ApiError) {
-      const status = error.http >= 400 && error.http < 600 ? error.http : 400;
-      const text =
-        error.field === 'form_token' && status === 409
-          ? 'This form was already sent with other values, or is still being processed; reload the page and try again.'
-          : (error.detail ?? error.message);
-      return sendPortalMessage(request, reply, status, titleOf(status), text);
-    }
-    if (error.validation) return sendPortalMessage(request, reply, 400, 'Please check the form', `The form was refused: ${describe(error)}.`);
-    if (error instanceof BodyParseError) return sendPortalMessage(request, reply, 400, 'Please check the form', error.message);
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendPortalMessage(request, reply, 413, 'Too large', 'The form is too large.');
-    if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
-      return sendPortalMessage(request, reply, error.statusCode, titleOf(error.statusCode), error.message);
-    }
-    if (error.code === 'FST_UNDER_PRESSURE') {
-      reply.header('retry-after', '1');
-      return sendPortalMessage(request, reply, 503, 'Try again in a moment', 'The gateway is busy; try again in a moment.');
-    }
-    request.log.error({ err: { message: error.message, stack: error.stack, code: error.code } }, 'portal: unhandled error');
+function recordRoute(r: RouteOptions): void {
+  for (const method of [r.method].flat()) {
+    if (method === 'HEAD') continue;
+    if (PORTAL_ROUTES.some((x) => x.method === method && x.url === r.url)) continue;
+    const schema = (r.schema ?? {}) as { body?: unknown; querystring?: unknown };
+    PORTAL_ROUTES.push({ method, url: r.url, access: String(r.config?.portal ?? 'read'), body: schema.body, querystring: schema.querystring });
+  }
+}
+
+/** Loads the session, then lets the route's access through, or sends the visitor to sign in, or refuses the role. */
+async function requireAccess(deps: PortalDeps, request: FastifyRequest, reply: FastifyReply) {
+  const access = request.routeOptions.config?.portal ?? 'read';
+  const token = request.cookies[sessionCookie(request)];
+  if (token) await loadSession(deps, request, token);
+  if (access === 'public') return;
+  if (access === 'second') {
+    if (request.portalPending || request.portal) return;
+  } else if (request.portal) {
+    if (!can(request.portal.user.role, access)) throw new PortalError(403, `Your role (${request.portal.user.role}) cannot see or do this.`);
+    return;
+  }
+  if (request.method === 'GET') {
+    sendRedirect(reply, '/portal/signin');
+    return reply;
+  }
+  throw new PortalError(401, 'Your session has ended; sign in again.', '/portal/signin');
+}
+
+/** A POST must be a form carrying the CSRF token of its session (or, before sign-in, of its pre-sign-in cookie). */
+async function checkForm(deps: PortalDeps, request: FastifyRequest): Promise<void> {
+  if (request.method !== 'POST') return;
+  if (request.bodyFormat !== 'form' && request.bodyFormat !== 'empty')
+    throw new PortalError(415, 'The portal takes HTML forms (application/x-www-form-urlencoded) only.');
+  const body = (request.body ?? {}) as Record<string, unknown>;
+  const given = typeof body.csrf === 'string' ? body.csrf : '';
+  const session = request.portal?.session ?? request.portalPending?.session;
+  let expected: string;
+  if (session) expected = session.csrf_token;
+  else {
+    const nonce = request.cookies[preCookie(request)];
+    expected = nonce ? deps.keyring.fingerprint(`portal csrf:${nonce}`) : '';
+  }
+  if (!sameToken(given, expected)) {
+    throw new PortalError(403, 'This form has expired or did not come from this site (missing or wrong CSRF token). Reload the page and try again.');
+  }
+}
+
+/** Every refusal and failure as a page in the portal's frame, with the status it deserves. */
+function errorPage(error: Error & { validation?: unknown; code?: string; statusCode?: number }, request: FastifyRequest, reply: FastifyReply) {
+  const fault = storageFault(error);
+  if (fault) {
+    reply.header('retry-after', String(RETRY_AFTER_S[fault]));
     return sendPortalMessage(
       request,
       reply,
-      500,
-      'Something went wrong',
-      'The request failed; nothing you can fix. Try again, and tell your operator if it keeps failing.',
+      503,
+      'Try again in a moment',
+      'The gateway cannot reach or write to its storage right now. Nothing was changed; try again in a moment.',
     );
-  });
-
-  scope.setNotFoundHandler(async (request, reply) => sendPortalMessage(request, reply, 404, titleOf(404), 'There is no such page or record for this account.'));
+  }
+  if (error instanceof PortalError) {
+    if (error.status === 401) clearSessionCookie(request, reply);
+    return sendPortalMessage(request, reply, error.status, titleOf(error.status), error.message, error.back);
+  }
+  // The shared stores' refusals (the form token as idempotency key: malformed, or reused for another form).
+  // Also the app's own refusals before the route ran: load shedding answers 503 (its
+  // Retry-After is set already), and stays a 503 here.
+  if (error instanceof ApiError) {
+    const status = error.http >= 400 && error.http < 600 ? error.http : 400;
+    const text =
+      error.field === 'form_token' && status === 409
+        ? 'This form was already sent with other values, or is still being processed; reload the page and try again.'
+        : (error.detail ?? error.message);
+    return sendPortalMessage(request, reply, status, titleOf(status), text);
+  }
+  if (error.validation) return sendPortalMessage(request, reply, 400, 'Please check the form', `The form was refused: ${describe(error)}.`);
+  if (error instanceof BodyParseError) return sendPortalMessage(request, reply, 400, 'Please check the form', error.message);
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendPortalMessage(request, reply, 413, 'Too large', 'The form is too large.');
+  if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+    return sendPortalMessage(request, reply, error.statusCode, titleOf(error.statusCode), error.message);
+  }
+  if (error.code === 'FST_UNDER_PRESSURE') {
+    reply.header('retry-after', '1');
+    return sendPortalMessage(request, reply, 503, 'Try again in a moment', 'The gateway is busy; try again in a moment.');
+  }
+  request.log.error({ err: { message: error.message, stack: error.stack, code: error.code } }, 'portal: unhandled error');
+  return sendPortalMessage(
+    request,
+    reply,
+    500,
+    'Something went wrong',
+    'The request failed; nothing you can fix. Try again, and tell your operator if it keeps failing.',
+  );
 }
 
 function titleOf(status: number): string {

@@ -1,21 +1,49 @@
 // The merchant portal under /portal (docs/contract.md §19): one Fastify scope with its own hooks
 // (plugin.ts) and one file per group of pages. Every page and action calls the same domain
 // functions as the API.
+//
+// Where a URL's code is (every path under /portal; each file's list names its handlers):
+//   /  /setup/:token  /signin  /signin/code  /totp  /totp/start  /signout   signin.ts
+//   /profile  /password  /signout-everywhere  /account                       profile.ts
+//   /dashboard                                                             dashboard.ts
+//   /transactions  /transactions.csv                                       transactions.ts
+//   /transactions/:transaction_id[/capture|cancel|refund|review|notifications/…]   transaction.ts
+//   /subscriptions[/:id/cancel]                                            subscriptions.ts
+//   /payouts                                                               payouts.ts
+//   /settings[/…]                                                          settings.ts
+//   /users[/:user_id/…]                                                    users-page.ts
+//   /audit                                                                 audit-page.ts
+// The hooks every route passes (session, access, CSRF, error pages) are in plugin.ts.
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../http/context.js';
-import { registerAuditPage } from './audit-page.js';
-import type { PortalDeps } from './context.js';
-import { registerDashboard } from './dashboard.js';
-import { registerPayoutPages } from './payouts.js';
+import { AUDIT_ROUTES } from './audit-page.js';
+import type { PortalDeps, PortalRoute } from './context.js';
+import { DASHBOARD_ROUTES } from './dashboard.js';
+import { PAYOUTS_ROUTES } from './payouts.js';
 import { portalScope } from './plugin.js';
+import { PROFILE_ROUTES } from './profile.js';
 import { PortalSessions } from './sessions.js';
-import { registerSettings } from './settings.js';
-import { registerSignIn } from './signin.js';
-import { registerSubscriptionPages } from './subscriptions.js';
-import { registerTransaction } from './transaction.js';
-import { registerTransactions } from './transactions.js';
+import { SETTINGS_ROUTES } from './settings.js';
+import { SIGNIN_ROUTES } from './signin.js';
+import { SUBSCRIPTIONS_ROUTES } from './subscriptions.js';
+import { TRANSACTION_ROUTES } from './transaction.js';
+import { TRANSACTIONS_ROUTES } from './transactions.js';
 import { PortalUsers } from './users.js';
-import { registerUserPages } from './users-page.js';
+import { USERS_ROUTES } from './users-page.js';
+
+/** Every portal route, in the order they are registered (the order they had before the table, and of PORTAL_ROUTES, which the fuzz run reads). */
+export const PORTAL_ROUTE_TABLE: readonly PortalRoute[] = [
+  ...SIGNIN_ROUTES,
+  ...PROFILE_ROUTES,
+  ...DASHBOARD_ROUTES,
+  ...TRANSACTIONS_ROUTES,
+  ...TRANSACTION_ROUTES,
+  ...SUBSCRIPTIONS_ROUTES,
+  ...PAYOUTS_ROUTES,
+  ...SETTINGS_ROUTES,
+  ...USERS_ROUTES,
+  ...AUDIT_ROUTES,
+];
 
 export function portalDeps(deps: Deps): PortalDeps {
   return { ...deps, users: new PortalUsers(deps.store, deps.keyring), sessions: new PortalSessions(deps.store, deps.keyring) };
@@ -26,16 +54,19 @@ export async function registerPortal(app: FastifyInstance, deps: Deps): Promise<
   await app.register(
     async (scope) => {
       await portalScope(scope, pdeps);
-      registerSignIn(scope, pdeps);
-      registerDashboard(scope, pdeps);
-      registerTransactions(scope, pdeps);
-      registerTransaction(scope, pdeps);
-      registerSubscriptionPages(scope, pdeps);
-      registerPayoutPages(scope, pdeps);
-      registerSettings(scope, pdeps);
-      registerUserPages(scope, pdeps);
-      registerAuditPage(scope, pdeps);
+      for (const route of PORTAL_ROUTE_TABLE) registerRoute(scope, pdeps, route);
     },
     { prefix: '/portal' },
   );
+}
+
+/** One route of the table: its access as `config.portal`, its schemas, hidden from the OpenAPI document. */
+function registerRoute(scope: FastifyInstance, deps: PortalDeps, r: PortalRoute): void {
+  const schema = {
+    hide: true,
+    ...(r.params ? { params: r.params } : {}),
+    ...(r.querystring ? { querystring: r.querystring } : {}),
+    ...(r.body ? { body: r.body } : {}),
+  };
+  scope.route({ method: r.method, url: r.url, config: { portal: r.access }, schema, handler: (request, reply) => r.handler(deps, request, reply) });
 }

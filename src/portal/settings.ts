@@ -12,7 +12,7 @@
 // Each form calls what its operator command (src/*/cli.ts) calls, through portalAction. A new
 // secret is shown once on the answer to its form and never stored in clear; a stored one is
 // shown only by its last four characters (cards on a blocklist by their keyed fingerprint).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ApiKeyError } from '../apikeys/service.js';
 import { storageFault } from '../db/faults.js';
@@ -37,6 +37,7 @@ import {
   type PortalDeps,
   PortalError,
   type PortalPage,
+  type PortalRoute,
   portalAction,
   sendPortalPage,
   withNotice,
@@ -84,218 +85,237 @@ function secretPage(title: string, what: string, secret: string, after: SafeHtml
   };
 }
 
-export function registerSettings(scope: FastifyInstance, deps: PortalDeps): void {
-  const page = { config: { portal: 'manage' as const }, schema: { hide: true } };
-  const post = (body: unknown, params?: unknown) => ({ config: { portal: 'manage' as const }, schema: { hide: true, body, ...(params ? { params } : {}) } });
-  const account = (request: FastifyRequest) => ctx(request).account.account_id;
+export const SETTINGS_ROUTES: readonly PortalRoute[] = [
+  { method: 'GET', url: '/settings', access: 'manage', handler: settingsPage },
+  { method: 'POST', url: '/settings/signing-key/rotate', access: 'manage', body: PlainBody, handler: rotateSigningKey },
+  { method: 'POST', url: '/settings/signing-key/retire', access: 'manage', body: PlainBody, handler: retireSigningKeys },
+  { method: 'POST', url: '/settings/api-keys', access: 'manage', body: LabelBody, handler: createApiKey },
+  { method: 'POST', url: '/settings/api-keys/:key_id/revoke', access: 'manage', body: PlainBody, params: KeyParams, handler: revokeApiKey },
+  { method: 'POST', url: '/settings/ips/add', access: 'manage', body: CidrBody, handler: addIp },
+  { method: 'POST', url: '/settings/ips/remove', access: 'manage', body: CidrBody, handler: removeIp },
+  { method: 'POST', url: '/settings/notification-secret/rotate', access: 'manage', body: PlainBody, handler: rotateNotificationSecret },
+  { method: 'POST', url: '/settings/risk/thresholds', access: 'manage', body: ThresholdsBody, handler: setRiskThresholds },
+  { method: 'POST', url: '/settings/blocklist/add', access: 'manage', body: BlocklistBody, handler: addToBlocklistAction },
+  { method: 'POST', url: '/settings/blocklist/remove', access: 'manage', body: BlocklistBody, handler: removeFromBlocklistAction },
+  { method: 'POST', url: '/settings/frame-origins/add', access: 'manage', body: OriginBody, handler: addFrameOrigin },
+  { method: 'POST', url: '/settings/frame-origins/remove', access: 'manage', body: OriginBody, handler: removeFrameOrigin },
+];
 
-  scope.get('/settings', page, async (request, reply) => {
-    const c = ctx(request);
-    return sendPortalPage(request, reply, { title: 'Settings', nav: 'settings', body: await settingsBody(deps, request, c) });
-  });
+const accountOf = (request: FastifyRequest) => ctx(request).account.account_id;
 
-  // ---- signing key (docs/contract.md §2): `key rotate`, `key retire`
-  scope.post('/settings/signing-key/rotate', post(PlainBody), async (request, reply) => {
-    const account_id = account(request);
-    return portalAction(deps, request, reply, {
-      action: 'settings.signing_key.rotate',
-      target: account_id,
-      need: 'manage',
-      run: async () => {
-        const secret = await deps.merchants.rotateKey(account_id, deps.now());
-        return {
-          location: withNotice(SETTINGS, 'key_rotated'),
-          show: secretPage(
-            'New signing key',
-            `The new secret key of account ${account_id} signs from now on. The previous key still verifies until you retire it in the settings.`,
-            secret,
-          ),
-        };
-      },
-    });
-  });
-  scope.post('/settings/signing-key/retire', post(PlainBody), async (request, reply) => {
-    const account_id = account(request);
-    return portalAction(deps, request, reply, {
-      action: 'settings.signing_key.retire',
-      target: account_id,
-      need: 'manage',
-      run: async () => {
-        const n = await deps.merchants.retireKeys(account_id);
-        if (n === 0) throw new PortalError(409, 'There is no previous key to retire (rotate first).', SETTINGS);
-        return withNotice(SETTINGS, 'keys_retired');
-      },
-    });
-  });
+async function settingsPage(deps: PortalDeps, request: FastifyRequest, reply: FastifyReply) {
+  const c = ctx(request);
+  return sendPortalPage(request, reply, { title: 'Settings', nav: 'settings', body: await settingsBody(deps, request, c) });
+}
 
-  // ---- API keys of the generic interface (docs/contract.md §18): `apikey create`, `apikey revoke`
-  scope.post<{ Body: { label: string } }>('/settings/api-keys', post(LabelBody), async (request, reply) => {
-    const account_id = account(request);
-    const label = request.body.label.trim();
-    return portalAction(deps, request, reply, {
-      action: 'settings.apikey.create',
-      target: account_id,
-      need: 'manage',
-      detail: label && `label ${label}`,
-      run: async () => {
-        const created = await refusing(() => deps.apiKeys.create(account_id, label, deps.now()));
-        return {
-          location: withNotice(SETTINGS, 'apikey_created'),
-          show: secretPage(
-            'New API key',
-            `API key ${created.key_id} of account ${account_id}. Send it as Authorization: Bearer <key>.`,
-            created.secret,
-            html`<p id="new-key-id">${created.key_id}</p>`,
-          ),
-        };
-      },
-    });
+// ---- signing key (docs/contract.md §2): `key rotate`, `key retire`
+async function rotateSigningKey(deps: PortalDeps, request: FastifyRequest, reply: FastifyReply) {
+  const account_id = accountOf(request);
+  return portalAction(deps, request, reply, {
+    action: 'settings.signing_key.rotate',
+    target: account_id,
+    need: 'manage',
+    run: async () => {
+      const secret = await deps.merchants.rotateKey(account_id, deps.now());
+      return {
+        location: withNotice(SETTINGS, 'key_rotated'),
+        show: secretPage(
+          'New signing key',
+          `The new secret key of account ${account_id} signs from now on. The previous key still verifies until you retire it in the settings.`,
+          secret,
+        ),
+      };
+    },
   });
-  scope.post<{ Params: { key_id: string } }>('/settings/api-keys/:key_id/revoke', post(PlainBody, KeyParams), async (request, reply) => {
-    const account_id = account(request);
-    const { key_id } = request.params;
-    return portalAction(deps, request, reply, {
-      action: 'settings.apikey.revoke',
-      target: key_id,
-      need: 'manage',
-      run: async () => {
-        // Only a key of the account shown: another account's or merchant's id is not found.
-        const key = /^key_[0-9A-Za-z]{1,40}$/.test(key_id) ? (await deps.apiKeys.list(account_id)).find((k) => k.key_id === key_id) : undefined;
-        if (!key) throw new PortalError(404, 'There is no such API key for this account.', SETTINGS);
-        if (!(await deps.apiKeys.revoke(account_id, key_id, deps.now()))) throw new PortalError(409, `The key ${key_id} is revoked already.`, SETTINGS);
-        return withNotice(SETTINGS, 'apikey_revoked');
-      },
-    });
-  });
+}
 
-  // ---- IP allow-list (docs/contract.md §3): `ip add`, `ip remove`
-  scope.post<{ Body: { cidr: string } }>('/settings/ips/add', post(CidrBody), async (request, reply) => {
-    const account_id = account(request);
-    return portalAction(deps, request, reply, {
-      action: 'settings.ip.add',
-      target: account_id,
-      need: 'manage',
-      detail: request.body.cidr.trim(),
-      run: async () => {
-        const cidr = validCidr(request.body.cidr);
-        await deps.merchants.addIp(account_id, cidr, deps.now());
-        return withNotice(SETTINGS, 'ip_added');
-      },
-    });
+async function retireSigningKeys(deps: PortalDeps, request: FastifyRequest, reply: FastifyReply) {
+  const account_id = accountOf(request);
+  return portalAction(deps, request, reply, {
+    action: 'settings.signing_key.retire',
+    target: account_id,
+    need: 'manage',
+    run: async () => {
+      const n = await deps.merchants.retireKeys(account_id);
+      if (n === 0) throw new PortalError(409, 'There is no previous key to retire (rotate first).', SETTINGS);
+      return withNotice(SETTINGS, 'keys_retired');
+    },
   });
-  scope.post<{ Body: { cidr: string } }>('/settings/ips/remove', post(CidrBody), async (request, reply) => {
-    const account_id = account(request);
-    return portalAction(deps, request, reply, {
-      action: 'settings.ip.remove',
-      target: account_id,
-      need: 'manage',
-      detail: request.body.cidr.trim(),
-      run: async () => {
-        const cidr = validCidr(request.body.cidr);
-        if (!(await deps.merchants.removeIp(account_id, cidr))) throw new PortalError(404, `${cidr} is not on the allow-list.`, SETTINGS);
-        return withNotice(SETTINGS, 'removed');
-      },
-    });
-  });
+}
 
-  // ---- notification secret (docs/contract.md §11): `webhook-secret rotate`
-  scope.post('/settings/notification-secret/rotate', post(PlainBody), async (request, reply) => {
-    const account_id = account(request);
-    return portalAction(deps, request, reply, {
-      action: 'settings.notification_secret.rotate',
-      target: account_id,
-      need: 'manage',
-      run: async () => {
-        const secret = await deps.merchants.rotateWebhookSecret(account_id);
-        return {
-          location: withNotice(SETTINGS, 'notification_secret_rotated'),
-          show: secretPage(
-            'New notification secret',
-            `Notifications of account ${account_id} are signed with this secret from now on; the previous one stopped at once.`,
-            secret,
-          ),
-        };
-      },
-    });
+// ---- API keys of the generic interface (docs/contract.md §18): `apikey create`, `apikey revoke`
+async function createApiKey(deps: PortalDeps, request: FastifyRequest<{ Body: { label: string } }>, reply: FastifyReply) {
+  const account_id = accountOf(request);
+  const label = request.body.label.trim();
+  return portalAction(deps, request, reply, {
+    action: 'settings.apikey.create',
+    target: account_id,
+    need: 'manage',
+    detail: label && `label ${label}`,
+    run: async () => {
+      const created = await refusing(() => deps.apiKeys.create(account_id, label, deps.now()));
+      return {
+        location: withNotice(SETTINGS, 'apikey_created'),
+        show: secretPage(
+          'New API key',
+          `API key ${created.key_id} of account ${account_id}. Send it as Authorization: Bearer <key>.`,
+          created.secret,
+          html`<p id="new-key-id">${created.key_id}</p>`,
+        ),
+      };
+    },
   });
+}
 
-  // ---- risk (docs/contract.md §10): `risk thresholds`, `blocklist add|remove`
-  scope.post<{ Body: { review: string; reject: string } }>('/settings/risk/thresholds', post(ThresholdsBody), async (request, reply) => {
-    const account_id = account(request);
-    const t = { review: Number(request.body.review), reject: Number(request.body.reject) };
-    return portalAction(deps, request, reply, {
-      action: 'settings.risk.thresholds',
-      target: account_id,
-      need: 'manage',
-      detail: `review ${t.review}, reject ${t.reject}`,
-      run: async () => {
-        await refusing(() => setThresholds(deps.store, account_id, t, deps.now()));
-        return withNotice(SETTINGS, 'saved');
-      },
-    });
+async function revokeApiKey(deps: PortalDeps, request: FastifyRequest<{ Params: { key_id: string } }>, reply: FastifyReply) {
+  const account_id = accountOf(request);
+  const { key_id } = request.params;
+  return portalAction(deps, request, reply, {
+    action: 'settings.apikey.revoke',
+    target: key_id,
+    need: 'manage',
+    run: async () => {
+      // Only a key of the account shown: another account's or merchant's id is not found.
+      const key = /^key_[0-9A-Za-z]{1,40}$/.test(key_id) ? (await deps.apiKeys.list(account_id)).find((k) => k.key_id === key_id) : undefined;
+      if (!key) throw new PortalError(404, 'There is no such API key for this account.', SETTINGS);
+      if (!(await deps.apiKeys.revoke(account_id, key_id, deps.now()))) throw new PortalError(409, `The key ${key_id} is revoked already.`, SETTINGS);
+      return withNotice(SETTINGS, 'apikey_revoked');
+    },
   });
-  const blocklistAction = (remove: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
-    const account_id = account(request);
-    const body = request.body as { type: string; value: string };
-    const value = body.value;
-    // The audit line names a card only by its fingerprint (and a value of an unknown type not at all).
-    const known = (BLOCKLIST_TYPES as readonly string[]).includes(body.type);
-    const detail =
-      body.type === 'card'
-        ? `card fingerprint ${deps.keyring.fingerprint(value.trim()).slice(0, 12)}`
-        : known
-          ? `${body.type} ${value.trim()}`
-          : 'unknown type';
-    return portalAction(deps, request, reply, {
-      action: remove ? 'settings.blocklist.remove' : 'settings.blocklist.add',
-      target: account_id,
-      need: 'manage',
-      detail,
-      run: async () => {
-        const type: BlocklistType = await refusing(async () => parseBlocklistType(body.type));
-        await refusing(async () => blocklistValue(deps.keyring, type, value)); // a clear 400 before any write
-        if (!remove) {
-          await refusing(() => addToBlocklist(deps.store, deps.keyring, account_id, type, value, deps.now()));
-          return withNotice(SETTINGS, 'blocklist_added');
-        }
-        if (!(await refusing(() => removeFromBlocklist(deps.store, deps.keyring, account_id, type, value))))
-          throw new PortalError(404, `That ${type} is not on the blocklist.`, SETTINGS);
-        return withNotice(SETTINGS, 'removed');
-      },
-    });
-  };
-  scope.post('/settings/blocklist/add', post(BlocklistBody), blocklistAction(false));
-  scope.post('/settings/blocklist/remove', post(BlocklistBody), blocklistAction(true));
+}
 
-  // ---- checkout frame origins (docs/contract.md §14): `frame-origin add|remove`
-  scope.post<{ Body: { origin: string } }>('/settings/frame-origins/add', post(OriginBody), async (request, reply) => {
-    const account_id = account(request);
-    return portalAction(deps, request, reply, {
-      action: 'settings.frame_origin.add',
-      target: account_id,
-      need: 'manage',
-      detail: request.body.origin.trim(),
-      run: async () => {
-        const origin = await refusing(async () => normaliseFrameOrigin(request.body.origin));
-        await refusing(() => frameOriginsOf(deps.store).add(account_id, origin, deps.now()), 409);
-        return withNotice(SETTINGS, 'frame_origin_added');
-      },
-    });
+// ---- IP allow-list (docs/contract.md §3): `ip add`, `ip remove`
+async function addIp(deps: PortalDeps, request: FastifyRequest<{ Body: { cidr: string } }>, reply: FastifyReply) {
+  const account_id = accountOf(request);
+  return portalAction(deps, request, reply, {
+    action: 'settings.ip.add',
+    target: account_id,
+    need: 'manage',
+    detail: request.body.cidr.trim(),
+    run: async () => {
+      const cidr = validCidr(request.body.cidr);
+      await deps.merchants.addIp(account_id, cidr, deps.now());
+      return withNotice(SETTINGS, 'ip_added');
+    },
   });
-  scope.post<{ Body: { origin: string } }>('/settings/frame-origins/remove', post(OriginBody), async (request, reply) => {
-    const account_id = account(request);
-    return portalAction(deps, request, reply, {
-      action: 'settings.frame_origin.remove',
-      target: account_id,
-      need: 'manage',
-      detail: request.body.origin.trim(),
-      run: async () => {
-        // A row stored before a rule that now refuses it (a wildcard over a public suffix) is removable.
-        const origin = await refusing(async () => normaliseFrameOrigin(request.body.origin, { existing: true }));
-        if (!(await frameOriginsOf(deps.store).remove(account_id, origin))) throw new PortalError(404, `${origin} is not registered.`, SETTINGS);
-        return withNotice(SETTINGS, 'removed');
-      },
-    });
+}
+
+async function removeIp(deps: PortalDeps, request: FastifyRequest<{ Body: { cidr: string } }>, reply: FastifyReply) {
+  const account_id = accountOf(request);
+  return portalAction(deps, request, reply, {
+    action: 'settings.ip.remove',
+    target: account_id,
+    need: 'manage',
+    detail: request.body.cidr.trim(),
+    run: async () => {
+      const cidr = validCidr(request.body.cidr);
+      if (!(await deps.merchants.removeIp(account_id, cidr))) throw new PortalError(404, `${cidr} is not on the allow-list.`, SETTINGS);
+      return withNotice(SETTINGS, 'removed');
+    },
+  });
+}
+
+// ---- notification secret (docs/contract.md §11): `webhook-secret rotate`
+async function rotateNotificationSecret(deps: PortalDeps, request: FastifyRequest, reply: FastifyReply) {
+  const account_id = accountOf(request);
+  return portalAction(deps, request, reply, {
+    action: 'settings.notification_secret.rotate',
+    target: account_id,
+    need: 'manage',
+    run: async () => {
+      const secret = await deps.merchants.rotateWebhookSecret(account_id);
+      return {
+        location: withNotice(SETTINGS, 'notification_secret_rotated'),
+        show: secretPage(
+          'New notification secret',
+          `Notifications of account ${account_id} are signed with this secret from now on; the previous one stopped at once.`,
+          secret,
+        ),
+      };
+    },
+  });
+}
+
+// ---- risk (docs/contract.md §10): `risk thresholds`, `blocklist add|remove`
+async function setRiskThresholds(deps: PortalDeps, request: FastifyRequest<{ Body: { review: string; reject: string } }>, reply: FastifyReply) {
+  const account_id = accountOf(request);
+  const t = { review: Number(request.body.review), reject: Number(request.body.reject) };
+  return portalAction(deps, request, reply, {
+    action: 'settings.risk.thresholds',
+    target: account_id,
+    need: 'manage',
+    detail: `review ${t.review}, reject ${t.reject}`,
+    run: async () => {
+      await refusing(() => setThresholds(deps.store, account_id, t, deps.now()));
+      return withNotice(SETTINGS, 'saved');
+    },
+  });
+}
+
+async function addToBlocklistAction(deps: PortalDeps, request: FastifyRequest, reply: FastifyReply) {
+  return blocklistAction(deps, request, reply, false);
+}
+
+async function removeFromBlocklistAction(deps: PortalDeps, request: FastifyRequest, reply: FastifyReply) {
+  return blocklistAction(deps, request, reply, true);
+}
+
+async function blocklistAction(deps: PortalDeps, request: FastifyRequest, reply: FastifyReply, remove: boolean) {
+  const account_id = accountOf(request);
+  const body = request.body as { type: string; value: string };
+  const value = body.value;
+  // The audit line names a card only by its fingerprint (and a value of an unknown type not at all).
+  const known = (BLOCKLIST_TYPES as readonly string[]).includes(body.type);
+  const detail =
+    body.type === 'card' ? `card fingerprint ${deps.keyring.fingerprint(value.trim()).slice(0, 12)}` : known ? `${body.type} ${value.trim()}` : 'unknown type';
+  return portalAction(deps, request, reply, {
+    action: remove ? 'settings.blocklist.remove' : 'settings.blocklist.add',
+    target: account_id,
+    need: 'manage',
+    detail,
+    run: async () => {
+      const type: BlocklistType = await refusing(async () => parseBlocklistType(body.type));
+      await refusing(async () => blocklistValue(deps.keyring, type, value)); // a clear 400 before any write
+      if (!remove) {
+        await refusing(() => addToBlocklist(deps.store, deps.keyring, account_id, type, value, deps.now()));
+        return withNotice(SETTINGS, 'blocklist_added');
+      }
+      if (!(await refusing(() => removeFromBlocklist(deps.store, deps.keyring, account_id, type, value))))
+        throw new PortalError(404, `That ${type} is not on the blocklist.`, SETTINGS);
+      return withNotice(SETTINGS, 'removed');
+    },
+  });
+}
+
+// ---- checkout frame origins (docs/contract.md §14): `frame-origin add|remove`
+async function addFrameOrigin(deps: PortalDeps, request: FastifyRequest<{ Body: { origin: string } }>, reply: FastifyReply) {
+  const account_id = accountOf(request);
+  return portalAction(deps, request, reply, {
+    action: 'settings.frame_origin.add',
+    target: account_id,
+    need: 'manage',
+    detail: request.body.origin.trim(),
+    run: async () => {
+      const origin = await refusing(async () => normaliseFrameOrigin(request.body.origin));
+      await refusing(() => frameOriginsOf(deps.store).add(account_id, origin, deps.now()), 409);
+      return withNotice(SETTINGS, 'frame_origin_added');
+    },
+  });
+}
+
+async function removeFrameOrigin(deps: PortalDeps, request: FastifyRequest<{ Body: { origin: string } }>, reply: FastifyReply) {
+  const account_id = accountOf(request);
+  return portalAction(deps, request, reply, {
+    action: 'settings.frame_origin.remove',
+    target: account_id,
+    need: 'manage',
+    detail: request.body.origin.trim(),
+    run: async () => {
+      // A row stored before a rule that now refuses it (a wildcard over a public suffix) is removable.
+      const origin = await refusing(async () => normaliseFrameOrigin(request.body.origin, { existing: true }));
+      if (!(await frameOriginsOf(deps.store).remove(account_id, origin))) throw new PortalError(404, `${origin} is not registered.`, SETTINGS);
+      return withNotice(SETTINGS, 'removed');
+    },
   });
 }
 
@@ -313,8 +333,8 @@ function validCidr(text: string): string {
   }
 }
 
-async function settingsBody(deps: PortalDeps, request: FastifyRequest, c: PortalContext): Promise<SafeHtml> {
-  const account_id = c.account.account_id;
+/** What the settings page shows of the account, read before it is drawn (one query after another, as before). */
+async function settingsFacts(deps: PortalDeps, account_id: string) {
   const keys = await deps.store.db
     .selectFrom('account_keys')
     .select(['key_id', 'secret_enc', 'status', 'created_at'])
@@ -328,22 +348,48 @@ async function settingsBody(deps: PortalDeps, request: FastifyRequest, c: Portal
   const thresholds = await thresholdsFor(deps.store.db, account_id);
   const blocklist = await listBlocklist(deps.store, account_id);
   const origins = await frameOriginsOf(deps.store).list(account_id);
-  /** A one-button form; `label` names what it acts on for assistive technology (many rows have a "Remove"). */
-  const action = (path: string, button: string, id: string, extra: SafeHtml | string = '', label?: string) =>
-    html`<form method="post" ${attrs({ action: `${SETTINGS}${path}`, class: 'inline' })}>${formSecrets(request)}${extra}<button ${attrs({ type: 'submit', id, 'aria-label': label })}>${button}</button></form>`;
+  return { keys, retiring, apiKeys, ips, thresholds, blocklist, origins };
+}
+type SettingsFacts = Awaited<ReturnType<typeof settingsFacts>>;
 
+/** A one-button form; `label` names what it acts on for assistive technology (many rows have a "Remove"). */
+function oneButton(request: FastifyRequest, path: string, button: string, id: string, extra: SafeHtml | string = '', label?: string): SafeHtml {
+  return html`<form method="post" ${attrs({ action: `${SETTINGS}${path}`, class: 'inline' })}>${formSecrets(request)}${extra}<button ${attrs({ type: 'submit', id, 'aria-label': label })}>${button}</button></form>`;
+}
+
+async function settingsBody(deps: PortalDeps, request: FastifyRequest, c: PortalContext): Promise<SafeHtml> {
+  const account_id = c.account.account_id;
+  const f = await settingsFacts(deps, account_id);
   return html`<p>These settings are for account <strong id="settings-account">${account_id}</strong> (${c.account.mode === 'live' ? 'live' : 'test'}); choose the other account above for the other mode.</p>
 
-<section id="signing-keys" aria-labelledby="h-signing-keys"><h2 id="h-signing-keys">Signing key</h2>
+${signingKeysSection(deps, request, f)}
+
+${apiKeysSection(request, f)}
+
+${ipsSection(request, f)}
+
+${notificationSection(deps, request, c)}
+
+${riskSection(request, f)}
+
+${originsSection(request, f)}`;
+}
+
+/** The signing keys, with rotate (and retire when a previous key still verifies). */
+function signingKeysSection(deps: PortalDeps, request: FastifyRequest, { keys, retiring }: SettingsFacts): SafeHtml {
+  return html`<section id="signing-keys" aria-labelledby="h-signing-keys"><h2 id="h-signing-keys">Signing key</h2>
 <p>Signs and verifies the API's requests and answers. After a rotation the previous key still verifies until you retire it.</p>
 <table><thead><tr><th>Key</th><th>Status</th><th>Created (UTC)</th></tr></thead><tbody>${keys.map(
     (k) =>
       html`<tr><td class="code">${last4(deps.keyring.decrypt(k.secret_enc))}</td><td>${k.status === 'active' ? 'active' : 'previous: still verifies'}</td><td>${when(k.created_at)}</td></tr>`,
   )}</tbody></table>
-${action('/signing-key/rotate', 'Rotate signing key', 'rotate-key')}${retiring && action('/signing-key/retire', 'Retire previous keys', 'retire-keys')}
-</section>
+${oneButton(request, '/signing-key/rotate', 'Rotate signing key', 'rotate-key')}${retiring && oneButton(request, '/signing-key/retire', 'Retire previous keys', 'retire-keys')}
+</section>`;
+}
 
-<section id="api-keys" aria-labelledby="h-api-keys"><h2 id="h-api-keys">API keys</h2>
+/** The generic API keys, with revoke and create. */
+function apiKeysSection(request: FastifyRequest, { apiKeys }: SettingsFacts): SafeHtml {
+  return html`<section id="api-keys" aria-labelledby="h-api-keys"><h2 id="h-api-keys">API keys</h2>
 <p>Keys of the generic interface (Authorization: Bearer). Several may be active at once.</p>
 ${
   apiKeys.length === 0
@@ -351,25 +397,34 @@ ${
     : html`<table><thead><tr><th>Id</th><th>Key</th><th>Label</th><th>Status</th><th>Created (UTC)</th><th></th></tr></thead><tbody>${apiKeys.map(
         (k) =>
           html`<tr ${attrs({ id: `apikey-${k.key_id}` })}><td>${k.key_id}</td><td class="code">sk_${k.livemode ? 'live' : 'test'}_…${k.last4}</td><td>${k.name}</td><td>${k.status}</td><td>${when(k.created_at)}</td><td>${
-            k.status === 'active' && action(`/api-keys/${k.key_id}/revoke`, 'Revoke', `revoke-${k.key_id}`, '', `Revoke ${k.key_id}`)
+            k.status === 'active' && oneButton(request, `/api-keys/${k.key_id}/revoke`, 'Revoke', `revoke-${k.key_id}`, '', `Revoke ${k.key_id}`)
           }</td></tr>`,
       )}</tbody></table>`
 }
 <form method="post" action="/portal/settings/api-keys" class="inline">${formSecrets(request)}<label for="f-label">Label</label><input ${attrs({ id: 'f-label', name: 'label', type: 'text', maxlength: 100 })}><button type="submit" id="create-apikey">Create API key</button></form>
-</section>
+</section>`;
+}
 
-<section id="ip-allow-list" aria-labelledby="h-ips"><h2 id="h-ips">IP allow-list</h2>
+/** The IP allow-list of the API reads, with remove and add. */
+function ipsSection(request: FastifyRequest, { ips }: SettingsFacts): SafeHtml {
+  return html`<section id="ip-allow-list" aria-labelledby="h-ips"><h2 id="h-ips">IP allow-list</h2>
 <p>Addresses and ranges allowed to read this account's data back through the API: /v1/retrievalTrans, /v1/retrievalRefund, /v1/retrievalPayout and every GET of the generic interface.</p>
-${ips.length === 0 ? html`<p>None: no address may query.</p>` : html`<ul id="ips">${ips.map((ip) => html`<li><span class="code">${ip}</span> ${action('/ips/remove', 'Remove', `remove-ip-${ip}`, hidden('cidr', ip), `Remove ${ip}`)}</li>`)}</ul>`}
+${ips.length === 0 ? html`<p>None: no address may query.</p>` : html`<ul id="ips">${ips.map((ip) => html`<li><span class="code">${ip}</span> ${oneButton(request, '/ips/remove', 'Remove', `remove-ip-${ip}`, hidden('cidr', ip), `Remove ${ip}`)}</li>`)}</ul>`}
 <form method="post" action="/portal/settings/ips/add" class="inline">${formSecrets(request)}<label for="f-cidr">Address or CIDR range</label><input ${attrs({ id: 'f-cidr', name: 'cidr', type: 'text', required: true, maxlength: 100, placeholder: '203.0.113.0/24' })}><button type="submit" id="add-ip">Add</button></form>
-</section>
+</section>`;
+}
 
-<section id="notification-secret" aria-labelledby="h-notification"><h2 id="h-notification">Notification secret</h2>
+/** The notification secret, shown by its last four characters, with rotate. */
+function notificationSection(deps: PortalDeps, request: FastifyRequest, c: PortalContext): SafeHtml {
+  return html`<section id="notification-secret" aria-labelledby="h-notification"><h2 id="h-notification">Notification secret</h2>
 <p>Signs the notifications sent to your notify_url (Standard Webhooks). The current one ends in <span class="code" id="notification-secret-last4">${last4(deps.keyring.decrypt(c.account.webhook_secret_enc))}</span>; a new one replaces it at once.</p>
-${action('/notification-secret/rotate', 'Rotate notification secret', 'rotate-notification-secret')}
-</section>
+${oneButton(request, '/notification-secret/rotate', 'Rotate notification secret', 'rotate-notification-secret')}
+</section>`;
+}
 
-<section id="risk" aria-labelledby="h-risk"><h2 id="h-risk">Risk</h2>
+/** The risk thresholds and the blocklist. */
+function riskSection(request: FastifyRequest, { thresholds, blocklist }: SettingsFacts): SafeHtml {
+  return html`<section id="risk" aria-labelledby="h-risk"><h2 id="h-risk">Risk</h2>
 <p>Payments scoring from the review threshold are held for review; from the reject threshold, refused (0 to 100; 101: never).</p>
 <form method="post" action="/portal/settings/risk/thresholds" class="inline">${formSecrets(request)}
 <label for="f-review">Review from</label><input ${attrs({ id: 'f-review', name: 'review', type: 'number', min: 0, max: 101, required: true, value: thresholds.review })}>
@@ -384,7 +439,8 @@ ${
           html`<tr><td>${b.type}</td><td class="code">${b.type === 'card' ? `fingerprint ${b.value.slice(0, 12)}…` : b.value}</td><td>${when(b.created_at)}</td><td>${
             b.type === 'card'
               ? 'remove with the card number below'
-              : action(
+              : oneButton(
+                  request,
                   '/blocklist/remove',
                   'Remove',
                   `unblock-${b.type}-${b.value}`,
@@ -398,11 +454,14 @@ ${
 ${blocklistForm(request, '/blocklist/add', 'Block', 'block')}
 <h4>Unblock (a card by its number)</h4>
 ${blocklistForm(request, '/blocklist/remove', 'Remove', 'unblock')}
-</section>
+</section>`;
+}
 
-<section id="frame-origins" aria-labelledby="h-frames"><h2 id="h-frames">Checkout frame origins</h2>
+/** The checkout frame origins, with remove and add. */
+function originsSection(request: FastifyRequest, { origins }: SettingsFacts): SafeHtml {
+  return html`<section id="frame-origins" aria-labelledby="h-frames"><h2 id="h-frames">Checkout frame origins</h2>
 <p>Origins that may show this account's hosted checkout in an iframe (at most ${MAX_FRAME_ORIGINS}); with none, the pages cannot be framed.</p>
-${origins.length === 0 ? html`<p>None.</p>` : html`<ul id="origins">${origins.map((o) => html`<li><span class="code">${o}</span> ${ignoredOrigin(o)}${action('/frame-origins/remove', 'Remove', `remove-origin-${o}`, hidden('origin', o), `Remove ${o}`)}</li>`)}</ul>`}
+${origins.length === 0 ? html`<p>None.</p>` : html`<ul id="origins">${origins.map((o) => html`<li><span class="code">${o}</span> ${ignoredOrigin(o)}${oneButton(request, '/frame-origins/remove', 'Remove', `remove-origin-${o}`, hidden('origin', o), `Remove ${o}`)}</li>`)}</ul>`}
 <form method="post" action="/portal/settings/frame-origins/add" class="inline">${formSecrets(request)}<label for="f-origin">Origin</label><input ${attrs({ id: 'f-origin', name: 'origin', type: 'text', required: true, maxlength: 255, placeholder: 'https://shop.example' })}><button type="submit" id="add-origin">Add</button></form>
 </section>`;
 }

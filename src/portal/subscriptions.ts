@@ -3,13 +3,25 @@
 //   POST /portal/subscriptions/:id/cancel    cancel one (operate), through portalAction and the
 //                                            same cancelSubscription as POST /v1/cancelsubscription
 // Every read is scoped by the selected account: another account's or merchant's id is 404.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { formatAmount } from '../money/currency.js';
 import { attrs, html } from '../pages/index.js';
 import { cancelSubscription } from '../subscriptions/service.js';
 import type { SubscriptionRow } from '../subscriptions/tables.js';
-import { can, ctx, formSecrets, notFound, PathId, type PortalDeps, PortalError, portalAction, sendPortalPage, withNotice } from './context.js';
+import {
+  can,
+  ctx,
+  formSecrets,
+  notFound,
+  PathId,
+  type PortalDeps,
+  PortalError,
+  type PortalRoute,
+  portalAction,
+  sendPortalPage,
+  withNotice,
+} from './context.js';
 
 export const SUBSCRIPTIONS_PAGE_SIZE = 50;
 const CURSOR = /^(\d{1,16})\.(rec_[A-Za-z0-9_-]{1,60})$/;
@@ -24,41 +36,42 @@ const CancelBody = Type.Object(
 
 const stamp = (ms: number | null) => (ms === null ? '' : new Date(ms).toISOString().slice(0, 16).replace('T', ' '));
 
-export function registerSubscriptionPages(scope: FastifyInstance, deps: PortalDeps): void {
-  scope.get<{ Querystring: { before?: string } }>(
-    '/subscriptions',
-    { config: { portal: 'read' }, schema: { hide: true, querystring: ListQuery } },
-    async (request, reply) => {
-      const c = ctx(request);
-      let q = deps.store.db.selectFrom('subscriptions').selectAll().where('account_id', '=', c.account.account_id);
-      const cursor = request.query.before ? CURSOR.exec(request.query.before) : null;
-      if (cursor) {
-        const at = Number(cursor[1]);
-        const id = cursor[2] as string;
-        q = q.where((eb) => eb.or([eb('created_at', '<', at), eb.and([eb('created_at', '=', at), eb('recurring_id', '<', id)])]));
-      }
-      const rows = await q
-        .orderBy('created_at', 'desc')
-        .orderBy('recurring_id', 'desc')
-        .limit(SUBSCRIPTIONS_PAGE_SIZE + 1)
-        .execute();
-      const more = rows.length > SUBSCRIPTIONS_PAGE_SIZE;
-      const page = more ? rows.slice(0, SUBSCRIPTIONS_PAGE_SIZE) : rows;
-      const last = page[page.length - 1];
-      const mayCancel = can(c.user.role, 'operate');
-      const row = (s: SubscriptionRow) => {
-        const live = s.status === 'Active' || s.status === 'PastDue';
-        return html`<tr data-subscription-id="${s.recurring_id}" data-status="${s.status}">
+export const SUBSCRIPTIONS_ROUTES: readonly PortalRoute[] = [
+  { method: 'GET', url: '/subscriptions', access: 'read', querystring: ListQuery, handler: subscriptionsPage },
+  { method: 'POST', url: '/subscriptions/:id/cancel', access: 'operate', params: CancelParams, body: CancelBody, handler: cancelAction },
+];
+
+async function subscriptionsPage(deps: PortalDeps, request: FastifyRequest<{ Querystring: { before?: string } }>, reply: FastifyReply) {
+  const c = ctx(request);
+  let q = deps.store.db.selectFrom('subscriptions').selectAll().where('account_id', '=', c.account.account_id);
+  const cursor = request.query.before ? CURSOR.exec(request.query.before) : null;
+  if (cursor) {
+    const at = Number(cursor[1]);
+    const id = cursor[2] as string;
+    q = q.where((eb) => eb.or([eb('created_at', '<', at), eb.and([eb('created_at', '=', at), eb('recurring_id', '<', id)])]));
+  }
+  const rows = await q
+    .orderBy('created_at', 'desc')
+    .orderBy('recurring_id', 'desc')
+    .limit(SUBSCRIPTIONS_PAGE_SIZE + 1)
+    .execute();
+  const more = rows.length > SUBSCRIPTIONS_PAGE_SIZE;
+  const page = more ? rows.slice(0, SUBSCRIPTIONS_PAGE_SIZE) : rows;
+  const last = page[page.length - 1];
+  const mayCancel = can(c.user.role, 'operate');
+  const row = (s: SubscriptionRow) => {
+    const live = s.status === 'Active' || s.status === 'PastDue';
+    return html`<tr data-subscription-id="${s.recurring_id}" data-status="${s.status}">
 <td class="code-cell">${s.recurring_id}</td><td>${s.contract_name}</td><td class="status">${s.status}${s.end_reason && html`<br><small>${s.end_reason}</small>`}</td>
 <td class="num">${formatAmount(Number(s.contract_amount_minor), s.currency)} ${s.currency}</td><td>every ${s.interval_count} ${s.interval}</td>
 <td>${Number(s.charged_count)}${Number(s.billing_cycle) > 0 && ` of ${Number(s.billing_cycle) - 1}`}</td><td>${stamp(s.next_at === null ? null : Number(s.next_at))}</td><td>${stamp(Number(s.created_at))}</td>
 <td>${
-          live &&
-          mayCancel &&
-          html`<form method="post" action="/portal/subscriptions/${s.recurring_id}/cancel" class="inline">${formSecrets(request)}<button type="submit" ${attrs({ id: `cancel-${s.recurring_id}`, 'aria-label': `Cancel subscription ${s.contract_name}` })}>Cancel</button></form>`
-        }</td></tr>`;
-      };
-      const body = html`<p class="note">Cancelling stops every later deduction at once; nothing already paid is refunded.</p>
+      live &&
+      mayCancel &&
+      html`<form method="post" action="/portal/subscriptions/${s.recurring_id}/cancel" class="inline">${formSecrets(request)}<button type="submit" ${attrs({ id: `cancel-${s.recurring_id}`, 'aria-label': `Cancel subscription ${s.contract_name}` })}>Cancel</button></form>`
+    }</td></tr>`;
+  };
+  const body = html`<p class="note">Cancelling stops every later deduction at once; nothing already paid is refunded.</p>
 ${
   page.length === 0
     ? html`<p id="subscriptions-empty">No subscriptions${request.query.before ? ' further back' : ''}.</p>`
@@ -66,27 +79,21 @@ ${
 <tbody>${page.map(row)}</tbody></table></div>`
 }
 ${more && last && html`<p><a id="next-page" href="/portal/subscriptions?before=${`${Number(last.created_at)}.${last.recurring_id}`}">Older subscriptions</a></p>`}`;
-      return sendPortalPage(request, reply, { title: 'Subscriptions', nav: 'subscriptions', body });
-    },
-  );
+  return sendPortalPage(request, reply, { title: 'Subscriptions', nav: 'subscriptions', body });
+}
 
-  scope.post<{ Params: { id: string } }>(
-    '/subscriptions/:id/cancel',
-    { config: { portal: 'operate' }, schema: { hide: true, params: CancelParams, body: CancelBody } },
-    async (request, reply) => {
-      const c = ctx(request);
-      const id = request.params.id;
-      return portalAction(deps, request, reply, {
-        action: 'subscription.cancel',
-        target: id,
-        need: 'operate',
-        run: async () => {
-          const out = await cancelSubscription(deps.store, c.account.account_id, id, undefined, deps.now());
-          if (out.kind === 'not_found') throw notFound();
-          if (out.kind === 'already_ended') throw new PortalError(409, `This subscription has already ended (${out.row.status}).`, '/portal/subscriptions');
-          return withNotice('/portal/subscriptions', 'subscription_cancelled');
-        },
-      });
+async function cancelAction(deps: PortalDeps, request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) {
+  const c = ctx(request);
+  const id = request.params.id;
+  return portalAction(deps, request, reply, {
+    action: 'subscription.cancel',
+    target: id,
+    need: 'operate',
+    run: async () => {
+      const out = await cancelSubscription(deps.store, c.account.account_id, id, undefined, deps.now());
+      if (out.kind === 'not_found') throw notFound();
+      if (out.kind === 'already_ended') throw new PortalError(409, `This subscription has already ended (${out.row.status}).`, '/portal/subscriptions');
+      return withNotice('/portal/subscriptions', 'subscription_cancelled');
     },
-  );
+  });
 }

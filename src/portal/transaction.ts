@@ -6,8 +6,8 @@
 // 404. Every action goes through `portalAction` (role, once per form token, audit line) and
 // calls the same domain function as the API, so the checks, ledger postings and events are
 // the API's.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type Static, Type } from 'typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type Static, type TSchema, Type } from 'typebox';
 import type { ResultCode } from '../http/errors.js';
 import type { LedgerEntryRow, LedgerPostingRow } from '../ledger/tables.js';
 import { currencyExponent, formatAmount } from '../money/currency.js';
@@ -21,7 +21,19 @@ import { canApply } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
 import { makeRefund } from '../refunds/refund.js';
 import { ReviewService } from '../review/service.js';
-import { can, ctx, formSecrets, notFound, PathId, type PortalDeps, PortalError, portalAction, sendPortalPage, withNotice } from './context.js';
+import {
+  can,
+  ctx,
+  formSecrets,
+  notFound,
+  PathId,
+  type PortalDeps,
+  PortalError,
+  type PortalRoute,
+  portalAction,
+  sendPortalPage,
+  withNotice,
+} from './context.js';
 import { cardOf, majorToMinor } from './search.js';
 
 const Id = PathId;
@@ -276,158 +288,154 @@ ${field({ name: 'reason', id: 'f-refund-reason', label: 'Reason (optional)', max
   return html`<section id="actions" aria-labelledby="h-actions"><h2 id="h-actions">Actions</h2>${forms}</section>`;
 }
 
-export function registerTransaction(scope: FastifyInstance, deps: PortalDeps): void {
-  // Actions are declared `read` (a session is needed) and checked for `operate` by
-  // portalAction, so a refused role is written in the audit log too.
-  const read = { config: { portal: 'read' as const } };
-  const reviews = new ReviewService(deps);
-  const events = new EventService(deps.store);
+// Actions are declared `read` (a session is needed) and checked for `operate` by
+// portalAction, so a refused role is written in the audit log too.
+export const TRANSACTION_ROUTES: readonly PortalRoute[] = [
+  { method: 'GET', url: '/transactions/:transaction_id', access: 'read', params: Params, handler: transactionPage },
+  { method: 'POST', url: '/transactions/:transaction_id/capture', access: 'read', params: Params, body: AmountBody, handler: captureAction },
+  { method: 'POST', url: '/transactions/:transaction_id/cancel', access: 'read', params: Params, body: PlainBody, handler: cancelAction },
+  { method: 'POST', url: '/transactions/:transaction_id/refund', access: 'read', params: Params, body: AmountBody, handler: refundAction },
+  { method: 'POST', url: '/transactions/:transaction_id/review', access: 'read', params: Params, body: ReviewBody, handler: reviewAction },
+  {
+    method: 'POST',
+    url: '/transactions/:transaction_id/notifications/:event_id/replay',
+    access: 'read',
+    params: EventParams,
+    body: PlainBody,
+    handler: replayAction,
+  },
+];
 
-  scope.get<{ Params: IdParams }>('/transactions/:transaction_id', { ...read, schema: { hide: true, params: Params } }, async (request, reply) => {
-    const row = await owned(deps, request, request.params.transaction_id);
-    const d = await loadDetail(deps, row);
-    const operate = can(ctx(request).user.role, 'operate');
-    return sendPortalPage(request, reply, {
-      title: `Transaction ${row.transaction_id}`,
-      nav: 'transactions',
-      body: html`<p><a href="/portal/transactions" id="back-to-list">All transactions</a></p>${summary(row)}${operate && actions(request, row)}${timeline(d)}${risk(
-        d,
-      )}${threeds(d)}${refunds(d)}${ledger(d)}${notifications(request, d, operate)}`,
-    });
+type ActionRequest<B extends TSchema> = FastifyRequest<{ Params: IdParams; Body: Static<B> }>;
+
+async function transactionPage(deps: PortalDeps, request: FastifyRequest<{ Params: IdParams }>, reply: FastifyReply) {
+  const row = await owned(deps, request, request.params.transaction_id);
+  const d = await loadDetail(deps, row);
+  const operate = can(ctx(request).user.role, 'operate');
+  return sendPortalPage(request, reply, {
+    title: `Transaction ${row.transaction_id}`,
+    nav: 'transactions',
+    body: html`<p><a href="/portal/transactions" id="back-to-list">All transactions</a></p>${summary(row)}${operate && actions(request, row)}${timeline(d)}${risk(
+      d,
+    )}${threeds(d)}${refunds(d)}${ledger(d)}${notifications(request, d, operate)}`,
   });
+}
 
-  scope.post<{ Params: IdParams; Body: Static<typeof AmountBody> }>(
-    '/transactions/:transaction_id/capture',
-    { ...read, schema: { hide: true, params: Params, body: AmountBody } },
-    async (request, reply) => {
-      const row = await owned(deps, request, request.params.transaction_id);
-      const back = detailPath(row.transaction_id);
-      return portalAction(deps, request, reply, {
-        action: 'payment.capture',
-        target: row.transaction_id,
-        need: 'operate',
-        detail: amountDetail(request.body.amount, row),
-        run: async () => {
-          const minor = amountOf(request.body.amount, row, back);
-          const item = { transaction_id: row.transaction_id, order_no: row.order_no, currency: row.currency, amount: formatAmount(minor, row.currency) };
-          const outcome = await capturePayment(deps, request.log, row.account_id, item);
-          if (!outcome.ok) throw refusal(outcome, back);
-          return withNotice(back, 'captured');
-        },
-      });
+async function captureAction(deps: PortalDeps, request: ActionRequest<typeof AmountBody>, reply: FastifyReply) {
+  const row = await owned(deps, request, request.params.transaction_id);
+  const back = detailPath(row.transaction_id);
+  return portalAction(deps, request, reply, {
+    action: 'payment.capture',
+    target: row.transaction_id,
+    need: 'operate',
+    detail: amountDetail(request.body.amount, row),
+    run: async () => {
+      const minor = amountOf(request.body.amount, row, back);
+      const item = { transaction_id: row.transaction_id, order_no: row.order_no, currency: row.currency, amount: formatAmount(minor, row.currency) };
+      const outcome = await capturePayment(deps, request.log, row.account_id, item);
+      if (!outcome.ok) throw refusal(outcome, back);
+      return withNotice(back, 'captured');
     },
-  );
+  });
+}
 
-  scope.post<{ Params: IdParams; Body: Static<typeof PlainBody> }>(
-    '/transactions/:transaction_id/cancel',
-    { ...read, schema: { hide: true, params: Params, body: PlainBody } },
-    async (request, reply) => {
-      const row = await owned(deps, request, request.params.transaction_id);
-      const back = detailPath(row.transaction_id);
-      return portalAction(deps, request, reply, {
-        action: 'payment.cancel',
-        target: row.transaction_id,
-        need: 'operate',
-        detail: `amount ${money(row.amount_minor, row.currency)}`,
-        run: async () => {
-          const item = {
-            transaction_id: row.transaction_id,
-            order_no: row.order_no,
-            currency: row.currency,
-            amount: formatAmount(row.amount_minor, row.currency),
-          };
-          const outcome = await cancelPayment(deps, request.log, row.account_id, item);
-          if (!outcome.ok) throw refusal(outcome, back);
-          return withNotice(back, 'cancelled');
-        },
-      });
+async function cancelAction(deps: PortalDeps, request: ActionRequest<typeof PlainBody>, reply: FastifyReply) {
+  const row = await owned(deps, request, request.params.transaction_id);
+  const back = detailPath(row.transaction_id);
+  return portalAction(deps, request, reply, {
+    action: 'payment.cancel',
+    target: row.transaction_id,
+    need: 'operate',
+    detail: `amount ${money(row.amount_minor, row.currency)}`,
+    run: async () => {
+      const item = {
+        transaction_id: row.transaction_id,
+        order_no: row.order_no,
+        currency: row.currency,
+        amount: formatAmount(row.amount_minor, row.currency),
+      };
+      const outcome = await cancelPayment(deps, request.log, row.account_id, item);
+      if (!outcome.ok) throw refusal(outcome, back);
+      return withNotice(back, 'cancelled');
     },
-  );
+  });
+}
 
-  scope.post<{ Params: IdParams; Body: Static<typeof AmountBody> }>(
-    '/transactions/:transaction_id/refund',
-    { ...read, schema: { hide: true, params: Params, body: AmountBody } },
-    async (request, reply) => {
-      const c = ctx(request);
-      const row = await owned(deps, request, request.params.transaction_id);
-      const back = detailPath(row.transaction_id);
-      return portalAction(deps, request, reply, {
-        action: 'payment.refund',
-        target: row.transaction_id,
-        need: 'operate',
-        detail: amountDetail(request.body.amount, row),
-        run: async () => {
-          const minor = amountOf(request.body.amount, row, back);
-          const item = {
-            transaction_id: row.transaction_id,
-            order_no: row.order_no,
-            currency: row.currency,
-            amount: formatAmount(row.amount_minor, row.currency),
-            refund_amount: formatAmount(minor, row.currency),
-            refund_reason: request.body.reason?.trim() ?? '',
-          };
-          // The form token also marks the refund itself, as an Idempotency-Key does for the
-          // API: a re-run after a lost answer finds the refund it made instead of refunding twice.
-          const ref = `portal:${c.user.user_id}:${request.body.form_token ?? ''}`;
-          const outcome = await makeRefund(deps, request.log, c.account, item, ref);
-          if (!outcome.ok) throw refusal(outcome, back);
-          return withNotice(back, 'refunded');
-        },
-      });
+async function refundAction(deps: PortalDeps, request: ActionRequest<typeof AmountBody>, reply: FastifyReply) {
+  const c = ctx(request);
+  const row = await owned(deps, request, request.params.transaction_id);
+  const back = detailPath(row.transaction_id);
+  return portalAction(deps, request, reply, {
+    action: 'payment.refund',
+    target: row.transaction_id,
+    need: 'operate',
+    detail: amountDetail(request.body.amount, row),
+    run: async () => {
+      const minor = amountOf(request.body.amount, row, back);
+      const item = {
+        transaction_id: row.transaction_id,
+        order_no: row.order_no,
+        currency: row.currency,
+        amount: formatAmount(row.amount_minor, row.currency),
+        refund_amount: formatAmount(minor, row.currency),
+        refund_reason: request.body.reason?.trim() ?? '',
+      };
+      // The form token also marks the refund itself, as an Idempotency-Key does for the
+      // API: a re-run after a lost answer finds the refund it made instead of refunding twice.
+      const ref = `portal:${c.user.user_id}:${request.body.form_token ?? ''}`;
+      const outcome = await makeRefund(deps, request.log, c.account, item, ref);
+      if (!outcome.ok) throw refusal(outcome, back);
+      return withNotice(back, 'refunded');
     },
-  );
+  });
+}
 
-  scope.post<{ Params: IdParams; Body: Static<typeof ReviewBody> }>(
-    '/transactions/:transaction_id/review',
-    { ...read, schema: { hide: true, params: Params, body: ReviewBody } },
-    async (request, reply) => {
-      const c = ctx(request);
-      const row = await owned(deps, request, request.params.transaction_id);
-      const back = detailPath(row.transaction_id);
-      const decision = request.body.decision === 'accept' ? 'ACCEPT' : 'REJECT';
-      return portalAction(deps, request, reply, {
-        action: `payment.review_${request.body.decision}`,
-        target: row.transaction_id,
-        need: 'operate',
-        detail: decision,
-        run: async () => {
-          // The API's review of one item; it reads only the account of the credentials.
-          const creds = { account: c.account, secrets: [], signing_secret: '', webhook_secret: '', allowed_ips: [] };
-          const [result] = await reviews.review(creds, [
-            { transaction_id: row.transaction_id, order_no: row.order_no, decision, note: `portal: ${c.user.email}` },
-          ]);
-          if (result?.review_status !== '1') throw new PortalError(409, `The review was refused: ${result?.error_message ?? 'not held for review'}.`, back);
-          return withNotice(back, decision === 'ACCEPT' ? 'review_accepted' : 'review_rejected');
-        },
-      });
+async function reviewAction(deps: PortalDeps, request: ActionRequest<typeof ReviewBody>, reply: FastifyReply) {
+  const c = ctx(request);
+  const row = await owned(deps, request, request.params.transaction_id);
+  const back = detailPath(row.transaction_id);
+  const decision = request.body.decision === 'accept' ? 'ACCEPT' : 'REJECT';
+  return portalAction(deps, request, reply, {
+    action: `payment.review_${request.body.decision}`,
+    target: row.transaction_id,
+    need: 'operate',
+    detail: decision,
+    run: async () => {
+      // The API's review of one item; it reads only the account of the credentials.
+      const creds = { account: c.account, secrets: [], signing_secret: '', webhook_secret: '', allowed_ips: [] };
+      const [result] = await new ReviewService(deps).review(creds, [
+        { transaction_id: row.transaction_id, order_no: row.order_no, decision, note: `portal: ${c.user.email}` },
+      ]);
+      if (result?.review_status !== '1') throw new PortalError(409, `The review was refused: ${result?.error_message ?? 'not held for review'}.`, back);
+      return withNotice(back, decision === 'ACCEPT' ? 'review_accepted' : 'review_rejected');
     },
-  );
+  });
+}
 
-  scope.post<{ Params: Static<typeof EventParams>; Body: Static<typeof PlainBody> }>(
-    '/transactions/:transaction_id/notifications/:event_id/replay',
-    { ...read, schema: { hide: true, params: EventParams, body: PlainBody } },
-    async (request, reply) => {
-      const row = await owned(deps, request, request.params.transaction_id);
-      const back = detailPath(row.transaction_id);
-      // The event must be this payment's (or one of its refunds'), on this account.
-      const event = await deps.store.db
-        .selectFrom('events')
-        .select(['event_id', 'object_id', 'event_type'])
-        .where('event_id', '=', request.params.event_id)
-        .where('account_id', '=', row.account_id)
-        .executeTakeFirst();
-      if (!event || !(event.object_id === row.transaction_id || event.object_id.startsWith(`${row.transaction_id}-`))) throw notFound();
-      return portalAction(deps, request, reply, {
-        action: 'notification.replay',
-        target: event.event_id,
-        need: 'operate',
-        detail: `${event.event_type} of ${row.transaction_id}`,
-        run: async () => {
-          if (!(await events.replayEvent(event.event_id, deps.now())))
-            throw new PortalError(409, 'This event has no notify_url to deliver to, so it cannot be sent again.', back);
-          return withNotice(back, 'notification_replayed');
-        },
-      });
+async function replayAction(
+  deps: PortalDeps,
+  request: FastifyRequest<{ Params: Static<typeof EventParams>; Body: Static<typeof PlainBody> }>,
+  reply: FastifyReply,
+) {
+  const row = await owned(deps, request, request.params.transaction_id);
+  const back = detailPath(row.transaction_id);
+  // The event must be this payment's (or one of its refunds'), on this account.
+  const event = await deps.store.db
+    .selectFrom('events')
+    .select(['event_id', 'object_id', 'event_type'])
+    .where('event_id', '=', request.params.event_id)
+    .where('account_id', '=', row.account_id)
+    .executeTakeFirst();
+  if (!event || !(event.object_id === row.transaction_id || event.object_id.startsWith(`${row.transaction_id}-`))) throw notFound();
+  return portalAction(deps, request, reply, {
+    action: 'notification.replay',
+    target: event.event_id,
+    need: 'operate',
+    detail: `${event.event_type} of ${row.transaction_id}`,
+    run: async () => {
+      if (!(await new EventService(deps.store).replayEvent(event.event_id, deps.now())))
+        throw new PortalError(409, 'This event has no notify_url to deliver to, so it cannot be sent again.', back);
+      return withNotice(back, 'notification_replayed');
     },
-  );
+  });
 }

@@ -6,11 +6,11 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { formatAmount } from '../money/currency.js';
 import { attrs, field, html, type SafeHtml } from '../pages/index.js';
-import { ctx, type PortalDeps, PortalError, sendPortalPage } from './context.js';
+import { ctx, type PortalDeps, PortalError, type PortalRoute, sendPortalPage } from './context.js';
 import {
   CSV_BATCH,
   type Cursor,
@@ -122,63 +122,66 @@ function spreadsheetSafe(cell: string): string {
   return /^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell;
 }
 
-export function registerTransactions(scope: FastifyInstance, deps: PortalDeps): void {
-  const read = { config: { portal: 'read' as const } };
+export const TRANSACTIONS_ROUTES: readonly PortalRoute[] = [
+  { method: 'GET', url: '/transactions', access: 'read', querystring: TransactionsQuery, handler: transactionsPage },
+  { method: 'GET', url: '/transactions.csv', access: 'read', querystring: TransactionsQuery, handler: transactionsCsv },
+];
 
-  scope.get<{ Querystring: Query }>('/transactions', { ...read, schema: { hide: true, querystring: TransactionsQuery } }, async (request, reply) => {
-    const account_id = ctx(request).account.account_id;
-    const filter = filterOf(request.query);
+type ListRequest = FastifyRequest<{ Querystring: Query }>;
+
+async function transactionsPage(deps: PortalDeps, request: ListRequest, reply: FastifyReply) {
+  const account_id = ctx(request).account.account_id;
+  const filter = filterOf(request.query);
+  let after: Cursor | undefined;
+  if (request.query.after) {
+    after = await cursorOf(deps.store.db, account_id, request.query.after);
+    if (!after) throw new PortalError(400, 'The page link (after) names no transaction of this account; start from the first page.', '/portal/transactions');
+  }
+  const lead = await chooseLead(deps.store.db, account_id, filter);
+  const rows = await searchPayments(deps.store.db, account_id, filter, after, PAGE_SIZE + 1, lead);
+  const more = rows.length > PAGE_SIZE;
+  const page = rows.slice(0, PAGE_SIZE);
+  const last = page[page.length - 1];
+  const pager = html`<p class="actions">${after && html`<a class="button" href="/portal/transactions${filterQuery(request.query)}" id="first-page">First page</a>`}${
+    more &&
+    last &&
+    html`<a class="button" href="/portal/transactions${filterQuery(request.query, { after: last.transaction_id })}" id="next-page">Next page</a>`
+  }<a class="button" href="/portal/transactions.csv${filterQuery(request.query)}" id="export-csv" download>Export CSV (all matching)</a></p>`;
+  return sendPortalPage(request, reply, {
+    title: 'Transactions',
+    nav: 'transactions',
+    body: html`${filterForm(request.query)}${table(page)}${pager}`,
+  });
+}
+
+async function transactionsCsv(deps: PortalDeps, request: ListRequest, reply: FastifyReply) {
+  const c = ctx(request);
+  const filter = filterOf(request.query);
+  const account_id = c.account.account_id;
+  const db = deps.store.db;
+  // Every matching row, whatever their number: the keyset is read CSV_BATCH rows a query and
+  // written as the client takes them (the stream's backpressure holds the next query back).
+  const lead = await chooseLead(db, account_id, filter);
+  async function* rows(): AsyncGenerator<string[]> {
     let after: Cursor | undefined;
-    if (request.query.after) {
-      after = await cursorOf(deps.store.db, account_id, request.query.after);
-      if (!after) throw new PortalError(400, 'The page link (after) names no transaction of this account; start from the first page.', '/portal/transactions');
+    for (;;) {
+      const batch = await searchPayments(db, account_id, filter, after, CSV_BATCH, lead);
+      for (const r of batch) yield cellsOf(r).map(spreadsheetSafe);
+      const last = batch[batch.length - 1];
+      if (batch.length < CSV_BATCH || !last) return;
+      after = { created_at: Number(last.created_at), transaction_id: last.transaction_id };
     }
-    const lead = await chooseLead(deps.store.db, account_id, filter);
-    const rows = await searchPayments(deps.store.db, account_id, filter, after, PAGE_SIZE + 1, lead);
-    const more = rows.length > PAGE_SIZE;
-    const page = rows.slice(0, PAGE_SIZE);
-    const last = page[page.length - 1];
-    const pager = html`<p class="actions">${after && html`<a class="button" href="/portal/transactions${filterQuery(request.query)}" id="first-page">First page</a>`}${
-      more &&
-      last &&
-      html`<a class="button" href="/portal/transactions${filterQuery(request.query, { after: last.transaction_id })}" id="next-page">Next page</a>`
-    }<a class="button" href="/portal/transactions.csv${filterQuery(request.query)}" id="export-csv" download>Export CSV (all matching)</a></p>`;
-    return sendPortalPage(request, reply, {
-      title: 'Transactions',
-      nav: 'transactions',
-      body: html`${filterForm(request.query)}${table(page)}${pager}`,
-    });
-  });
-
-  scope.get<{ Querystring: Query }>('/transactions.csv', { ...read, schema: { hide: true, querystring: TransactionsQuery } }, async (request, reply) => {
-    const c = ctx(request);
-    const filter = filterOf(request.query);
-    const account_id = c.account.account_id;
-    const db = deps.store.db;
-    // Every matching row, whatever their number: the keyset is read CSV_BATCH rows a query and
-    // written as the client takes them (the stream's backpressure holds the next query back).
-    const lead = await chooseLead(db, account_id, filter);
-    async function* rows(): AsyncGenerator<string[]> {
-      let after: Cursor | undefined;
-      for (;;) {
-        const batch = await searchPayments(db, account_id, filter, after, CSV_BATCH, lead);
-        for (const r of batch) yield cellsOf(r).map(spreadsheetSafe);
-        const last = batch[batch.length - 1];
-        if (batch.length < CSV_BATCH || !last) return;
-        after = { created_at: Number(last.created_at), transaction_id: last.transaction_id };
-      }
-    }
-    const csv = stringify({ header: true, columns: [...COLUMNS], record_delimiter: 'windows' });
-    // A storage fault half-way destroys the stream: the download ends short, never looks complete.
-    pipeline(Readable.from(rows()), csv).catch((err: Error) => logFailure(request, err));
-    const day = new Date(deps.now()).toISOString().slice(0, 10);
-    return reply
-      .header('content-type', 'text/csv; charset=utf-8')
-      .header('content-disposition', `attachment; filename="transactions-${account_id}-${day}.csv"`)
-      .header('cache-control', 'no-store')
-      .header('x-content-type-options', 'nosniff')
-      .send(csv);
-  });
+  }
+  const csv = stringify({ header: true, columns: [...COLUMNS], record_delimiter: 'windows' });
+  // A storage fault half-way destroys the stream: the download ends short, never looks complete.
+  pipeline(Readable.from(rows()), csv).catch((err: Error) => logFailure(request, err));
+  const day = new Date(deps.now()).toISOString().slice(0, 10);
+  return reply
+    .header('content-type', 'text/csv; charset=utf-8')
+    .header('content-disposition', `attachment; filename="transactions-${account_id}-${day}.csv"`)
+    .header('cache-control', 'no-store')
+    .header('x-content-type-options', 'nosniff')
+    .send(csv);
 }
 
 function logFailure(request: FastifyRequest, err: Error): void {
