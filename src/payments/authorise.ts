@@ -19,7 +19,7 @@ import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import type { AuthoriseOutcome, ProcessorCard } from '../processors/types.js';
 import { REVIEW_WINDOW_MS, statusAfterApproval } from '../review/hold.js';
 import type { RiskAssessment, RiskContext, RiskEngine } from '../risk/index.js';
-import { answerFields, contractNameTaken, createSubscription, prepareSubscription } from '../subscriptions/service.js';
+import { answerFields, contractNameTaken, createSubscription, type Prepared, prepareSubscription } from '../subscriptions/service.js';
 import type { SubscriptionRow } from '../subscriptions/tables.js';
 import { challengeFirst, onIssuerChallenge, parseMpiInfo, type ThreedsResult } from '../threeds/mpi.js';
 import { type NewChallenge, newChallenge } from '../threeds/service.js';
@@ -27,7 +27,7 @@ import { recordPaymentEventInto } from './events.js';
 import type { AuthoriseDirect } from './schema.js';
 import { applyTransitionInto, MANUAL_CAPTURE_WINDOW_MS, orderStatusOf, type PaymentStatus } from './states.js';
 import { openAnswer, sealAnswer, tokenHash } from './stored-answer.js';
-import type { PaymentRow } from './tables.js';
+import type { CardRow, PaymentRow } from './tables.js';
 import * as v from './validate.js';
 
 /** Request fields kept for the order record; card data never is. */
@@ -382,68 +382,36 @@ export class AuthoriseService {
     let record = answerOf(subscription);
     row.answer = sealAnswer(deps.keyring, record);
 
-    // Facts first: the fee on what this payment captures is read before its unit is built.
-    const captured = capturedBy(pending, row);
-    const fee_minor = captured > 0 ? await feeFor(deps.store.db, row.account_id, row.currency, captured) : 0;
-    const unit = new WriteUnit(deps.store.engine);
-    if (storeCard && card_id) {
-      unit.insertRows('cards', [
-        {
-          card_id,
-          account_id: account.account_id,
-          token_hash: wantsToken ? tokenHash(deps.keyring, token_id) : null,
-          pan_enc: deps.keyring.encrypt(card.pan),
-          key_id: deps.keyring.active.id,
-          fingerprint: resolved.fingerprint,
-          brand: facts.brand,
-          bin: card.pan.slice(0, 6),
-          last4: card.pan.slice(-4),
-          exp_month: card.exp_month,
-          exp_year: card.exp_year,
-          created_at: now,
-        },
-      ]);
-    }
-    if (pending) {
-      // decisions §14: paid at most once; a second tab or submit loses here and changes nothing.
-      const { transaction_id: _id, status: _status, account_id: _a, merchant_id: _m, ...patch } = row;
-      applyTransitionInto(unit, transaction_id, 'checkout_pay', 'pending', status, patch, now, () => new OrderRace(), { unclaimed: true });
-    } else {
-      // Lost a race with the same order_no: the unit fails whole, the card row with it.
-      unit.insertRows('payments', [row], { ignoreConflictOn: ['account_id', 'order_no'], expected: { rows: 1, error: () => new OrderRace() } });
-    }
-    if (riskCtx) this.risk.record(unit, riskCtx, transaction_id);
-    if (challenge) unit.insertRows('threeds_challenges', [challenge.row]);
-
-    let inserted = true;
-    try {
-      if (approved && subscription) {
-        // A subscription to create reads what it writes: a transaction, the unit run inside it.
-        await deps.store.transaction(async (tx) => {
-          await applyUnit(tx, unit);
-          const created = await createSubscription(tx, subscription, row, now);
-          if (!created) {
-            // Another first payment took the contract_name since it was checked. A direct
-            // payment is refused as a sequential one would have been (everything here rolls
-            // back); on the hosted page the shopper's payment stands without the subscription.
-            if (!pending) throw contractNameTaken();
-            record = answerOf(null);
-            row.details = details_without;
-            row.answer = sealAnswer(deps.keyring, record);
-            await tx.updateTable('payments').set({ details: row.details, answer: row.answer }).where('transaction_id', '=', transaction_id).execute();
-          }
-          const rest = new WriteUnit(deps.store.engine);
-          recordWithPayment(rest, pending, row, fee_minor, now, created);
-          await applyUnit(tx, rest);
-        });
-      } else {
-        recordWithPayment(unit, pending, row, fee_minor, now);
-        await deps.store.write(unit);
-      }
-    } catch (e) {
-      if (!(e instanceof OrderRace)) throw e;
-      inserted = false;
-    }
+    const inserted = await this.write({
+      pending,
+      row,
+      card:
+        storeCard && card_id
+          ? {
+              card_id,
+              account_id: account.account_id,
+              token_hash: wantsToken ? tokenHash(deps.keyring, token_id) : null,
+              pan_enc: deps.keyring.encrypt(card.pan),
+              key_id: deps.keyring.active.id,
+              fingerprint: resolved.fingerprint,
+              brand: facts.brand,
+              bin: card.pan.slice(0, 6),
+              last4: card.pan.slice(-4),
+              exp_month: card.exp_month,
+              exp_year: card.exp_year,
+              created_at: now,
+            }
+          : null,
+      riskCtx,
+      challenge,
+      subscription: approved ? subscription : null,
+      now,
+      withoutSubscription: () => {
+        record = answerOf(null);
+        row.details = details_without;
+        row.answer = sealAnswer(deps.keyring, record);
+      },
+    });
     if (!inserted) {
       if (pending) return { record: {} };
       const winner = await this.existing(account.account_id, body.order_no);
@@ -452,6 +420,70 @@ export class AuthoriseService {
     }
     deps.metrics.payments.inc({ outcome: result });
     return { record, row, threeds_url: challenge?.url };
+  }
+
+  /**
+   * Writes the payment with everything that goes with it as one write unit: the card, the
+   * payment (or the checkout payment's compare-and-set), risk signals, the challenge, the
+   * postings and the event. With a subscription to create (which reads what it writes) the
+   * unit runs inside a transaction. False when another request took the order_no, or paid
+   * the checkout payment, first: then nothing is written.
+   */
+  private async write(w: {
+    pending: PaymentRow | null;
+    row: PaymentRow;
+    card: CardRow | null;
+    riskCtx: RiskContext | null;
+    challenge: NewChallenge | null;
+    subscription: Prepared | null;
+    now: number;
+    /** On the hosted page a contract_name taken since it was checked leaves the payment without its subscription. */
+    withoutSubscription: () => void;
+  }): Promise<boolean> {
+    const { deps } = this;
+    const { pending, row, now, subscription } = w;
+    // Facts first: the fee on what this payment captures is read before its unit is built.
+    const captured = capturedBy(pending, row);
+    const fee_minor = captured > 0 ? await feeFor(deps.store.db, row.account_id, row.currency, captured) : 0;
+    const lost = () => new OrderRace();
+    const unit = new WriteUnit(deps.store.engine);
+    if (w.card) unit.insertRows('cards', [w.card]);
+    if (pending) {
+      // decisions §14: paid at most once; a second tab or submit loses here and changes nothing.
+      const { transaction_id: _id, status: _status, account_id: _a, merchant_id: _m, ...patch } = row;
+      applyTransitionInto(unit, row.transaction_id, 'checkout_pay', 'pending', row.status, patch, now, lost, { unclaimed: true });
+    } else {
+      // Lost a race with the same order_no: the unit fails whole, the card row with it.
+      unit.insertRows('payments', [row], { ignoreConflictOn: ['account_id', 'order_no'], expected: { rows: 1, error: lost } });
+    }
+    if (w.riskCtx) this.risk.record(unit, w.riskCtx, row.transaction_id);
+    if (w.challenge) unit.insertRows('threeds_challenges', [w.challenge.row]);
+    try {
+      if (!subscription) {
+        recordWithPayment(unit, pending, row, fee_minor, now);
+        await deps.store.write(unit);
+        return true;
+      }
+      await deps.store.transaction(async (tx) => {
+        await applyUnit(tx, unit);
+        const created = await createSubscription(tx, subscription, row, now);
+        if (!created) {
+          // Another first payment took the contract_name since it was checked. A direct
+          // payment is refused as a sequential one would have been (everything here rolls
+          // back); on the hosted page the shopper's payment stands without the subscription.
+          if (!pending) throw contractNameTaken();
+          w.withoutSubscription();
+          await tx.updateTable('payments').set({ details: row.details, answer: row.answer }).where('transaction_id', '=', row.transaction_id).execute();
+        }
+        const rest = new WriteUnit(deps.store.engine);
+        recordWithPayment(rest, pending, row, fee_minor, now, created);
+        await applyUnit(tx, rest);
+      });
+      return true;
+    } catch (e) {
+      if (e instanceof OrderRace) return false;
+      throw e;
+    }
   }
 }
 
