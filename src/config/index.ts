@@ -23,7 +23,7 @@ export interface Settings {
   body_limit_bytes: number;
   /** Max transactions grouped in one SQLite commit. */
   group_commit_max: number;
-  /** SQLite: reads and the hot path's writes (write plans) run on their own threads. */
+  /** SQLite: reads and the hot path's writes (write units) run on their own threads. */
   sqlite_threads: boolean;
   /** Webhook retry schedule in ms (docs/contract.md §11: backoff for 3 days). */
   webhook_schedule_ms: number[] | undefined;

@@ -5,21 +5,52 @@
 // later calls only put their own values into the compiled parameter list. The SQL still
 // comes from Kysely, so both engines keep one query layer; the statement itself is also
 // prepared once by the driver (SQLite's statement cache, PostgreSQL's text is stable).
-import { type Compilable, CompiledQuery, type Insertable, type Kysely, type QueryResult } from 'kysely';
-import { recordWrite } from './plan.js';
+// The same shapes serve write units (src/db/unit.ts): `compilePrepared` and
+// `compileInsertRows` give the statement without running it.
+import {
+  type Compilable,
+  CompiledQuery,
+  DeleteQueryNode,
+  type Insertable,
+  InsertQueryNode,
+  type Kysely,
+  type OperationNode,
+  type QueryResult,
+  UpdateQueryNode,
+} from 'kysely';
 import type { DB } from './schema.js';
 
 // A NUL can never be a real value: bodies holding one are refused when parsed.
 const MARK = '\u0000tollgate-param:';
 const MAX_SHAPES = 2_000;
 
+/** What a statement does, from its Kysely tree (a write unit accepts only writes without RETURNING). */
+export type StatementKind = 'read' | 'insert' | 'upsert' | 'update' | 'delete';
+
+/** A statement ready to run: Kysely's SQL text, its parameters, and what it does. */
+export interface CompiledStatement {
+  sql: string;
+  parameters: unknown[];
+  kind: StatementKind;
+  /** It has a RETURNING clause. */
+  returning: boolean;
+}
+
+/** What `node` (a compiled query's root) does; anything that is not a write counts as a read. */
+export function statementKind(node: OperationNode): { kind: StatementKind; returning: boolean } {
+  if (InsertQueryNode.is(node)) return { kind: node.onConflict?.updates ? 'upsert' : 'insert', returning: node.returning !== undefined };
+  if (UpdateQueryNode.is(node)) return { kind: 'update', returning: node.returning !== undefined };
+  if (DeleteQueryNode.is(node)) return { kind: 'delete', returning: node.returning !== undefined };
+  return { kind: 'read', returning: false };
+}
+
 /** A parameter of a compiled shape: a named value, a row's column (insertRows), or a constant. */
 type Slot = { name: string; row: number; column: string } | { constant: unknown };
 interface Shape {
   sql: string;
   slots: Slot[];
-  /** The statement only reads (a plan sends it to the reader; see src/db/plan.ts). */
-  read: boolean;
+  kind: StatementKind;
+  returning: boolean;
 }
 const shapes = new Map<string, Shape>();
 
@@ -45,32 +76,23 @@ function shapeOf(db: Kysely<any>, key: string, build: () => Compilable<unknown>)
       const hash = name.lastIndexOf('#');
       return { name, row: hash < 0 ? -1 : Number(name.slice(hash + 1)), column: hash < 0 ? name : name.slice(0, hash) };
     });
-    shape = { sql: compiled.sql, slots, read: compiled.query.kind === 'SelectQueryNode' };
+    shape = { sql: compiled.sql, slots, ...statementKind(compiled.query) };
     if (shapes.size >= MAX_SHAPES) shapes.clear();
     shapes.set(k, shape);
   }
   return shape;
 }
 
-function execute<R>(db: Kysely<any>, shape: Shape, parameters: unknown[]): Promise<QueryResult<R>> {
-  // A write on a plan's recording transaction is recorded here, without Kysely's executor.
-  if (!shape.read) {
-    const recorded = recordWrite(db, shape.sql, parameters);
-    if (recorded) return Promise.resolve(recorded as QueryResult<R>);
-  }
-  return db.executeQuery<R>(CompiledQuery.raw(shape.sql, parameters));
+function run<R>(db: Kysely<any>, st: CompiledStatement): Promise<QueryResult<R>> {
+  return db.executeQuery<R>(CompiledQuery.raw(st.sql, st.parameters));
 }
 
 /**
- * Runs the query `build` makes, compiled once per engine and `key`. `build` must use
- * `param(name)` for every value that changes between calls; `values` gives them.
+ * The query `build` makes, compiled once per engine and `key`, with `values` in place.
+ * `build` must use `param(name)` for every value that changes between calls. `db` only
+ * gives the engine (and builds the query): a connection-less builder will do.
  */
-export function runPrepared<R = unknown>(
-  db: Kysely<any>,
-  key: string,
-  build: () => Compilable<unknown>,
-  values: Record<string, unknown>,
-): Promise<QueryResult<R>> {
+export function compilePrepared(db: Kysely<any>, key: string, build: () => Compilable<unknown>, values: Record<string, unknown>): CompiledStatement {
   const shape = shapeOf(db, key, build);
   const parameters = shape.slots.map((s) => {
     if (!('name' in s)) return s.constant;
@@ -78,20 +100,30 @@ export function runPrepared<R = unknown>(
     if (v === undefined) throw new Error(`prepared query ${key}: no value for ${s.name}`);
     return v;
   });
-  return execute<R>(db, shape, parameters);
+  return { sql: shape.sql, parameters, kind: shape.kind, returning: shape.returning };
+}
+
+/** Runs the query `build` makes, compiled once per engine and `key` (see compilePrepared). */
+export function runPrepared<R = unknown>(
+  db: Kysely<any>,
+  key: string,
+  build: () => Compilable<unknown>,
+  values: Record<string, unknown>,
+): Promise<QueryResult<R>> {
+  return run<R>(db, compilePrepared(db, key, build, values));
 }
 
 /**
- * Inserts rows (all with the same columns) through a statement compiled once per table,
- * column list and row count. `ignoreConflictOn` adds ON CONFLICT (…) DO NOTHING; the
- * result's `numAffectedRows` then tells whether the row went in.
+ * The insert of `rows` (all with the same columns), compiled once per table, column list
+ * and row count. `ignoreConflictOn` adds ON CONFLICT (…) DO NOTHING; the statement's row
+ * count then tells whether the row went in.
  */
-export function insertRows<T extends keyof DB & string>(
+export function compileInsertRows<T extends keyof DB & string>(
   db: Kysely<DB>,
   table: T,
   rows: ReadonlyArray<Insertable<DB[T]>>,
   opts: { ignoreConflictOn?: readonly string[] } = {},
-): Promise<QueryResult<unknown>> {
+): CompiledStatement {
   const first = rows[0] as Record<string, unknown> | undefined;
   if (!first) throw new Error(`insertRows ${table}: no rows`);
   let columns = '';
@@ -111,5 +143,15 @@ export function insertRows<T extends keyof DB & string>(
     if (v === undefined) throw new Error(`insertRows ${table}: row ${s.row} has no ${s.column}`);
     return v;
   });
-  return execute(db, shape, parameters);
+  return { sql: shape.sql, parameters, kind: shape.kind, returning: shape.returning };
+}
+
+/** Inserts `rows` now (see compileInsertRows); the result's `numAffectedRows` tells how many went in. */
+export function insertRows<T extends keyof DB & string>(
+  db: Kysely<DB>,
+  table: T,
+  rows: ReadonlyArray<Insertable<DB[T]>>,
+  opts: { ignoreConflictOn?: readonly string[] } = {},
+): Promise<QueryResult<unknown>> {
+  return run(db, compileInsertRows(db, table, rows, opts));
 }

@@ -1,23 +1,25 @@
 // SQLite's threads (issue 15), so B-tree work, the WAL fsync and checkpoints no longer stop
 // the event loop that parses, checks and answers requests. `role` (workerData) says which:
 //
-// - `writer`: owns one write connection and runs group commits of write plans
-//   (src/db/plan.ts) sent as plain values.
+// - `writer`: owns one write connection and runs group commits (src/db/sqlite-group.ts) of
+//   write units (src/db/unit.ts) sent as plain values: each unit in its own savepoint, an
+//   operation that changes another number of rows than it must (or fails) rolls its unit
+//   back alone, and the outcomes are posted back only once the batch's COMMIT is durable.
 // - `reader`: owns one read-only connection (query_only) and answers reads of committed
 //   data in the order they came (Store.db on the server). Reads asked for while it works
 //   on a batch come as the next batch, one message answered by one (a postMessage costs
 //   ~5–8 µs of CPU alone and ~20 µs under load, whatever it carries).
-//
-// One batch: BEGIN IMMEDIATE; per unit a SAVEPOINT, its statements in order (a guarded one
-// must change exactly one row), RELEASE, or ROLLBACK TO on a failure, which fails that unit
-// alone; then COMMIT, which returns after the WAL's fsync (synchronous=FULL). Only then are
-// the outcomes posted back: nothing is acknowledged before it is durable.
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { controlOf, groupCommit } from './sqlite-group.js';
+import type { UnitValue } from './unit.js';
+
+/** A unit's operations: SQL, parameters, and the rows it must change (-1: any number). */
+export type WireUnit = Array<[sql: string, parameters: readonly UnitValue[], expected_rows: number]>;
 
 export interface WriterBatch {
   id: number;
-  units: Array<Array<[sql: string, parameters: unknown[], guard: boolean]>>;
+  units: WireUnit[];
 }
 
 export interface WireError {
@@ -25,7 +27,8 @@ export interface WireError {
   code?: string;
 }
 
-export type UnitOutcome = { ok: true } | { ok: false; statement: number; guard: boolean; error?: WireError };
+/** A failed unit: the operation whose row count was not the expected one, or the database's error. */
+export type UnitOutcome = { ok: true } | { ok: false; op: number; rows: number } | { ok: false; error: WireError };
 
 export type WriterReply = { id: number; outcomes: UnitOutcome[] } | { id: number; failed: WireError };
 
@@ -44,6 +47,15 @@ export interface ReadBatch {
 
 export interface ReadBatchReply {
   replies: ReadReply[];
+}
+
+class RowCount extends Error {
+  constructor(
+    readonly op: number,
+    readonly rows: number,
+  ) {
+    super(`operation ${op} changed ${rows} rows`);
+  }
 }
 
 function wire(e: unknown): WireError {
@@ -72,41 +84,30 @@ if (parentPort) {
     return stmt;
   };
 
-  const run = (batch: WriterBatch): WriterReply => {
-    const outcomes: UnitOutcome[] = [];
+  const control = controlOf(db);
+
+  /** A unit's operations in order; throws the first failure. */
+  const runUnit = (unit: WireUnit): void => {
+    unit.forEach(([text, parameters, expected], op) => {
+      const stmt = prepare(text);
+      if (stmt.reader) throw new Error('a write unit only writes');
+      const rows = stmt.run(parameters as unknown[]).changes;
+      if (expected >= 0 && rows !== expected) throw new RowCount(op, rows);
+    });
+  };
+
+  const run = async (batch: WriterBatch): Promise<WriterReply> => {
     try {
-      prepare('BEGIN IMMEDIATE').run();
-      try {
-        for (const unit of batch.units) {
-          prepare('SAVEPOINT unit').run();
-          let failed: UnitOutcome | null = null;
-          for (let i = 0; i < unit.length && !failed; i++) {
-            const [text, parameters, guarded] = unit[i] as [string, unknown[], boolean];
-            try {
-              const stmt = prepare(text);
-              if (stmt.reader) stmt.all(parameters);
-              else {
-                const info = stmt.run(parameters);
-                if (guarded && info.changes !== 1) failed = { ok: false, statement: i, guard: true };
-              }
-            } catch (e) {
-              failed = { ok: false, statement: i, guard: false, error: wire(e) };
-            }
-          }
-          if (failed) prepare('ROLLBACK TO unit').run();
-          prepare('RELEASE unit').run();
-          outcomes.push(failed ?? { ok: true });
-        }
-        prepare('COMMIT').run();
-      } catch (e) {
-        if (db.inTransaction) prepare('ROLLBACK').run();
-        throw e;
-      }
+      const settled = await groupCommit(db, control, batch.units.length, (i) => runUnit(batch.units[i] as WireUnit));
+      const outcomes = settled.map((s): UnitOutcome => {
+        if (s.ok) return { ok: true };
+        return s.error instanceof RowCount ? { ok: false, op: s.error.op, rows: s.error.rows } : { ok: false, error: wire(s.error) };
+      });
+      return { id: batch.id, outcomes };
     } catch (e) {
       // BEGIN, a savepoint or the COMMIT failed: nothing of the batch is durable.
       return { id: batch.id, failed: wire(e) };
     }
-    return { id: batch.id, outcomes };
   };
 
   const read = (m: ReadRequest): ReadReply => {
@@ -125,6 +126,7 @@ if (parentPort) {
       port.postMessage({ closed: true });
       return;
     }
-    port.postMessage('units' in m ? run(m) : ({ replies: m.reads.map(read) } satisfies ReadBatchReply));
+    if ('units' in m) void run(m).then((reply) => port.postMessage(reply));
+    else port.postMessage({ replies: m.reads.map(read) } satisfies ReadBatchReply);
   });
 }

@@ -1,12 +1,20 @@
-// One query layer (Kysely) over SQLite and PostgreSQL (style §8). Domain code writes
-// through `store.transaction(fn)` and reads through `store.db`.
+// One query layer (Kysely) over SQLite and PostgreSQL (style §8). Domain code reads through
+// `store.db` and writes either a write unit (src/db/unit.ts: `store.write(unit)`, the
+// statements of a change built beforehand) or a transaction function
+// (`store.transaction(fn)`, for a change that must read its own writes).
 //
 // SQLite: one writer connection and one reader connection (WAL lets readers run beside
-// the writer). Transactions are *group committed*: those that arrive while a commit is
-// in progress are run back to back, each inside its own SAVEPOINT, and committed together,
-// so one fsync acknowledges many payments (field-facts: durability). A failing unit rolls
-// back to its savepoint and fails alone. Transaction functions must only touch the
-// database through `tx` and must not wait on anything else (no network calls).
+// the writer). Writes are *group committed* (src/db/sqlite-group.ts): those that arrive
+// while a commit is in progress are run back to back, each inside its own SAVEPOINT, and
+// committed together, so one fsync acknowledges many payments (field-facts: durability).
+// A failing unit rolls back to its savepoint and fails alone. Write units run on the writer
+// thread where there is one; transaction functions on the event loop's writer, and must
+// only touch the database through `tx` and wait on nothing else (no network calls).
+//
+// The execution paths: SQLite — units on the writer thread, transaction functions (and
+// units, where there is no writer thread, through applyUnit) on the event loop's writer;
+// PostgreSQL — a unit as one simple-query message (src/db/pg-unit.ts), a transaction
+// function in a Kysely transaction.
 import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -26,12 +34,14 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import { storageFault } from './faults.js';
-import { guardFailed, planAsOneQuery } from './pg-plan.js';
-import { newPlan, type Plan, recordingTx } from './plan.js';
+import { checkFailed, unitAsOneQuery } from './pg-unit.js';
 import type { DB } from './schema.js';
+import { controlOf, groupCommit } from './sqlite-group.js';
 import type { ReadBatch, ReadBatchReply, ReadRequest, WireError, WriterBatch, WriterReply } from './sqlite-thread.js';
+import { applyUnit, type Engine, type WriteUnit, wireOps } from './unit.js';
 
-export type Engine = 'sqlite' | 'postgres';
+export type { Engine } from './unit.js';
+/** A real transaction: each statement runs as it is called and answers with its result. */
 export type Tx = Kysely<DB>;
 
 export interface Store {
@@ -40,12 +50,12 @@ export interface Store {
   readonly db: Kysely<DB>;
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /**
-   * A unit that only writes (src/db/plan.ts): `fn`'s statements are recorded, then run and
-   * committed with others (SQLite: on the writer thread). Resolves with `fn`'s value once
-   * durable; fails with a guard's error or a statement's, the unit rolled back. PostgreSQL
-   * runs it as a transaction.
+   * Runs and commits a write unit (src/db/unit.ts) built for this store's engine: on
+   * SQLite in a group commit (on the writer thread where there is one), on PostgreSQL in
+   * one round trip. Resolves once durable; fails with the error of the operation whose row
+   * count was not the expected one, or the database's, the unit rolled back whole.
    */
-  writePlan<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  write(unit: WriteUnit): Promise<void>;
   /**
    * How many transactions one request runs at once when it has several independent ones
    * (the items of a capture, cancel or refund batch). SQLite: all of them, its group
@@ -86,10 +96,10 @@ function cachingDatabase(raw: Database.Database): Database.Database {
   });
 }
 
-/** A queued unit: a transaction function, or a recorded write plan (with the value its function returned). */
+/** Queued work: a transaction function, or a write unit (for the writer thread). */
 type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void } & (
-  | { fn: (tx: Tx) => Promise<unknown>; plan?: undefined }
-  | { plan: Plan; value: unknown; fn?: undefined }
+  | { fn: (tx: Tx) => Promise<unknown>; unit?: undefined }
+  | { unit: WriteUnit; fn?: undefined }
 );
 
 /**
@@ -249,10 +259,8 @@ class SqliteStore implements Store {
   private readonly rawReader: Database.Database;
   private queue: Pending[] = [];
   private running = false;
-  private readonly controlStatements = new Map<string, Database.Statement>();
-  /** The writer with its statement cache (write plans run on it when there is no writer thread). */
-  private readonly writerStatements: Database.Database;
-  /** The writer thread (write plans), or null: plans then run on this thread's writer. */
+  private readonly control: ReturnType<typeof controlOf>;
+  /** The writer thread (write units), or null: units then run on this thread's writer. */
   private worker: Worker | null = null;
   private readonly replies = new Map<number, { resolve: (r: WriterReply) => void; reject: (e: Error) => void }>();
   private nextBatch = 1;
@@ -272,8 +280,8 @@ class SqliteStore implements Store {
     this.rawReader = new Database(file);
     this.rawReader.pragma('busy_timeout = 5000');
     this.rawReader.pragma('query_only = ON');
-    this.writerStatements = cachingDatabase(this.rawWriter);
-    this.writer = new Kysely<DB>({ dialect: new SqliteDialect({ database: this.writerStatements }) });
+    this.control = controlOf(this.rawWriter);
+    this.writer = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(this.rawWriter) }) });
     this.localReader = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(this.rawReader) }) });
     const useThreads = threads && file !== ':memory:';
     if (useThreads) this.threadReader = new ThreadReader(sqliteThread(path.resolve(file), 'reader'), this.localReader);
@@ -291,7 +299,7 @@ class SqliteStore implements Store {
       waiting?.resolve(m);
     });
     const gone = (e: Error) => {
-      // Plans run on this thread's writer from now on; those in flight fail (not durable).
+      // Units run on this thread's writer from now on; those in flight fail (not durable).
       if (this.worker !== worker) return;
       this.worker = null;
       for (const w of this.replies.values()) w.reject(e);
@@ -302,7 +310,7 @@ class SqliteStore implements Store {
     this.worker = worker;
   }
 
-  /** Whether write plans run on the writer thread (false: on this thread). */
+  /** Whether write units run on the writer thread (false: on this thread). */
   get writerThread(): boolean {
     return this.worker !== null;
   }
@@ -313,18 +321,18 @@ class SqliteStore implements Store {
   }
 
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
-      if (!this.running) void this.drain();
-    });
+    return this.enqueue({ fn }) as Promise<T>;
   }
 
-  async writePlan<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    const plan = newPlan();
-    const value = await fn(recordingTx(plan, this.db));
-    if (plan.statements.length === 0) return value;
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ plan, value, resolve: resolve as (v: unknown) => void, reject });
+  async write(unit: WriteUnit): Promise<void> {
+    if (unit.engine !== this.engine) throw new Error(`a ${unit.engine} write unit cannot run on SQLite`);
+    if (unit.ops.length === 0) return;
+    await this.enqueue({ unit });
+  }
+
+  private enqueue(work: { fn: (tx: Tx) => Promise<unknown> } | { unit: WriteUnit }): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ ...work, resolve, reject } as Pending);
       if (!this.running) void this.drain();
     });
   }
@@ -336,54 +344,30 @@ class SqliteStore implements Store {
         // Let requests that are already parsed join this commit.
         await new Promise<void>((r) => setImmediate(r));
         const batch = this.queue.splice(0, this.maxBatch);
-        // Write plans go to the writer thread; transaction functions (which read their own
+        // Units go to the writer thread; transaction functions (which read their own
         // writes) run here. The two writers take turns, so neither waits on SQLite's lock.
+        // Without the thread a unit is a transaction function here like any other.
         const worker = this.worker;
-        const plans = worker ? batch.filter((p) => p.plan) : [];
-        const here = worker ? batch.filter((p) => !p.plan) : batch;
-        if (here.length > 0) await this.runBatch(here);
-        if (worker && plans.length > 0) await this.runPlans(worker, plans);
+        const units = worker ? batch.filter((p) => p.unit) : [];
+        const here = worker ? batch.filter((p) => p.fn) : batch;
+        if (here.length > 0) await this.runHere(here);
+        if (worker && units.length > 0) await this.runUnits(worker, units);
       }
     } finally {
       this.running = false;
     }
   }
 
-  /** Transaction control runs as prepared statements on the writer, bypassing the query builder. */
-  private control(text: 'BEGIN IMMEDIATE' | 'COMMIT' | 'ROLLBACK' | 'SAVEPOINT unit' | 'RELEASE unit' | 'ROLLBACK TO unit'): void {
-    let stmt = this.controlStatements.get(text);
-    if (!stmt) {
-      stmt = this.rawWriter.prepare(text);
-      this.controlStatements.set(text, stmt);
-    }
-    stmt.run();
-  }
-
-  private async runBatch(batch: Pending[]): Promise<void> {
-    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+  /** One group commit on this thread's writer; each item settles once the batch is durable. */
+  private async runHere(batch: Pending[]): Promise<void> {
+    let outcomes: Awaited<ReturnType<typeof groupCommit<unknown>>>;
     try {
-      await this.writer.connection().execute(async (conn) => {
-        this.control('BEGIN IMMEDIATE');
-        try {
-          for (const item of batch) {
-            this.control('SAVEPOINT unit');
-            try {
-              const value = item.fn ? await item.fn(conn) : this.runPlanHere(item.plan, item.value);
-              this.control('RELEASE unit');
-              outcomes.push({ ok: true, value });
-            } catch (error) {
-              this.control('ROLLBACK TO unit');
-              this.control('RELEASE unit');
-              outcomes.push({ ok: false, error });
-            }
-          }
-          // synchronous=FULL: this returns after the WAL is fsynced, so every answer below is durable.
-          this.control('COMMIT');
-        } catch (error) {
-          if (this.rawWriter.inTransaction) this.control('ROLLBACK');
-          throw error;
-        }
-      });
+      outcomes = await this.writer.connection().execute((conn) =>
+        groupCommit(this.rawWriter, this.control, batch.length, (i) => {
+          const item = batch[i] as Pending;
+          return item.fn ? item.fn(conn) : applyUnit(conn, item.unit);
+        }),
+      );
     } catch (error) {
       // The commit itself failed: nothing in the batch is durable.
       for (const item of batch) item.reject(error);
@@ -397,20 +381,10 @@ class SqliteStore implements Store {
     });
   }
 
-  /** A write plan on this thread's writer, inside the batch's savepoint (no writer thread). */
-  private runPlanHere(plan: Plan, value: unknown): unknown {
-    plan.statements.forEach((st, i) => {
-      const stmt = this.writerStatements.prepare(st.sql);
-      if (stmt.reader) stmt.all(st.parameters);
-      else if (stmt.run(st.parameters).changes !== 1 && st.guard) throw (plan.onGuard.get(i) as () => Error)();
-    });
-    return value;
-  }
-
-  /** One group commit of write plans on the writer thread; each settles once the batch is durable. */
-  private async runPlans(worker: Worker, items: Pending[]): Promise<void> {
+  /** One group commit of write units on the writer thread; each settles once the batch is durable. */
+  private async runUnits(worker: Worker, items: Pending[]): Promise<void> {
     const id = this.nextBatch++;
-    const units = items.map((item) => (item.plan as Plan).statements.map((st) => [st.sql, st.parameters, st.guard] as [string, unknown[], boolean]));
+    const units = items.map((item) => wireOps(item.unit as WriteUnit));
     let reply: WriterReply;
     try {
       reply = await new Promise<WriterReply>((resolve, reject) => {
@@ -433,11 +407,10 @@ class SqliteStore implements Store {
     }
     items.forEach((item, i) => {
       const o = reply.outcomes[i];
-      const plan = item.plan as Plan;
-      if (!o) item.reject(new Error('write plan outcome missing'));
-      else if (o.ok) item.resolve('value' in item ? item.value : undefined);
-      else if (o.guard) item.reject((plan.onGuard.get(o.statement) as () => Error)());
-      else item.reject(o.error ? sqliteError(o.error) : new Error('write plan failed'));
+      if (!o) item.reject(new Error('write unit outcome missing'));
+      else if (o.ok) item.resolve(undefined);
+      else if ('op' in o) item.reject(((item.unit as WriteUnit).ops[o.op]?.expected?.error ?? (() => new Error(`operation ${o.op} changed ${o.rows} rows`)))());
+      else item.reject(sqliteError(o.error));
     });
   }
 
@@ -501,43 +474,25 @@ class PostgresStore implements Store {
   }
 
   /**
-   * The unit's statements are recorded, then sent as one message that PostgreSQL runs as one
-   * transaction (src/db/pg-plan.ts); a plan whose values cannot be literals runs statement
-   * by statement in a transaction. Either way a guard that changes no row fails the unit.
+   * The unit as one message that PostgreSQL runs as one transaction (src/db/pg-unit.ts):
+   * an operation whose row count is not the expected one fails the unit with its error.
    */
-  async writePlan<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    const plan = newPlan();
-    const value = await fn(recordingTx(plan, this.db, 'postgres'));
-    if (plan.statements.length === 0) return value;
-    const text = planAsOneQuery(plan);
+  async write(unit: WriteUnit): Promise<void> {
+    if (unit.engine !== this.engine) throw new Error(`a ${unit.engine} write unit cannot run on PostgreSQL`);
+    if (unit.ops.length === 0) return;
+    const text = unitAsOneQuery(unit);
     const client = await this.pool.connect();
     let dropped = false;
     try {
-      if (text !== null) await client.query(text);
-      else await this.runPlanStatements(client, plan);
+      await client.query(text);
     } catch (error) {
       // A client whose connection failed or timed out is dropped, not pooled again.
       dropped = storageFault(error) === 'unavailable';
-      const i = text !== null ? guardFailed(error) : null;
-      throw i !== null ? (plan.onGuard.get(i) as () => Error)() : error;
+      const i = checkFailed(error);
+      const expected = i === null ? undefined : unit.ops[i]?.expected;
+      throw expected ? expected.error() : error;
     } finally {
       client.release(dropped);
-    }
-    return value;
-  }
-
-  private async runPlanStatements(client: pg.PoolClient, plan: Plan): Promise<void> {
-    await client.query('BEGIN');
-    try {
-      for (let i = 0; i < plan.statements.length; i++) {
-        const st = plan.statements[i] as Plan['statements'][number];
-        const r = await client.query(st.sql, st.parameters);
-        if (st.guard && r.rowCount !== 1) throw (plan.onGuard.get(i) as () => Error)();
-      }
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
     }
   }
 
@@ -562,7 +517,7 @@ class PostgresStore implements Store {
 
 export interface OpenOptions {
   groupCommitMax?: number;
-  /** SQLite: reads and write plans on their own threads (the server); off for tools and migrations. */
+  /** SQLite: reads and write units on their own threads (the server); off for tools and migrations. */
   threads?: boolean;
   poolSize?: number;
   /** PostgreSQL: statement timeout (server side) and the wait for a pooled connection. */

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type StorageFault, storageFault } from '../db/faults.js';
 import type { Store } from '../db/store.js';
+import { applyUnit } from '../db/unit.js';
 import { paymentRequest, readXml, type TestGateway, testGateway } from '../test/harness.js';
 
 describe('storageFault: which database errors are the storage’s state', () => {
@@ -33,27 +34,27 @@ describe('storageFault: which database errors are the storage’s state', () => 
 let gw: TestGateway;
 let key: string;
 let real: Store['transaction'];
-let realPlan: Store['writePlan'];
+let realWrite: Store['write'];
 before(async () => {
   gw = await testGateway({ settings: { max_in_flight: 3 } });
   key = await gw.apiKey();
   real = gw.runtime.store.transaction.bind(gw.runtime.store);
-  realPlan = gw.runtime.store.writePlan.bind(gw.runtime.store);
+  realWrite = gw.runtime.store.write.bind(gw.runtime.store);
 });
 after(async () => {
   restoreWrites();
   await gw.close();
 });
 
-/** Every way to write (transactions and write plans) goes through `fn` until restored. */
+/** Every way to write (transactions and write units, run in a transaction) goes through `fn` until restored. */
 function setWrites(fn: Store['transaction']): void {
   gw.runtime.store.transaction = fn;
-  gw.runtime.store.writePlan = fn;
+  gw.runtime.store.write = (unit) => fn((tx) => applyUnit(tx, unit));
 }
 
 function restoreWrites(): void {
   gw.runtime.store.transaction = real;
-  gw.runtime.store.writePlan = realPlan;
+  gw.runtime.store.write = realWrite;
 }
 
 /** Every write fails the way the storage would, until restored. */

@@ -1,10 +1,15 @@
 // The posting API (style §6): every money movement is one balanced posting, written in the
 // same transaction as the change it records. Payouts, transfers and subscriptions post
 // through `post` as well. What each movement posts is documented in README.md here.
+//
+// Each writer has two forms: `…Into(unit, …)` adds the statements to a write unit
+// (src/db/unit.ts) and reads nothing (what it needs, the fee, is given), and the Tx form
+// runs the same unit inside a transaction with `applyUnit`.
 import { sql } from 'kysely';
 import { timeOrderedId } from '../crypto/ids.js';
-import { insertRows, param, runPrepared } from '../db/prepared.js';
+import { param, runPrepared } from '../db/prepared.js';
 import type { Tx } from '../db/store.js';
+import { applyUnit, engineOf, WriteUnit } from '../db/unit.js';
 import type { LedgerAccount } from './tables.js';
 
 export interface Entry {
@@ -38,7 +43,7 @@ const MAX_ENTRIES = 16;
  * for all its balance updates, so the fixed lock order below still holds.
  */
 export const BALANCE_SLOTS = 32;
-const slotOfTx = new WeakMap<Tx, number>();
+const slots = new WeakMap<Tx | WriteUnit, number>();
 /**
  * The slot of every payout posting: payments and refunds never update it, so a payout
  * transaction (which posts in two currencies, through several ledger accounts) cannot
@@ -53,11 +58,12 @@ export const PAYOUT_SLOT = BALANCE_SLOTS;
  */
 export const TRANSFER_SLOT = BALANCE_SLOTS + 1;
 
-function slotOf(tx: Tx): number {
-  let slot = slotOfTx.get(tx);
+/** The balance slot of a transaction or a unit: one for all its postings. */
+function slotOf(owner: Tx | WriteUnit): number {
+  let slot = slots.get(owner);
   if (slot === undefined) {
     slot = Math.floor(Math.random() * BALANCE_SLOTS);
-    slotOfTx.set(tx, slot);
+    slots.set(owner, slot);
   }
   return slot;
 }
@@ -68,6 +74,14 @@ function slotOf(tx: Tx): number {
  * nothing and returns null. Refuses an unbalanced posting.
  */
 export async function post(tx: Tx, p: Posting, now_ms: number): Promise<string | null> {
+  const unit = new WriteUnit(engineOf(tx));
+  const posting_id = postInto(unit, { ...p, slot: p.slot ?? slotOf(tx) }, now_ms);
+  await applyUnit(tx, unit);
+  return posting_id;
+}
+
+/** `post` as statements added to `unit` (its posting id, or null when it nets to nothing). */
+export function postInto(unit: WriteUnit, p: Posting, now_ms: number): string | null {
   if (p.entries.length > MAX_ENTRIES) throw new UnbalancedPosting(`a posting carries at most ${MAX_ENTRIES} entries`);
   const merged = new Map<LedgerAccount, number>();
   let sum = 0;
@@ -82,11 +96,10 @@ export async function post(tx: Tx, p: Posting, now_ms: number): Promise<string |
   if (lines.length === 0) return null;
   const posting_id = `pst_${timeOrderedId(now_ms)}`;
   const transaction_id = p.transaction_id ?? '';
-  await insertRows(tx, 'ledger_postings', [
+  unit.insertRows('ledger_postings', [
     { posting_id, account_id: p.account_id, currency: p.currency, reason: p.reason, transaction_id, ref: p.ref ?? '', created_at: now_ms },
   ]);
-  await insertRows(
-    tx,
+  unit.insertRows(
     'ledger_entries',
     lines.map(([ledger_account, amount_minor], i) => ({
       entry_id: `${posting_id}.${i}`,
@@ -100,18 +113,18 @@ export async function post(tx: Tx, p: Posting, now_ms: number): Promise<string |
       created_at: now_ms,
     })),
   );
-  const slot = p.slot ?? slotOf(tx);
+  const slot = p.slot ?? slotOf(unit);
   // An upsert per balance line, compiled once per line count (src/db/prepared.ts).
   const values: Record<string, unknown> = { account_id: p.account_id, currency: p.currency, slot, now: now_ms };
   lines.forEach(([ledger_account, amount_minor], i) => {
     values[`ledger_account#${i}`] = ledger_account;
     values[`amount#${i}`] = amount_minor;
   });
-  await runPrepared(
-    tx,
+  unit.prepared(
+    'upsert',
     `ledger:balances|${lines.length}`,
-    () =>
-      tx
+    (q) =>
+      q
         .insertInto('ledger_balances')
         .values(
           lines.map((_, i) => ({
@@ -152,73 +165,76 @@ export interface PaymentMoney {
  * before and after, so the ledger follows the payments table by construction.
  */
 export async function postPaymentChange(tx: Tx, before: PaymentMoney | null, after: PaymentMoney, now_ms: number): Promise<void> {
-  const dHold = after.authorised_minor - (before?.authorised_minor ?? 0);
+  const captured = capturedBy(before, after);
+  const fee_minor = captured > 0 ? await feeFor(tx, after.account_id, after.currency, captured) : 0;
+  const unit = new WriteUnit(engineOf(tx));
+  for (const p of paymentChangePostings(before, after, fee_minor)) postInto(unit, { ...p, slot: slotOf(tx) }, now_ms);
+  await applyUnit(tx, unit);
+}
+
+/** `postPaymentChange` as statements added to `unit`; `fee_minor` is `feeFor` the amount `capturedBy` the change (read first). */
+export function postPaymentChangeInto(unit: WriteUnit, before: PaymentMoney | null, after: PaymentMoney, fee_minor: number, now_ms: number): void {
+  for (const p of paymentChangePostings(before, after, fee_minor)) postInto(unit, p, now_ms);
+}
+
+/** The amount a change captures (0 when it captures nothing); refuses a decrease. */
+export function capturedBy(before: PaymentMoney | null, after: PaymentMoney): number {
   const dCaptured = after.captured_minor - (before?.captured_minor ?? 0);
   if (dCaptured < 0) throw new UnbalancedPosting('a captured amount never decreases; refunds post on their own');
+  return dCaptured;
+}
+
+/** The postings of a payment's change, in the order they are written (pure: the fee is given). */
+export function paymentChangePostings(before: PaymentMoney | null, after: PaymentMoney, fee_minor: number): Posting[] {
+  const dHold = after.authorised_minor - (before?.authorised_minor ?? 0);
+  const dCaptured = capturedBy(before, after);
   const base = { account_id: after.account_id, currency: after.currency, transaction_id: after.transaction_id };
   const holdDrop = Math.max(0, -dHold);
   const fromHold = Math.min(dCaptured, holdDrop);
   const released = holdDrop - fromHold;
+  const postings: Posting[] = [];
   if (dHold > 0) {
-    await post(
-      tx,
-      {
-        ...base,
-        reason: 'authorise_hold',
-        entries: [
-          { ledger_account: 'processor_clearing', amount_minor: -dHold },
-          { ledger_account: 'customer_holds', amount_minor: dHold },
-        ],
-      },
-      now_ms,
-    );
+    postings.push({
+      ...base,
+      reason: 'authorise_hold',
+      entries: [
+        { ledger_account: 'processor_clearing', amount_minor: -dHold },
+        { ledger_account: 'customer_holds', amount_minor: dHold },
+      ],
+    });
   }
   if (dCaptured > 0) {
-    await post(
-      tx,
-      {
-        ...base,
-        reason: 'capture',
-        entries: [
-          { ledger_account: 'customer_holds', amount_minor: -fromHold },
-          { ledger_account: 'processor_clearing', amount_minor: -(dCaptured - fromHold) },
-          { ledger_account: 'merchant_pending', amount_minor: dCaptured },
-        ],
-      },
-      now_ms,
-    );
+    postings.push({
+      ...base,
+      reason: 'capture',
+      entries: [
+        { ledger_account: 'customer_holds', amount_minor: -fromHold },
+        { ledger_account: 'processor_clearing', amount_minor: -(dCaptured - fromHold) },
+        { ledger_account: 'merchant_pending', amount_minor: dCaptured },
+      ],
+    });
   }
   if (released > 0) {
-    await post(
-      tx,
-      {
-        ...base,
-        reason: 'hold_release',
-        entries: [
-          { ledger_account: 'customer_holds', amount_minor: -released },
-          { ledger_account: 'processor_clearing', amount_minor: released },
-        ],
-      },
-      now_ms,
-    );
+    postings.push({
+      ...base,
+      reason: 'hold_release',
+      entries: [
+        { ledger_account: 'customer_holds', amount_minor: -released },
+        { ledger_account: 'processor_clearing', amount_minor: released },
+      ],
+    });
   }
-  if (dCaptured > 0) {
-    const fee = await feeFor(tx, after.account_id, after.currency, dCaptured);
-    if (fee > 0) {
-      await post(
-        tx,
-        {
-          ...base,
-          reason: 'fee',
-          entries: [
-            { ledger_account: 'merchant_pending', amount_minor: -fee },
-            { ledger_account: 'fees', amount_minor: fee },
-          ],
-        },
-        now_ms,
-      );
-    }
+  if (dCaptured > 0 && fee_minor > 0) {
+    postings.push({
+      ...base,
+      reason: 'fee',
+      entries: [
+        { ledger_account: 'merchant_pending', amount_minor: -fee_minor },
+        { ledger_account: 'fees', amount_minor: fee_minor },
+      ],
+    });
   }
+  return postings;
 }
 
 /** Fee on a captured amount: percent (basis points, half-up) + fixed, never above the amount. */

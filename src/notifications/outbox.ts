@@ -1,8 +1,8 @@
-// Writing an event: always inside the transaction of the change it reports (docs/contract.md §11),
-// so a committed change always has its event and a rolled-back one never does.
+// Writing an event: always inside the transaction (or write unit) of the change it reports
+// (docs/contract.md §11), so a committed change always has its event and a rolled-back one never does.
 import { timeOrderedId } from '../crypto/ids.js';
-import { insertRows } from '../db/prepared.js';
 import type { Store, Tx } from '../db/store.js';
+import { applyUnit, engineOf, WriteUnit } from '../db/unit.js';
 
 /** Every event type the gateway emits; a capability adds its own here. */
 export const EVENT_TYPES = [
@@ -36,6 +36,14 @@ export interface NewEvent {
 }
 
 export async function recordEvent(tx: Tx, event: NewEvent, now_ms: number): Promise<string> {
+  const unit = new WriteUnit(engineOf(tx));
+  const event_id = recordEventInto(unit, event, now_ms);
+  await applyUnit(tx, unit);
+  return event_id;
+}
+
+/** `recordEvent` as a statement added to `unit`; returns the event's id. */
+export function recordEventInto(unit: WriteUnit, event: NewEvent, now_ms: number): string {
   const event_id = `evt_${timeOrderedId(now_ms)}`;
   const payload = JSON.stringify({
     event_id,
@@ -43,7 +51,7 @@ export async function recordEvent(tx: Tx, event: NewEvent, now_ms: number): Prom
     created_at: new Date(now_ms).toISOString(),
     data: event.data,
   });
-  await insertRows(tx, 'events', [
+  unit.insertRows('events', [
     {
       event_id,
       merchant_id: event.merchant_id,

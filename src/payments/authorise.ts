@@ -1,18 +1,17 @@
 // Direct card payment (interface.md "Create a direct payment"; docs/contract.md §4, §5, §7, §9).
 //
 // Order of work: validate (nothing stored on failure) → a repeat of a known order_no is
-// answered from storage → card checks → risk → processor → one transaction that writes the
-// card, the payment and its event together → the signed answer.
+// answered from storage → card checks → risk → processor → one write unit (src/db/unit.ts)
+// that writes the card, the payment, its signals, postings and event together → the signed answer.
 
 import { type CardFacts, cardFacts, fourDigitYear, isExpired, maskPan } from '../cards/card.js';
 import { randomToken, timeOrderedId } from '../crypto/ids.js';
 import { canonicalString } from '../crypto/signature.js';
-import { guard } from '../db/plan.js';
-import { insertRows, param, runPrepared } from '../db/prepared.js';
-import type { Tx } from '../db/store.js';
+import { param, runPrepared } from '../db/prepared.js';
+import { applyUnit, WriteUnit } from '../db/unit.js';
 import type { Deps } from '../http/context.js';
 import { ApiError, invalid, type ResultCode, resultText } from '../http/errors.js';
-import { postPaymentChange } from '../ledger/postings.js';
+import { capturedBy, feeFor, postPaymentChangeInto } from '../ledger/postings.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import { formatAmount } from '../money/currency.js';
 import type { EventType } from '../notifications/outbox.js';
@@ -20,15 +19,15 @@ import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import type { AuthoriseOutcome, ProcessorCard } from '../processors/types.js';
 import { REVIEW_WINDOW_MS, statusAfterApproval } from '../review/hold.js';
 import type { RiskAssessment, RiskContext, RiskEngine } from '../risk/index.js';
-import { answerFields, contractNameTaken, createSubscription, prepareSubscription } from '../subscriptions/service.js';
+import { answerFields, contractNameTaken, createSubscription, type Prepared, prepareSubscription } from '../subscriptions/service.js';
 import type { SubscriptionRow } from '../subscriptions/tables.js';
 import { challengeFirst, onIssuerChallenge, parseMpiInfo, type ThreedsResult } from '../threeds/mpi.js';
-import { insertChallenge, type NewChallenge, newChallenge } from '../threeds/service.js';
-import { recordPaymentEvent } from './events.js';
+import { type NewChallenge, newChallenge } from '../threeds/service.js';
+import { recordPaymentEventInto } from './events.js';
 import type { AuthoriseDirect } from './schema.js';
-import { applyTransition, MANUAL_CAPTURE_WINDOW_MS, orderStatusOf, type PaymentStatus } from './states.js';
+import { applyTransitionInto, MANUAL_CAPTURE_WINDOW_MS, orderStatusOf, type PaymentStatus } from './states.js';
 import { openAnswer, sealAnswer, tokenHash } from './stored-answer.js';
-import type { PaymentRow } from './tables.js';
+import type { CardRow, PaymentRow } from './tables.js';
 import * as v from './validate.js';
 
 /** Request fields kept for the order record; card data never is. */
@@ -383,58 +382,35 @@ export class AuthoriseService {
     let record = answerOf(subscription);
     row.answer = sealAnswer(deps.keyring, record);
 
-    // Without a subscription to create (which reads what it writes), the unit only writes: a
-    // write plan, run on SQLite's writer thread (src/db/plan.ts). The same function either way.
-    const unit = approved && subscription ? deps.store.transaction.bind(deps.store) : deps.store.writePlan.bind(deps.store);
-    const inserted = await unit(async (tx) => {
-      if (storeCard && card_id) {
-        await insertRows(tx, 'cards', [
-          {
-            card_id,
-            account_id: account.account_id,
-            token_hash: wantsToken ? tokenHash(deps.keyring, token_id) : null,
-            pan_enc: deps.keyring.encrypt(card.pan),
-            key_id: deps.keyring.active.id,
-            fingerprint: resolved.fingerprint,
-            brand: facts.brand,
-            bin: card.pan.slice(0, 6),
-            last4: card.pan.slice(-4),
-            exp_month: card.exp_month,
-            exp_year: card.exp_year,
-            created_at: now,
-          },
-        ]);
-      }
-      if (pending) {
-        // docs/contract.md §14: paid at most once; a second tab or submit loses here and changes nothing.
-        const { transaction_id: _id, status: _status, account_id: _a, merchant_id: _m, ...patch } = row;
-        const paid = await applyTransition(tx, transaction_id, 'checkout_pay', 'pending', status, patch, now, { unclaimed: true });
-        guard(tx, () => new OrderRace());
-        if (!paid) throw new OrderRace();
-      } else {
-        const r = await insertRows(tx, 'payments', [row], { ignoreConflictOn: ['account_id', 'order_no'] });
-        // Lost a race with the same order_no: undo the card row with the savepoint.
-        guard(tx, () => new OrderRace());
-        if (Number(r.numAffectedRows ?? 0) !== 1) throw new OrderRace();
-      }
-      if (riskCtx) await this.risk.record(tx, riskCtx, transaction_id);
-      if (challenge) await insertChallenge(tx, challenge.row);
-      const created = approved && subscription ? await createSubscription(tx, subscription, row, now) : undefined;
-      if (approved && subscription && !created) {
-        // Another first payment took the contract_name since it was checked. A direct
-        // payment is refused as a sequential one would have been (everything here rolls
-        // back); on the hosted page the shopper's payment stands without the subscription.
-        if (!pending) throw contractNameTaken();
+    const inserted = await this.write({
+      pending,
+      row,
+      card:
+        storeCard && card_id
+          ? {
+              card_id,
+              account_id: account.account_id,
+              token_hash: wantsToken ? tokenHash(deps.keyring, token_id) : null,
+              pan_enc: deps.keyring.encrypt(card.pan),
+              key_id: deps.keyring.active.id,
+              fingerprint: resolved.fingerprint,
+              brand: facts.brand,
+              bin: card.pan.slice(0, 6),
+              last4: card.pan.slice(-4),
+              exp_month: card.exp_month,
+              exp_year: card.exp_year,
+              created_at: now,
+            }
+          : null,
+      riskCtx,
+      challenge,
+      subscription: approved ? subscription : null,
+      now,
+      withoutSubscription: () => {
         record = answerOf(null);
         row.details = details_without;
         row.answer = sealAnswer(deps.keyring, record);
-        await tx.updateTable('payments').set({ details: row.details, answer: row.answer }).where('transaction_id', '=', transaction_id).execute();
-      }
-      await this.afterInsert(tx, pending, row, now, created);
-      return true;
-    }).catch(async (e) => {
-      if (e instanceof OrderRace) return false;
-      throw e;
+      },
     });
     if (!inserted) {
       if (pending) return { record: {} };
@@ -446,19 +422,83 @@ export class AuthoriseService {
     return { record, row, threeds_url: challenge?.url };
   }
 
-  /** Everything written with the payment: its ledger postings (hold or capture) and its event. */
-  private async afterInsert(tx: Tx, before: PaymentRow | null, row: PaymentRow, now: number, subscription?: SubscriptionRow): Promise<void> {
-    await postPaymentChange(tx, before, row, now);
-    const type: EventType =
-      row.status === 'pending'
-        ? 'payment.pending'
-        : row.status === 'review'
-          ? 'payment.held'
-          : row.status === 'declined'
-            ? 'payment.failed'
-            : 'payment.succeeded';
-    await recordPaymentEvent(tx, row, type, now, subscription);
+  /**
+   * Writes the payment with everything that goes with it as one write unit: the card, the
+   * payment (or the checkout payment's compare-and-set), risk signals, the challenge, the
+   * postings and the event. With a subscription to create (which reads what it writes) the
+   * unit runs inside a transaction. False when another request took the order_no, or paid
+   * the checkout payment, first: then nothing is written.
+   */
+  private async write(w: {
+    pending: PaymentRow | null;
+    row: PaymentRow;
+    card: CardRow | null;
+    riskCtx: RiskContext | null;
+    challenge: NewChallenge | null;
+    subscription: Prepared | null;
+    now: number;
+    /** On the hosted page a contract_name taken since it was checked leaves the payment without its subscription. */
+    withoutSubscription: () => void;
+  }): Promise<boolean> {
+    const { deps } = this;
+    const { pending, row, now, subscription } = w;
+    // Facts first: the fee on what this payment captures is read before its unit is built.
+    const captured = capturedBy(pending, row);
+    const fee_minor = captured > 0 ? await feeFor(deps.store.db, row.account_id, row.currency, captured) : 0;
+    const lost = () => new OrderRace();
+    const unit = new WriteUnit(deps.store.engine);
+    if (w.card) unit.insertRows('cards', [w.card]);
+    if (pending) {
+      // docs/contract.md §14: paid at most once; a second tab or submit loses here and changes nothing.
+      const { transaction_id: _id, status: _status, account_id: _a, merchant_id: _m, ...patch } = row;
+      applyTransitionInto(unit, row.transaction_id, 'checkout_pay', 'pending', row.status, patch, now, lost, { unclaimed: true });
+    } else {
+      // Lost a race with the same order_no: the unit fails whole, the card row with it.
+      unit.insertRows('payments', [row], { ignoreConflictOn: ['account_id', 'order_no'], expected: { rows: 1, error: lost } });
+    }
+    if (w.riskCtx) this.risk.record(unit, w.riskCtx, row.transaction_id);
+    if (w.challenge) unit.insertRows('threeds_challenges', [w.challenge.row]);
+    try {
+      if (!subscription) {
+        recordWithPayment(unit, pending, row, fee_minor, now);
+        await deps.store.write(unit);
+        return true;
+      }
+      await deps.store.transaction(async (tx) => {
+        await applyUnit(tx, unit);
+        const created = await createSubscription(tx, subscription, row, now);
+        if (!created) {
+          // Another first payment took the contract_name since it was checked. A direct
+          // payment is refused as a sequential one would have been (everything here rolls
+          // back); on the hosted page the shopper's payment stands without the subscription.
+          if (!pending) throw contractNameTaken();
+          w.withoutSubscription();
+          await tx.updateTable('payments').set({ details: row.details, answer: row.answer }).where('transaction_id', '=', row.transaction_id).execute();
+        }
+        const rest = new WriteUnit(deps.store.engine);
+        recordWithPayment(rest, pending, row, fee_minor, now, created);
+        await applyUnit(tx, rest);
+      });
+      return true;
+    } catch (e) {
+      if (e instanceof OrderRace) return false;
+      throw e;
+    }
   }
+}
+
+/** Everything written with the payment: its ledger postings (hold or capture) and its event. */
+function recordWithPayment(unit: WriteUnit, before: PaymentRow | null, row: PaymentRow, fee_minor: number, now: number, subscription?: SubscriptionRow): void {
+  postPaymentChangeInto(unit, before, row, fee_minor, now);
+  const type: EventType =
+    row.status === 'pending'
+      ? 'payment.pending'
+      : row.status === 'review'
+        ? 'payment.held'
+        : row.status === 'declined'
+          ? 'payment.failed'
+          : 'payment.succeeded';
+  recordPaymentEventInto(unit, row, type, now, subscription);
 }
 
 class OrderRace extends Error {}

@@ -1,7 +1,8 @@
 // A payment's notification (docs/contract.md §11): written in the transaction of the change, with
 // the order record the query answer carries as its data.
 import type { Tx } from '../db/store.js';
-import { type EventType, recordEvent } from '../notifications/outbox.js';
+import type { WriteUnit } from '../db/unit.js';
+import { type EventType, type NewEvent, recordEvent, recordEventInto } from '../notifications/outbox.js';
 import { subscriptionResult } from '../subscriptions/result.js';
 import type { SubscriptionRow } from '../subscriptions/tables.js';
 import { toOrderRecord } from './order-record.js';
@@ -9,16 +10,21 @@ import type { PaymentRow } from './tables.js';
 
 /** `row` is the payment as it stands after the change; `subscription`, the one it created or charged, if any. */
 export function recordPaymentEvent(tx: Tx, row: PaymentRow, event_type: EventType, now_ms: number, subscription?: SubscriptionRow): Promise<string> {
-  return recordEvent(
-    tx,
-    {
-      merchant_id: row.merchant_id,
-      account_id: row.account_id,
-      event_type,
-      object_id: row.transaction_id,
-      notify_url: row.notify_url,
-      data: toOrderRecord(row, subscription ? new Map([[subscription.recurring_id, subscriptionResult(subscription)]]) : undefined),
-    },
-    now_ms,
-  );
+  return recordEvent(tx, paymentEvent(row, event_type, subscription), now_ms);
+}
+
+/** `recordPaymentEvent` as a statement added to a write unit. */
+export function recordPaymentEventInto(unit: WriteUnit, row: PaymentRow, event_type: EventType, now_ms: number, subscription?: SubscriptionRow): string {
+  return recordEventInto(unit, paymentEvent(row, event_type, subscription), now_ms);
+}
+
+function paymentEvent(row: PaymentRow, event_type: EventType, subscription?: SubscriptionRow): NewEvent {
+  return {
+    merchant_id: row.merchant_id,
+    account_id: row.account_id,
+    event_type,
+    object_id: row.transaction_id,
+    notify_url: row.notify_url,
+    data: toOrderRecord(row, subscription ? new Map([[subscription.recurring_id, subscriptionResult(subscription)]]) : undefined),
+  };
 }

@@ -1,8 +1,10 @@
 // The payment aggregate's one transition table (style §4, docs/contract.md §6/§7). Every status
 // write goes through `applyTransition`, a compare-and-set on the current status, so two
 // racing requests can never both win.
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import type { DB } from '../db/schema.js';
 import type { Tx } from '../db/store.js';
+import type { WriteUnit } from '../db/unit.js';
 import type { PaymentRow } from './tables.js';
 
 export type PaymentStatus =
@@ -107,18 +109,49 @@ export async function applyTransition(
   now_ms: number,
   opts: { unclaimed?: boolean } = {},
 ): Promise<boolean> {
+  const result = await transitionQuery(tx, transaction_id, event, from, to, patch, now_ms, opts).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * `applyTransition` as a compare-and-set added to a write unit: where another request
+ * changed the payment first, the unit fails with `lost()` and writes nothing.
+ */
+export function applyTransitionInto(
+  unit: WriteUnit,
+  transaction_id: string,
+  event: PaymentEvent,
+  from: PaymentStatus,
+  to: PaymentStatus,
+  patch: Patch,
+  now_ms: number,
+  lost: () => Error,
+  opts: { unclaimed?: boolean } = {},
+): void {
+  unit.compareAndSet(transitionQuery(unit.q, transaction_id, event, from, to, patch, now_ms, opts), lost);
+}
+
+/** The compare-and-set UPDATE of a transition, on `q` (a transaction, or a unit's builder). */
+function transitionQuery(
+  q: Kysely<DB>,
+  transaction_id: string,
+  event: PaymentEvent,
+  from: PaymentStatus,
+  to: PaymentStatus,
+  patch: Patch,
+  now_ms: number,
+  opts: { unclaimed?: boolean },
+) {
   const rule = PAYMENT_TRANSITIONS[event];
   if (!rule.from.includes(from) || !rule.to.includes(to)) throw new TransitionError(event, from);
-  let q = tx
+  const update = q
     .updateTable('payments')
     .set({ ...patch, status: to, updated_at: now_ms })
     .where('transaction_id', '=', transaction_id)
     .where('status', '=', from);
   // A hosted-checkout payment nobody has chosen a method for yet (card_brand still empty):
   // the pay, cancel and expiry of a session each win only while that holds.
-  if (opts.unclaimed) q = q.where('card_brand', '=', '');
-  const result = await q.executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  return opts.unclaimed ? update.where('card_brand', '=', '') : update;
 }
 
 /** Raw SQL helper for atomic counters in a CAS: `col + n`. */

@@ -3,11 +3,11 @@
 // blocklist matches (primary key), velocity for card, e-mail, IP and device (one bounded
 // index-only range per signal) and "card seen before" (one indexed probe), and the
 // account's amount history (one bounded read, cached per process for a minute). Then one
-// multi-row insert of the signals in the payment's transaction.
+// multi-row insert of the signals in the payment's write unit.
 import { type Kysely, sql } from 'kysely';
-import { insertRows, param, runPrepared } from '../db/prepared.js';
+import { param, runPrepared } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
-import type { Tx } from '../db/store.js';
+import type { WriteUnit } from '../db/unit.js';
 import { currencyExponent } from '../money/currency.js';
 import { isSharedSuccessCard } from '../processors/sandbox/cards.js';
 import { issuingCountry } from './bins.js';
@@ -186,7 +186,7 @@ export function createRiskEngine(db: Kysely<DB>, opts: { ipCountry?: IpCountryLo
       return score(facts, t);
     },
 
-    async record(tx: Tx, ctx, transaction_id) {
+    record(unit: WriteUnit, ctx, transaction_id) {
       // docs/contract.md §9: the shared success cards leave no velocity trace on a test account, so a
       // suite's hundreds of 4242… payments never count against the next card its shopper uses.
       if (isSharedSuccessCard(ctx.mode, ctx.pan)) return;
@@ -202,7 +202,7 @@ export function createRiskEngine(db: Kysely<DB>, opts: { ipCountry?: IpCountryLo
           currency: ctx.currency,
           created_at: ctx.now_ms,
         }));
-      if (rows.length > 0) await insertRows(tx, 'risk_signals', rows);
+      if (rows.length > 0) unit.insertRows('risk_signals', rows);
     },
   };
 }

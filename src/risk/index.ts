@@ -1,7 +1,7 @@
 // Anti-fraud assessment of a payment before it reaches the processor (docs/contract.md §10).
 // The rules are data in rules.ts; engine.ts gathers their facts; this file is the
 // interface the payment flow sees.
-import type { Tx } from '../db/store.js';
+import type { WriteUnit } from '../db/unit.js';
 import { sandboxRiskVerdict } from '../processors/sandbox/cards.js';
 
 export interface RiskContext {
@@ -30,8 +30,8 @@ export interface RiskAssessment {
 
 export interface RiskEngine {
   assess(ctx: RiskContext): Promise<RiskAssessment>;
-  /** Writes what later velocity checks need, in the payment's own transaction. */
-  record(tx: Tx, ctx: RiskContext, transaction_id: string): Promise<void>;
+  /** Adds what later velocity checks need to the payment's own write unit (reads nothing). */
+  record(unit: WriteUnit, ctx: RiskContext, transaction_id: string): void;
 }
 
 /** Sandbox provider rules only, no storage: the engine "off" (used to measure the engine's cost). */
@@ -48,5 +48,5 @@ export const basicRiskEngine: RiskEngine = {
       ],
     };
   },
-  async record() {},
+  record() {},
 };
