@@ -24,7 +24,7 @@ import { recordPaymentEvent } from '../payments/events.js';
 import type { PaymentRow } from '../payments/tables.js';
 import { enqueueJob, type Job } from '../scheduler/scheduler.js';
 import { deductionAmount, deductionTime, isScheduled, type Plan } from './schedule.js';
-import { applySubscriptionTransition } from './states.js';
+import { applySubscriptionTransition, type SubscriptionEvent } from './states.js';
 import type { SubscriptionRow } from './tables.js';
 
 export const CHARGE_KIND = 'subscription.charge';
@@ -202,18 +202,11 @@ export async function runCharge(tx: Tx, deps: Pick<Deps, 'keyring' | 'processorF
   };
 }
 
-async function move(
-  tx: Tx,
-  sub: SubscriptionRow,
-  event: Parameters<typeof applySubscriptionTransition>[2],
-  patch: Partial<SubscriptionRow>,
-  now_ms: number,
-): Promise<SubscriptionRow> {
+async function move(tx: Tx, sub: SubscriptionRow, event: SubscriptionEvent, patch: Partial<SubscriptionRow>, now_ms: number): Promise<SubscriptionRow> {
   // The row is this transaction's since the claim above: the compare-and-set cannot lose.
-  if (!(await applySubscriptionTransition(tx, sub.recurring_id, event, sub.status, patch, now_ms))) {
-    throw new Error(`subscription ${sub.recurring_id} changed under its deduction`);
-  }
-  return (await tx.selectFrom('subscriptions').selectAll().where('recurring_id', '=', sub.recurring_id).executeTakeFirstOrThrow()) as SubscriptionRow;
+  const after = await applySubscriptionTransition(tx, sub.recurring_id, event, sub.status, patch, now_ms);
+  if (!after) throw new Error(`subscription ${sub.recurring_id} changed under its deduction`);
+  return after;
 }
 
 interface Decision {

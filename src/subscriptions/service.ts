@@ -225,8 +225,8 @@ export async function cancelSubscription(
       if (row.status !== 'Active' && row.status !== 'PastDue') return { kind: 'already_ended', row } as const;
       const patch = { next_at: null, end_reason: reason };
       // A deduction that moved it meanwhile (Active ↔ PastDue) wins this round; read again.
-      if (!(await applySubscriptionTransition(tx, recurring_id, 'cancel', row.status, patch, now_ms))) continue;
-      const after: SubscriptionRow = { ...row, ...patch, status: 'Inactived', updated_at: now_ms };
+      const after = await applySubscriptionTransition(tx, recurring_id, 'cancel', row.status, patch, now_ms);
+      if (!after) continue;
       const first = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', row.first_transaction_id).executeTakeFirst();
       if (first) await recordPaymentEvent(tx, { ...first, notify_url: row.notify_url }, 'subscription.cancelled', now_ms, after);
       return { kind: 'cancelled', row: after } as const;

@@ -1,0 +1,36 @@
+// Goal: the subscription transition table (decisions §16): one line per event, every status
+// checked (allowed or refused), and where each leads.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { targets } from '../core/machine.js';
+import { canApplySubscription, recurringStatus, SUBSCRIPTION_TRANSITIONS, type SubscriptionEvent } from './states.js';
+import type { SubscriptionStatus } from './tables.js';
+
+const ALL: SubscriptionStatus[] = ['Active', 'PastDue', 'Completed', 'Inactived'];
+
+const TABLE: Record<SubscriptionEvent, { from: SubscriptionStatus[]; to: SubscriptionStatus }> = {
+  charge_failed: { from: ['Active', 'PastDue'], to: 'PastDue' },
+  charge_succeeded: { from: ['Active', 'PastDue'], to: 'Active' },
+  give_up: { from: ['PastDue'], to: 'Inactived' },
+  complete: { from: ['Active', 'PastDue'], to: 'Completed' },
+  cancel: { from: ['Active', 'PastDue'], to: 'Inactived' },
+};
+
+describe('subscription transition table', () => {
+  test('every event of the table is listed here', () => {
+    assert.deepEqual(Object.keys(SUBSCRIPTION_TRANSITIONS).sort(), Object.keys(TABLE).sort());
+  });
+  for (const [event, line] of Object.entries(TABLE) as Array<[SubscriptionEvent, (typeof TABLE)[SubscriptionEvent]]>) {
+    for (const status of ALL) {
+      const allowed = line.from.includes(status);
+      test(`${event} from ${status}: ${allowed ? 'allowed' : 'refused'}`, () => assert.equal(canApplySubscription(event, status), allowed));
+    }
+    test(`${event} leads to ${line.to}`, () => assert.deepEqual(targets(SUBSCRIPTION_TRANSITIONS[event]), [line.to]));
+  }
+  test('recurring_status: 1 while it charges, 0 once it ended', () => {
+    assert.deepEqual(
+      ALL.map((s) => recurringStatus(s)),
+      ['1', '1', '0', '0'],
+    );
+  });
+});
