@@ -1,19 +1,20 @@
 // Goal: the subscription transition table (decisions §16): one line per event, every status
-// checked (allowed or refused), and where each leads.
+// checked (allowed or refused), where each leads, and what the engine sends for it.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { targets } from '../core/machine.js';
+import { SUBSCRIPTION_NOTIFY } from './engine.js';
 import { canApplySubscription, recurringStatus, SUBSCRIPTION_TRANSITIONS, type SubscriptionEvent } from './states.js';
 import type { SubscriptionStatus } from './tables.js';
 
 const ALL: SubscriptionStatus[] = ['Active', 'PastDue', 'Completed', 'Inactived'];
 
-const TABLE: Record<SubscriptionEvent, { from: SubscriptionStatus[]; to: SubscriptionStatus }> = {
-  charge_failed: { from: ['Active', 'PastDue'], to: 'PastDue' },
-  charge_succeeded: { from: ['Active', 'PastDue'], to: 'Active' },
-  give_up: { from: ['PastDue'], to: 'Inactived' },
-  complete: { from: ['Active', 'PastDue'], to: 'Completed' },
-  cancel: { from: ['Active', 'PastDue'], to: 'Inactived' },
+const TABLE: Record<SubscriptionEvent, { from: SubscriptionStatus[]; to: SubscriptionStatus; notify: string[] }> = {
+  charge_failed: { from: ['Active', 'PastDue'], to: 'PastDue', notify: ['subscription.failed'] },
+  charge_succeeded: { from: ['Active', 'PastDue'], to: 'Active', notify: ['subscription.charged'] },
+  give_up: { from: ['PastDue'], to: 'Inactived', notify: ['subscription.failed', 'subscription.cancelled'] },
+  complete: { from: ['Active', 'PastDue'], to: 'Completed', notify: ['subscription.charged'] },
+  cancel: { from: ['Active', 'PastDue'], to: 'Inactived', notify: ['subscription.cancelled'] },
 };
 
 describe('subscription transition table', () => {
@@ -25,7 +26,10 @@ describe('subscription transition table', () => {
       const allowed = line.from.includes(status);
       test(`${event} from ${status}: ${allowed ? 'allowed' : 'refused'}`, () => assert.equal(canApplySubscription(event, status), allowed));
     }
-    test(`${event} leads to ${line.to}`, () => assert.deepEqual(targets(SUBSCRIPTION_TRANSITIONS[event]), [line.to]));
+    test(`${event} leads to ${line.to} and sends ${line.notify.join(', ')}`, () => {
+      assert.deepEqual(targets(SUBSCRIPTION_TRANSITIONS[event]), [line.to]);
+      assert.deepEqual(SUBSCRIPTION_NOTIFY[event], line.notify);
+    });
   }
   test('recurring_status: 1 while it charges, 0 once it ended', () => {
     assert.deepEqual(
