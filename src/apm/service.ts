@@ -16,13 +16,13 @@ import { canonicalString } from '../crypto/signature.js';
 import { insertRows } from '../db/prepared.js';
 import type { Deps } from '../http/context.js';
 import { ApiError, invalid, resultText } from '../http/errors.js';
-import { postPaymentChange } from '../ledger/postings.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import type { AccountRow } from '../merchants/tables.js';
 import { enabledMethods } from '../methods/enablement.js';
 import { formatAmount } from '../money/currency.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import { KEPT_FIELDS as CARD_KEPT_FIELDS, validateBody } from '../payments/authorise.js';
+import { movePayment } from '../payments/engine.js';
 import { recordPaymentEvent } from '../payments/events.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
 import { applyTransition, MANUAL_CAPTURE_WINDOW_MS, orderStatusOf } from '../payments/states.js';
@@ -289,10 +289,14 @@ export async function completeApm(
         expires_at: status === 'authorised' ? now + MANUAL_CAPTURE_WINDOW_MS : null,
       };
       // A cancel or expiry that got there first wins the compare-and-set; the page's end rolls back with it.
-      if (!(await applyTransition(tx, transaction_id, approved ? 'issuer_approve' : 'issuer_decline', 'pending', status, patch, now))) throw new Lost();
-      const after: PaymentRow = { ...before, ...patch, status, updated_at: now };
-      await postPaymentChange(tx, before, after, now);
-      await recordPaymentEvent(tx, after, approved ? 'payment.succeeded' : 'payment.failed', now);
+      const move = {
+        event: approved ? 'issuer_approve' : 'issuer_decline',
+        to: status,
+        patch,
+        notify: approved ? 'payment.succeeded' : 'payment.failed',
+      } as const;
+      const after = await movePayment(tx, before, move, now);
+      if (!after) throw new Lost();
       return after;
     })
     .catch((e) => {

@@ -11,16 +11,15 @@ import { canonicalString } from '../crypto/signature.js';
 import { insertRows } from '../db/prepared.js';
 import type { Deps } from '../http/context.js';
 import { invalid } from '../http/errors.js';
-import { postPaymentChange } from '../ledger/postings.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import { KEPT_FIELDS as CARD_KEPT_FIELDS, validateBody } from '../payments/authorise.js';
-import { recordPaymentEvent } from '../payments/events.js';
+import { movePayment } from '../payments/engine.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
-import { applyTransition } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
 import { prepareSubscription } from '../subscriptions/service.js';
 import type { Checkout } from './schema.js';
+import { canApplySession, checkoutSessionState } from './states.js';
 import type { CheckoutSessionRow } from './tables.js';
 
 /** `cs_` + 32 url-safe characters (192 random bits). */
@@ -36,9 +35,9 @@ export interface Session {
   payment: PaymentRow;
 }
 
-/** Pending and no method chosen yet: the shopper may still pay, pick a method or cancel. */
-export function isOpen(p: PaymentRow): boolean {
-  return p.status === 'pending' && p.card_brand === '';
+/** Pending and no method chosen yet: the shopper may still pay, pick a method or cancel (states.ts). */
+export function isOpen(p: Pick<PaymentRow, 'status' | 'card_brand'>): boolean {
+  return checkoutSessionState(p) === 'open';
 }
 
 export class CheckoutService {
@@ -165,13 +164,9 @@ export class CheckoutService {
     const now = deps.now();
     return deps.store.transaction(async (tx) => {
       const before = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', s.payment.transaction_id).executeTakeFirstOrThrow();
-      if (!isOpen(before) || (before.expires_at !== null && Number(before.expires_at) <= now)) return null;
+      if (!canApplySession('cancel', checkoutSessionState(before)) || (before.expires_at !== null && Number(before.expires_at) <= now)) return null;
       const patch = { result_code: '1019', expires_at: null };
-      if (!(await applyTransition(tx, before.transaction_id, 'cancel', 'pending', 'cancelled', patch, now, { unclaimed: true }))) return null;
-      const after: PaymentRow = { ...before, ...patch, status: 'cancelled', updated_at: now };
-      await postPaymentChange(tx, before, after, now);
-      await recordPaymentEvent(tx, after, 'payment.cancelled', now);
-      return after;
+      return (await movePayment(tx, before, { event: 'cancel', to: 'cancelled', patch, notify: 'payment.cancelled', unclaimed: true }, now)) ?? null;
     });
   }
 }

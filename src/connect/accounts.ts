@@ -29,6 +29,7 @@ import {
 import type { Deps } from '../http/context.js';
 import { accountBalances } from '../ledger/balances.js';
 import { checkCountry as checkIsoCountry, requireCurrency } from '../payments/validate.js';
+import { deleteAccount } from './states.js';
 import type { ConnectedAccountRow } from './tables.js';
 
 export const ACCOUNT_TYPES = ['custom', 'express', 'standard'] as const;
@@ -326,15 +327,8 @@ export function registerAccountRoutes(app: FastifyInstance, deps: Deps): void {
         // Mark it deleted first: the update locks the row until commit, so a transfer to it
         // (which locks the same row) either committed before and shows in the balance read
         // next, or waits and then finds it deleted. A refusal rolls the mark back.
-        const marked = await tx
-          .updateTable('connected_accounts')
-          .set({ deleted: 1, updated_at: deps.now() })
-          .where('id', '=', request.params.id)
-          .where('platform_account_id', '=', caller.creds.account.account_id)
-          .where('livemode', '=', caller.livemode ? 1 : 0)
-          .where('deleted', '=', 0)
-          .returning('id')
-          .executeTakeFirst();
+        const owner = { platform_account_id: caller.creds.account.account_id, livemode: caller.livemode ? 1 : 0 };
+        const marked = await deleteAccount(tx, request.params.id, owner, deps.now());
         if (!marked) throw noSuch('account', request.params.id);
         const held = (await accountBalances(tx, marked.id)).filter((x) => x.available_minor !== 0 || x.pending_minor !== 0);
         const first = held[0];

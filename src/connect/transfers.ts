@@ -48,6 +48,7 @@ import { availableMinor } from '../payouts/service.js';
 import { findAccount } from './accounts.js';
 import { registerBalanceRoute } from './balance.js';
 import { postMove } from './ledger.js';
+import { canApplyTransfer, reserveReversal, transferState } from './states.js';
 import type { TransferReversalRow, TransferRow } from './tables.js';
 
 /** Reversals embedded in a transfer object (the platform family's sublist size). */
@@ -180,7 +181,7 @@ export function transferObject(t: TransferRow, reversals: ListPage<TransferRever
     livemode: t.livemode === 1,
     metadata: JSON.parse(t.metadata) as Record<string, string>,
     reversals: listObject(`/v1/transfers/${t.id}/reversals`, reversals, reversals.rows.map(reversalObject)),
-    reversed: reversed === amount,
+    reversed: transferState(t) === 'reversed',
     transfer_group: t.transfer_group || null,
     balance_transaction: null,
     source_transaction: null,
@@ -504,21 +505,15 @@ export function registerTransferRoutes(app: FastifyInstance, deps: Deps): void {
         }
         const current = await tx.selectFrom('transfers').select(['amount_minor', 'reversed_minor']).where('id', '=', t.id).executeTakeFirstOrThrow();
         const left = Number(current.amount_minor) - Number(current.reversed_minor);
-        if (left === 0) throw invalidParam('amount', `Transfer ${t.id} is already fully reversed.`, 'amount_too_large');
+        if (!canApplyTransfer('reverse_partial', transferState(current)))
+          throw invalidParam('amount', `Transfer ${t.id} is already fully reversed.`, 'amount_too_large');
         const n = b.amount ?? left;
         const tooLarge = () => invalidParam('amount', `Amount ${n} is more than the ${left} of transfer ${t.id} not reversed yet.`, 'amount_too_large');
         if (n > left) throw tooLarge();
         const available = await availableMinor(tx, t.destination, t.currency);
         if (n > available) throw insufficient(`connected account ${t.destination}`, t.currency, available, n);
         // Compare-and-set bounded by the transferred amount (never read-then-write).
-        const raised = await tx
-          .updateTable('transfers')
-          .set((eb) => ({ reversed_minor: eb('reversed_minor', '+', n), updated_at: now }))
-          .where('id', '=', t.id)
-          .where((eb) => eb(eb('reversed_minor', '+', n), '<=', eb.ref('amount_minor')))
-          .returning('id')
-          .executeTakeFirst();
-        if (!raised) throw tooLarge();
+        if (!(await reserveReversal(tx, t.id, n, now))) throw tooLarge();
         const row: TransferReversalRow = {
           id: `trr_${timeOrderedId(now)}`,
           transfer_id: t.id,

@@ -3,10 +3,9 @@
 
 import type { FastifyBaseLogger } from 'fastify';
 import type { Deps } from '../http/context.js';
-import { postPaymentChange } from '../ledger/postings.js';
-import { recordPaymentEvent } from './events.js';
+import { movePayment } from './engine.js';
 import { checkItem, describeStatus, failure, type ItemFailure, type OrderItem, runItem } from './lifecycle.js';
-import { applyTransition, canApply } from './states.js';
+import { canApply } from './states.js';
 import type { PaymentRow } from './tables.js';
 
 export interface CancelResult {
@@ -69,13 +68,11 @@ export async function cancelPayment(
       const { row } = checked;
       if (!canApply('cancel', row.status)) return notCancellable(row);
       const patch = { authorised_minor: 0, expires_at: null };
-      if (!(await applyTransition(tx, row.transaction_id, 'cancel', row.status, 'cancelled', patch, now))) {
+      const after = await movePayment(tx, row, { event: 'cancel', to: 'cancelled', patch, notify: 'payment.cancelled' }, now);
+      if (!after) {
         const current = await tx.selectFrom('payments').select('status').where('transaction_id', '=', row.transaction_id).executeTakeFirstOrThrow();
         return current.status === 'cancelled' ? failure('1012', 'the payment is already cancelled') : notCancellable(current);
       }
-      const after: PaymentRow = { ...row, ...patch, status: 'cancelled', updated_at: now };
-      await postPaymentChange(tx, row, after, now);
-      await recordPaymentEvent(tx, after, 'payment.cancelled', now);
       return { ok: true, payment: after };
     },
     (f) => f,

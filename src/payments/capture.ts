@@ -3,11 +3,9 @@
 
 import type { FastifyBaseLogger } from 'fastify';
 import type { Deps } from '../http/context.js';
-import { postPaymentChange } from '../ledger/postings.js';
 import { formatAmount, parseAmount } from '../money/currency.js';
-import { recordPaymentEvent } from './events.js';
+import { movePayment } from './engine.js';
 import { checkItem, describeStatus, failure, type ItemFailure, type OrderItem, runItem } from './lifecycle.js';
-import { applyTransition } from './states.js';
 import type { PaymentRow } from './tables.js';
 
 export interface CaptureResult {
@@ -82,14 +80,12 @@ export async function capturePayment(
         return failure('1013', `amount ${item.amount} is more than the authorised ${formatAmount(row.authorised_minor, row.currency)}`);
       }
       const patch = { authorised_minor: 0, captured_minor: amount_minor, expires_at: null };
-      if (!(await applyTransition(tx, row.transaction_id, 'capture', 'authorised', 'captured', patch, now))) {
+      const after = await movePayment(tx, row, { event: 'capture', to: 'captured', patch, notify: 'payment.captured' }, now);
+      if (!after) {
         // Lost a race (a concurrent cancel, capture or expiry): say what won.
         const current = await tx.selectFrom('payments').select('status').where('transaction_id', '=', row.transaction_id).executeTakeFirstOrThrow();
         return notCapturable(current);
       }
-      const after: PaymentRow = { ...row, ...patch, status: 'captured', updated_at: now };
-      await postPaymentChange(tx, row, after, now);
-      await recordPaymentEvent(tx, after, 'payment.captured', now);
       return { ok: true, payment: after };
     },
     (f) => f,

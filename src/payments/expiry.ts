@@ -9,10 +9,8 @@
 // by tests with a moved clock. Each run is bounded.
 
 import type { Deps } from '../http/context.js';
-import { postPaymentChange } from '../ledger/postings.js';
-import { recordPaymentEvent } from './events.js';
-import { applyTransition } from './states.js';
-import type { PaymentRow } from './tables.js';
+import { movePayment } from './engine.js';
+import { checkoutSessionState } from './states.js';
 
 /** Payments expired per run at most (style §9). */
 export const EXPIRY_BATCH = 200;
@@ -28,12 +26,8 @@ export async function expireIfDue(deps: Pick<Deps, 'store'>, transaction_id: str
     // A capture, cancel or payment that got there first wins the compare-and-set. A session
     // nobody had chosen a method for must still be unclaimed: a card payment that claimed it
     // meanwhile (pending again, for its 3-D Secure challenge) is not this deadline's to end.
-    const unclaimed = row.status === 'pending' && row.card_brand === '';
-    if (!(await applyTransition(tx, transaction_id, 'expire', row.status, 'expired', patch, now_ms, { unclaimed }))) return false;
-    const after: PaymentRow = { ...row, ...patch, status: 'expired', updated_at: now_ms };
-    await postPaymentChange(tx, row, after, now_ms);
-    await recordPaymentEvent(tx, after, 'payment.expired', now_ms);
-    return true;
+    const unclaimed = checkoutSessionState(row) === 'open';
+    return (await movePayment(tx, row, { event: 'expire', to: 'expired', patch, notify: 'payment.expired', unclaimed }, now_ms)) !== undefined;
   });
 }
 

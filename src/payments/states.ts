@@ -1,7 +1,9 @@
 // The payment aggregate's one transition table (style §4, docs/contract.md §6/§7). Every status
-// write goes through `applyTransition`, a compare-and-set on the current status, so two
-// racing requests can never both win.
-import { type Kysely, sql } from 'kysely';
+// write goes through the one mechanism (src/core/machine.ts): `applyTransition` below, or
+// the refund reservation's guarded updates, each a compare-and-set on the current status,
+// so two racing requests can never both win.
+import { sql } from 'kysely';
+import { allows, applyCounted, type Machine, TransitionError, transitionUpdate } from '../core/machine.js';
 import type { DB } from '../db/schema.js';
 import type { Tx } from '../db/store.js';
 import type { WriteUnit } from '../db/unit.js';
@@ -80,24 +82,49 @@ export const PAYMENT_TRANSITIONS: Readonly<Record<PaymentEvent, { from: readonly
   issuer_decline: { from: ['pending'], to: ['declined'] },
 };
 
-export class TransitionError extends Error {
-  constructor(
-    readonly event: PaymentEvent,
-    readonly current: PaymentStatus | undefined,
-  ) {
-    super(current ? `cannot ${event.replace('_', ' ')} a payment that is ${current}` : 'payment not found');
-  }
-}
+/** The payment machine: the table above over `payments.status` (src/core/machine.ts applies it). */
+export const PAYMENT_MACHINE: Machine<PaymentRow, PaymentStatus, PaymentEvent> = {
+  noun: 'payment',
+  table: 'payments' satisfies keyof DB,
+  key: 'transaction_id',
+  status: 'status',
+  stamp: 'updated_at',
+  events: PAYMENT_TRANSITIONS,
+};
+
+export { TransitionError };
 
 export function canApply(event: PaymentEvent, from: PaymentStatus): boolean {
-  return PAYMENT_TRANSITIONS[event].from.includes(from);
+  return allows(PAYMENT_TRANSITIONS, event, from);
 }
+
+/**
+ * A hosted-checkout session's state, derived from its payment in this one function
+ * (src/checkout/states.ts has the session's table and says why it is not a column):
+ * - `open`: pending and no method chosen (`card_brand` empty): the shopper may pay, pick a
+ *   method or cancel, and the session's deadline may expire it;
+ * - `claimed`: pending with a method chosen: the shopper is away at a 3-D Secure challenge
+ *   or an issuer's page, whose end moves the payment on;
+ * - `ended`: any other status: the payment's own answer stands.
+ * Every write that needs the session open adds UNCLAIMED to its compare-and-set.
+ */
+export type CheckoutSessionState = 'open' | 'claimed' | 'ended';
+
+export function checkoutSessionState(p: Pick<PaymentRow, 'status' | 'card_brand'>): CheckoutSessionState {
+  if (p.status !== 'pending') return 'ended';
+  return p.card_brand === '' ? 'open' : 'claimed';
+}
+
+/** The extra condition of a compare-and-set that must find a checkout session still open. */
+export const UNCLAIMED = { card_brand: '' } as const satisfies Partial<PaymentRow>;
 
 type Patch = Partial<Omit<PaymentRow, 'transaction_id' | 'status' | 'account_id' | 'merchant_id'>>;
 
 /**
- * Moves one payment from `from` to `to` if, and only if, it is still in `from`.
- * Returns false when another request changed it first.
+ * Moves one payment from `from` to `to` if, and only if, it is still in `from` (and, with
+ * `unclaimed`, its checkout session still open). Returns false when another request changed
+ * it first. Kept as the payments' own name for `applyCounted` (no RETURNING: authorise's
+ * write plan calls it).
  */
 export async function applyTransition(
   tx: Tx,
@@ -109,8 +136,7 @@ export async function applyTransition(
   now_ms: number,
   opts: { unclaimed?: boolean } = {},
 ): Promise<boolean> {
-  const result = await transitionQuery(tx, transaction_id, event, from, to, patch, now_ms, opts).executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  return applyCounted(tx, PAYMENT_MACHINE, transaction_id, event, from, patch, now_ms, { to, where: opts.unclaimed ? UNCLAIMED : undefined });
 }
 
 /**
@@ -128,30 +154,8 @@ export function applyTransitionInto(
   lost: () => Error,
   opts: { unclaimed?: boolean } = {},
 ): void {
-  unit.compareAndSet(transitionQuery(unit.q, transaction_id, event, from, to, patch, now_ms, opts), lost);
-}
-
-/** The compare-and-set UPDATE of a transition, on `q` (a transaction, or a unit's builder). */
-function transitionQuery(
-  q: Kysely<DB>,
-  transaction_id: string,
-  event: PaymentEvent,
-  from: PaymentStatus,
-  to: PaymentStatus,
-  patch: Patch,
-  now_ms: number,
-  opts: { unclaimed?: boolean },
-) {
-  const rule = PAYMENT_TRANSITIONS[event];
-  if (!rule.from.includes(from) || !rule.to.includes(to)) throw new TransitionError(event, from);
-  const update = q
-    .updateTable('payments')
-    .set({ ...patch, status: to, updated_at: now_ms })
-    .where('transaction_id', '=', transaction_id)
-    .where('status', '=', from);
-  // A hosted-checkout payment nobody has chosen a method for yet (card_brand still empty):
-  // the pay, cancel and expiry of a session each win only while that holds.
-  return opts.unclaimed ? update.where('card_brand', '=', '') : update;
+  const where = opts.unclaimed ? UNCLAIMED : undefined;
+  unit.compareAndSet(transitionUpdate(unit.q, PAYMENT_MACHINE, transaction_id, event, from, patch, now_ms, { to, where }), lost);
 }
 
 /** Raw SQL helper for atomic counters in a CAS: `col + n`. */

@@ -250,6 +250,18 @@ describe('payouts', () => {
     await ledgerOk();
   });
 
+  test('a payout dated later that the balance does not cover fails at once (SCHEDULED → FAILED, nothing reserved) and is never dispatched', async () => {
+    const m = await funded('USD', '10.00');
+    const date = new Date(gw.clock.now + 2 * 86_400_000).toISOString().slice(0, 10);
+    const poor = await ok(m, { payment_date: date, payment_amount: '20.00' });
+    assert.deepEqual([poor.status, poor.failure_type], ['FAILED', 'INSUFFICIENT_FUNDS']);
+    assert.deepEqual(await balance(m.account_id), { available: 1000, reserved: 0 });
+    await runJobs(3 * 86_400_000);
+    assert.equal((await search(m, { transaction_ids: [poor.transaction_id] }))[0]?.status, 'FAILED');
+    assert.deepEqual(await balance(m.account_id), { available: 1000, reserved: 0 });
+    await ledgerOk();
+  });
+
   test('notifications arrive: payout.completed and payout.failed, signed, to the payout’s notify_url', async () => {
     const m = await funded('USD', '50.00');
     const good = await ok(m, { payment_amount: '10.00' });

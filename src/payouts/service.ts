@@ -22,17 +22,16 @@ import { rateFor } from '../fx/rates.js';
 import type { Deps } from '../http/context.js';
 import { ApiError, invalid } from '../http/errors.js';
 import type { AccountRow } from '../merchants/tables.js';
-import { type EventType, recordEvent } from '../notifications/outbox.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import { amountField, checkCountry, requireCurrency } from '../payments/validate.js';
 import type { PayoutInput, PayoutOutcome, Processor } from '../processors/types.js';
 import { enqueueJob } from '../scheduler/scheduler.js';
 import { checkBankDetails, maskAccount, maskedBankDetails } from './bank.js';
+import { movePayout } from './engine.js';
 import { postPayout } from './ledger.js';
 import { NO_PRICE, type PayoutPrice, quotePayout } from './quote.js';
-import { payoutRecord } from './record.js';
 import type { BankDetailsInput, BeneficiaryInput, PayoutRequest } from './schema.js';
-import { applyPayoutTransition, type FailureType, type PayoutStatus } from './states.js';
+import type { FailureType, PayoutStatus } from './states.js';
 import type { PayoutRow } from './tables.js';
 
 export const DISPATCH_KIND = 'payout.dispatch';
@@ -357,13 +356,9 @@ export async function createPayout(deps: PayoutDeps, account: AccountRow, sent: 
     const available = await availableMinor(tx, account.account_id, row.source_currency);
     const debit = Number(row.amount_payer_pays) + Number(row.fee_amount);
     if (available < debit) {
-      const failed = await tx
-        .updateTable('payouts')
-        .set({ status: 'FAILED', failure_type: 'INSUFFICIENT_FUNDS', failure_reason: failureReason('INSUFFICIENT_FUNDS'), updated_at: now_ms })
-        .where('transaction_id', '=', transaction_id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      await recordPayoutEvent(tx, failed, 'payout.failed', now_ms);
+      const patch = { failure_type: 'INSUFFICIENT_FUNDS', failure_reason: failureReason('INSUFFICIENT_FUNDS') };
+      const failed = await movePayout(tx, transaction_id, 'fail_unfunded', row.status, patch, now_ms);
+      if (!failed) throw new Error(`payout ${transaction_id} changed in the transaction that created it`);
       return failed;
     }
     if (row.status === 'SCHEDULED') {
@@ -466,14 +461,8 @@ async function settle(
   checks: number,
 ): Promise<PayoutRow> {
   if (answer.kind === 'processing') {
-    if (before.length) await postPayout(tx, row, before, now_ms);
-    const updated = await tx
-      .updateTable('payouts')
-      .set({ processor_reference: answer.reference, updated_at: now_ms })
-      .where('transaction_id', '=', row.transaction_id)
-      .where('status', '=', 'PROCESSING')
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const updated = await movePayout(tx, row.transaction_id, 'still_processing', 'PROCESSING', { processor_reference: answer.reference }, now_ms, before);
+    if (!updated) throw new Error(`payout ${row.transaction_id} left PROCESSING under a settle`);
     if (checks < MAX_CHECKS) {
       await enqueueJob(
         tx,
@@ -494,26 +483,9 @@ async function settle(
     answer.kind === 'completed'
       ? { processor_reference: answer.reference }
       : { processor_reference: answer.reference, failure_type: answer.failure_type, failure_reason: failureReason(answer.failure_type, answer.reason) };
-  const updated = await applyPayoutTransition(tx, row.transaction_id, event, 'PROCESSING', patch, now_ms);
+  const updated = await movePayout(tx, row.transaction_id, event, 'PROCESSING', patch, now_ms, before);
   if (!updated) throw new Error(`payout ${row.transaction_id} left PROCESSING under a settle`);
-  await postPayout(tx, updated, [...before, answer.kind === 'completed' ? 'complete' : 'release'], now_ms);
-  await recordPayoutEvent(tx, updated, answer.kind === 'completed' ? 'payout.completed' : 'payout.failed', now_ms);
   return updated;
-}
-
-export async function recordPayoutEvent(tx: Tx, row: PayoutRow, event_type: EventType, now_ms: number): Promise<void> {
-  await recordEvent(
-    tx,
-    {
-      merchant_id: row.merchant_id,
-      account_id: row.account_id,
-      event_type,
-      object_id: row.transaction_id,
-      notify_url: row.notify_url,
-      data: payoutRecord(row),
-    },
-    now_ms,
-  );
 }
 
 /** The dispatch job (payment_date reached): SCHEDULED → PROCESSING, then the connector. Exactly once (registerTx). */
@@ -523,21 +495,15 @@ export async function runDispatch(
   transaction_id: string,
   now_ms: number,
 ): Promise<PayoutStatus | 'stale'> {
-  const row = await applyPayoutTransition(tx, transaction_id, 'dispatch', 'SCHEDULED', {}, now_ms);
+  const row = await movePayout(tx, transaction_id, 'dispatch', 'SCHEDULED', {}, now_ms);
   if (!row) return 'stale'; // cancelled meanwhile
   const account = await tx.selectFrom('accounts').selectAll().where('account_id', '=', row.account_id).executeTakeFirstOrThrow();
   const processor = deps.processorFor(account as AccountRow);
   if (!processor?.payout || !processor.inline) {
-    const failed = await applyPayoutTransition(
-      tx,
-      transaction_id,
-      'fail',
-      'PROCESSING',
-      { failure_type: 'PROCESSOR_ERROR', failure_reason: 'No payout connector serves this account' },
-      now_ms,
-    );
-    await postPayout(tx, failed as PayoutRow, ['release'], now_ms);
-    await recordPayoutEvent(tx, failed as PayoutRow, 'payout.failed', now_ms);
+    const patch = { failure_type: 'PROCESSOR_ERROR', failure_reason: 'No payout connector serves this account' };
+    // Dispatched just above in this transaction: the compare-and-set cannot lose.
+    if (!(await movePayout(tx, transaction_id, 'fail', 'PROCESSING', patch, now_ms)))
+      throw new Error(`payout ${transaction_id} left PROCESSING under its dispatch`);
     return 'FAILED';
   }
   const answer = await processor.payout(connectorInput(row, await bankOf(tx, deps, row)));
@@ -607,20 +573,9 @@ export async function cancelPayout(
   if (!row) return { kind: 'not_found' };
   if (row.status === 'CANCELLED') return { kind: 'already', row };
   if (row.status !== 'SCHEDULED') return { kind: 'too_late', row };
-  const done = await store.transaction(async (tx) => {
-    const cancelled = await applyPayoutTransition(
-      tx,
-      row.transaction_id,
-      'cancel',
-      'SCHEDULED',
-      { failure_type: 'CANCELLED', failure_reason: 'Cancelled by the merchant' },
-      now_ms,
-    );
-    if (!cancelled) return undefined;
-    await postPayout(tx, cancelled, ['release'], now_ms);
-    await recordPayoutEvent(tx, cancelled, 'payout.cancelled', now_ms);
-    return cancelled;
-  });
+  const done = await store.transaction((tx) =>
+    movePayout(tx, row.transaction_id, 'cancel', 'SCHEDULED', { failure_type: 'CANCELLED', failure_reason: 'Cancelled by the merchant' }, now_ms),
+  );
   if (done) return { kind: 'cancelled', row: done };
   // The dispatch (or another cancel) got there first.
   const now = (await find()) as PayoutRow;

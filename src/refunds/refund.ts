@@ -207,7 +207,8 @@ export async function completeRefund(
     const patch = succeeded
       ? { result_code: '0000', refund_reference: outcome.reference ?? '', processed_at: now_ms }
       : { result_code: outcome.code, processed_at: now_ms };
-    if (!(await applyRefundTransition(tx, refund_reference_id, succeeded ? 'settle' : 'fail', 'pending', patch, now_ms))) return false;
+    const after = await applyRefundTransition(tx, refund_reference_id, succeeded ? 'settle' : 'fail', 'pending', patch, now_ms);
+    if (!after) return false;
     const n = Number(refund.refund_amount_minor);
     let payment = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', refund.transaction_id).executeTakeFirstOrThrow();
     if (!succeeded) {
@@ -216,7 +217,6 @@ export async function completeRefund(
       payment = released;
     }
     await postRefund(tx, { ...refund, amount_minor: n }, succeeded ? 'settled' : 'failed', now_ms);
-    const after: RefundRow = { ...refund, ...patch, status: succeeded ? 'succeeded' : 'failed', updated_at: now_ms };
     await recordEvent(
       tx,
       {

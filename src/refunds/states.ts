@@ -1,6 +1,9 @@
-// The refund aggregate's one transition table (style §4), in the style of
-// src/payments/states.ts. A refund is created `succeeded` when the processor answers at
-// once (the sandbox) or `pending` (refund_status 2) when it answers later.
+// The refund aggregate's one transition table (style §4), applied by the one mechanism
+// (src/core/machine.ts) like the payment's. A refund is created `succeeded` when the
+// processor answers at once (the sandbox) or `pending` (refund_status 2) when it answers
+// later.
+import { allows, apply, type Machine, type Transitions } from '../core/machine.js';
+import type { DB } from '../db/schema.js';
 import type { Tx } from '../db/store.js';
 import type { RefundRow } from './tables.js';
 
@@ -18,42 +21,35 @@ export const REFUND_INITIAL: readonly RefundStatus[] = ['pending', 'succeeded'];
 
 export type RefundEvent = 'settle' | 'fail';
 
-export const REFUND_TRANSITIONS: Readonly<Record<RefundEvent, { from: readonly RefundStatus[]; to: RefundStatus }>> = {
+export const REFUND_TRANSITIONS = {
   settle: { from: ['pending'], to: 'succeeded' },
   fail: { from: ['pending'], to: 'failed' },
+} as const satisfies Transitions<RefundStatus, RefundEvent>;
+
+/** The refund machine over `refunds.status` (src/core/machine.ts applies it). */
+export const REFUND_MACHINE: Machine<RefundRow, RefundStatus, RefundEvent> = {
+  noun: 'refund',
+  table: 'refunds' satisfies keyof DB,
+  key: 'refund_reference_id',
+  status: 'status',
+  stamp: 'updated_at',
+  events: REFUND_TRANSITIONS,
 };
 
-export class RefundTransitionError extends Error {
-  constructor(
-    readonly event: RefundEvent,
-    readonly current: RefundStatus | undefined,
-  ) {
-    super(current ? `cannot ${event} a refund that is ${current}` : 'refund not found');
-  }
-}
-
 export function canApplyRefund(event: RefundEvent, from: RefundStatus): boolean {
-  return REFUND_TRANSITIONS[event].from.includes(from);
+  return allows<RefundStatus, RefundEvent>(REFUND_TRANSITIONS, event, from);
 }
 
 type Patch = Partial<Pick<RefundRow, 'result_code' | 'refund_reference' | 'processed_at'>>;
 
-/** Compare-and-set of one refund's status; false when another request changed it first. */
-export async function applyRefundTransition(
+/** Compare-and-set of one refund's status: the updated refund, or undefined when another request changed it first. */
+export function applyRefundTransition(
   tx: Tx,
   refund_reference_id: string,
   event: RefundEvent,
   from: RefundStatus,
   patch: Patch,
   now_ms: number,
-): Promise<boolean> {
-  const rule = REFUND_TRANSITIONS[event];
-  if (!rule.from.includes(from)) throw new RefundTransitionError(event, from);
-  const result = await tx
-    .updateTable('refunds')
-    .set({ ...patch, status: rule.to, updated_at: now_ms })
-    .where('refund_reference_id', '=', refund_reference_id)
-    .where('status', '=', from)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+): Promise<RefundRow | undefined> {
+  return apply(tx, REFUND_MACHINE, refund_reference_id, event, from, patch, now_ms);
 }

@@ -19,12 +19,11 @@ import type { Deps } from '../http/context.js';
 import { type ResultCode, resultText } from '../http/errors.js';
 import { postPaymentChange } from '../ledger/postings.js';
 import type { AccountRow } from '../merchants/tables.js';
-import type { EventType } from '../notifications/outbox.js';
-import { recordPaymentEvent } from '../payments/events.js';
 import type { PaymentRow } from '../payments/tables.js';
 import { enqueueJob, type Job } from '../scheduler/scheduler.js';
+import { moveSubscription } from './engine.js';
 import { deductionAmount, deductionTime, isScheduled, type Plan } from './schedule.js';
-import { applySubscriptionTransition } from './states.js';
+import type { SubscriptionEvent } from './states.js';
 import type { SubscriptionRow } from './tables.js';
 
 export const CHARGE_KIND = 'subscription.charge';
@@ -171,49 +170,37 @@ export async function runCharge(tx: Tx, deps: Pick<Deps, 'keyring' | 'processorF
   }
   await postPaymentChange(tx, null, row, now_ms);
 
-  const events: EventType[] = [];
+  // Each move sends its notifications with this deduction's order record (engine.ts).
+  const move = async (event: SubscriptionEvent, patch: Partial<SubscriptionRow>) => {
+    // The row is this transaction's since the claim above: the compare-and-set cannot lose.
+    const moved = await moveSubscription(tx, sub, event, patch, now_ms, async () => row);
+    if (!moved) throw new Error(`subscription ${recurring_id} changed under its deduction`);
+    return moved;
+  };
   let after: SubscriptionRow;
   if (paid) {
     const common = { charge_seq: seq, charged_count: sub.charged_count + 1, retry_count: 0 };
     if (isScheduled(plan, n + 1)) {
       const next_at = deductionTime(plan, n + 1);
-      after = await move(tx, sub, 'charge_succeeded', { ...common, next_n: n + 1, next_at }, now_ms);
+      after = await move('charge_succeeded', { ...common, next_n: n + 1, next_at });
       await enqueueCharge(tx, sub, n + 1, 0, next_at, now_ms);
     } else {
       const end_reason = plan.billing_cycle > 0 && n + 1 >= plan.billing_cycle ? 'billing_cycle reached' : 'contract_end reached';
-      after = await move(tx, sub, 'complete', { ...common, next_at: null, end_reason }, now_ms);
+      after = await move('complete', { ...common, next_at: null, end_reason });
     }
-    events.push('subscription.charged');
   } else if (k < RETRY_AFTER_DAYS.length) {
     const next_at = attemptDue(plan, n, k + 1);
-    after = await move(tx, sub, 'charge_failed', { charge_seq: seq, retry_count: k + 1, next_at }, now_ms);
+    after = await move('charge_failed', { charge_seq: seq, retry_count: k + 1, next_at });
     await enqueueCharge(tx, sub, n, k + 1, next_at, now_ms);
-    events.push('subscription.failed');
   } else {
     const end_reason = `payment failed: ${resultText(decision.result)} (retried ${RETRY_AFTER_DAYS.length} times)`;
-    after = await move(tx, sub, 'give_up', { charge_seq: seq, retry_count: k + 1, next_at: null, end_reason }, now_ms);
-    events.push('subscription.failed', 'subscription.cancelled');
+    after = await move('give_up', { charge_seq: seq, retry_count: k + 1, next_at: null, end_reason });
   }
-  for (const type of events) await recordPaymentEvent(tx, row, type, now_ms, after);
   return {
     outcome: after.status === 'Inactived' || after.status === 'Completed' ? 'ended' : paid ? 'charged' : 'failed',
     order_no: row.order_no,
     result_code: decision.result,
   };
-}
-
-async function move(
-  tx: Tx,
-  sub: SubscriptionRow,
-  event: Parameters<typeof applySubscriptionTransition>[2],
-  patch: Partial<SubscriptionRow>,
-  now_ms: number,
-): Promise<SubscriptionRow> {
-  // The row is this transaction's since the claim above: the compare-and-set cannot lose.
-  if (!(await applySubscriptionTransition(tx, sub.recurring_id, event, sub.status, patch, now_ms))) {
-    throw new Error(`subscription ${sub.recurring_id} changed under its deduction`);
-  }
-  return (await tx.selectFrom('subscriptions').selectAll().where('recurring_id', '=', sub.recurring_id).executeTakeFirstOrThrow()) as SubscriptionRow;
 }
 
 interface Decision {

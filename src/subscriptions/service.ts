@@ -7,13 +7,12 @@ import { randomToken } from '../crypto/ids.js';
 import type { DB } from '../db/schema.js';
 import type { Tx } from '../db/store.js';
 import { ApiError, invalid } from '../http/errors.js';
-import { recordPaymentEvent } from '../payments/events.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
 import type { PaymentRow } from '../payments/tables.js';
 import { amountField } from '../payments/validate.js';
 import { enqueueCharge } from './deductions.js';
+import { moveSubscription } from './engine.js';
 import { checkPlanFields, formatDeductionTime, type Interval, nextDeduction, type Plan, periodLabel } from './schedule.js';
-import { applySubscriptionTransition } from './states.js';
 import type { SubscriptionRow } from './tables.js';
 
 type SubscriptionFields = NonNullable<AuthoriseDirect['subscription']>;
@@ -225,10 +224,13 @@ export async function cancelSubscription(
       if (row.status !== 'Active' && row.status !== 'PastDue') return { kind: 'already_ended', row } as const;
       const patch = { next_at: null, end_reason: reason };
       // A deduction that moved it meanwhile (Active ↔ PastDue) wins this round; read again.
-      if (!(await applySubscriptionTransition(tx, recurring_id, 'cancel', row.status, patch, now_ms))) continue;
-      const after: SubscriptionRow = { ...row, ...patch, status: 'Inactived', updated_at: now_ms };
-      const first = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', row.first_transaction_id).executeTakeFirst();
-      if (first) await recordPaymentEvent(tx, { ...first, notify_url: row.notify_url }, 'subscription.cancelled', now_ms, after);
+      // The notification carries the first payment's order record, sent to the subscription's notify_url.
+      const first = async () => {
+        const p = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', row.first_transaction_id).executeTakeFirst();
+        return p && { ...p, notify_url: row.notify_url };
+      };
+      const after = await moveSubscription(tx, row, 'cancel', patch, now_ms, first);
+      if (!after) continue;
       return { kind: 'cancelled', row: after } as const;
     }
     throw new Error(`subscription ${recurring_id} kept changing under its cancel`);

@@ -1,5 +1,7 @@
 // The subscription transition table (docs/contract.md §16), applied as a compare-and-set on the
-// current status like the payment's (src/payments/states.ts).
+// current status by the one mechanism (src/core/machine.ts), like the payment's.
+import { allows, apply, type Machine, type Transitions } from '../core/machine.js';
+import type { DB } from '../db/schema.js';
 import type { Tx } from '../db/store.js';
 import type { SubscriptionRow, SubscriptionStatus } from './tables.js';
 
@@ -10,13 +12,27 @@ export type SubscriptionEvent =
   | 'complete' // billing_cycle or contract_end reached
   | 'cancel'; // the merchant (API, portal, CLI) cancelled it
 
-export const SUBSCRIPTION_TRANSITIONS: Readonly<Record<SubscriptionEvent, { from: readonly SubscriptionStatus[]; to: SubscriptionStatus }>> = {
+export const SUBSCRIPTION_TRANSITIONS = {
   charge_failed: { from: ['Active', 'PastDue'], to: 'PastDue' },
   charge_succeeded: { from: ['Active', 'PastDue'], to: 'Active' },
   give_up: { from: ['PastDue'], to: 'Inactived' },
   complete: { from: ['Active', 'PastDue'], to: 'Completed' },
   cancel: { from: ['Active', 'PastDue'], to: 'Inactived' },
+} as const satisfies Transitions<SubscriptionStatus, SubscriptionEvent>;
+
+/** The subscription machine over `subscriptions.status` (src/core/machine.ts applies it). */
+export const SUBSCRIPTION_MACHINE: Machine<SubscriptionRow, SubscriptionStatus, SubscriptionEvent> = {
+  noun: 'subscription',
+  table: 'subscriptions' satisfies keyof DB,
+  key: 'recurring_id',
+  status: 'status',
+  stamp: 'updated_at',
+  events: SUBSCRIPTION_TRANSITIONS,
 };
+
+export function canApplySubscription(event: SubscriptionEvent, from: SubscriptionStatus): boolean {
+  return allows<SubscriptionStatus, SubscriptionEvent>(SUBSCRIPTION_TRANSITIONS, event, from);
+}
 
 /** `recurring_status`: `1` while it charges (Active, PastDue), `0` once it ended. */
 export function recurringStatus(status: SubscriptionStatus): '1' | '0' {
@@ -25,22 +41,14 @@ export function recurringStatus(status: SubscriptionStatus): '1' | '0' {
 
 type Patch = Partial<Omit<SubscriptionRow, 'recurring_id' | 'status' | 'updated_at'>>;
 
-/** Applies `event` if the subscription is still in `from`; false when another change got there first. */
-export async function applySubscriptionTransition(
+/** Applies `event` if the subscription is still in `from`: the updated row, or undefined when another change got there first. */
+export function applySubscriptionTransition(
   tx: Tx,
   recurring_id: string,
   event: SubscriptionEvent,
   from: SubscriptionStatus,
   patch: Patch,
   now_ms: number,
-): Promise<boolean> {
-  const rule = SUBSCRIPTION_TRANSITIONS[event];
-  if (!rule.from.includes(from)) throw new Error(`subscription event ${event} is not allowed from ${from}`);
-  const r = await tx
-    .updateTable('subscriptions')
-    .set({ ...patch, status: rule.to, updated_at: now_ms })
-    .where('recurring_id', '=', recurring_id)
-    .where('status', '=', from)
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) === 1;
+): Promise<SubscriptionRow | undefined> {
+  return apply(tx, SUBSCRIPTION_MACHINE, recurring_id, event, from, patch, now_ms);
 }

@@ -9,19 +9,20 @@ import { randomToken } from '../crypto/ids.js';
 import type { Tx } from '../db/store.js';
 import type { Deps } from '../http/context.js';
 import type { ResultCode } from '../http/errors.js';
-import { postPaymentChange } from '../ledger/postings.js';
-import type { EventType } from '../notifications/outbox.js';
-import { recordPaymentEvent } from '../payments/events.js';
+import { movePayment, type PaymentMove } from '../payments/engine.js';
 import { shopperReturn } from '../payments/shopper-return.js';
-import { applyTransition, MANUAL_CAPTURE_WINDOW_MS } from '../payments/states.js';
+import { MANUAL_CAPTURE_WINDOW_MS } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
 import type { AuthoriseOutcome } from '../processors/types.js';
 import { REVIEW_WINDOW_MS, statusAfterApproval } from '../review/hold.js';
 import { withAuthentication } from '../risk/rules.js';
 import { thresholdsFor } from '../risk/settings.js';
 import { createForApproved } from '../subscriptions/service.js';
-import type { SubscriptionRow } from '../subscriptions/tables.js';
+import { applyChallengeTransition, type ChallengeEvent } from './states.js';
 import type { ThreedsChallengeRow } from './tables.js';
+
+/** The challenge's event for each way it ends (states.ts). */
+const END_EVENT: Readonly<Record<'completed' | 'failed' | 'expired', ChallengeEvent>> = { completed: 'complete', failed: 'fail', expired: 'expire' };
 
 /** docs/contract.md §10: a challenge not finished within 15 minutes fails. */
 export const CHALLENGE_TTL_MS = 15 * 60 * 1000;
@@ -105,15 +106,7 @@ export class ChallengeService {
 
     // Single use: claim the challenge before any processor call, so a second submit
     // (double click, replay) cannot authorise twice.
-    const claimed = await this.deps.store.transaction(async (tx) => {
-      const r = await tx
-        .updateTable('threeds_challenges')
-        .set({ status: 'processing' })
-        .where('id_hash', '=', challenge.id_hash)
-        .where('status', '=', 'open')
-        .executeTakeFirst();
-      return Number(r.numUpdatedRows) === 1;
-    });
+    const claimed = await this.deps.store.transaction((tx) => applyChallengeTransition(tx, challenge.id_hash, 'claim', 'open', {}, this.deps.now()));
     if (!claimed) return { kind: 'used' };
 
     if (outcome === 'fail') return this.finish(challenge, payment, { status: 'declined', result: '1009', threeds_result: 'N', challenge: 'failed' });
@@ -206,24 +199,20 @@ export class ChallengeService {
       patch.details = JSON.stringify(details);
     }
     const updated = await this.deps.store.transaction(async (tx) => {
-      const c = await tx
-        .updateTable('threeds_challenges')
-        .set({ status: o.challenge, decided_at: now })
-        .where('id_hash', '=', challenge.id_hash)
-        .where('status', '=', o.from ?? 'processing')
-        .executeTakeFirst();
-      if (Number(c.numUpdatedRows) !== 1) return null; // another request or the job ended it first
-      const event = o.status === 'declined' ? 'authenticate_fail' : 'authenticate_ok';
-      const moved = payment.status === 'pending' && (await applyTransition(tx, payment.transaction_id, event, 'pending', o.status, patch, now));
-      const row = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', payment.transaction_id).executeTakeFirstOrThrow();
-      if (moved) {
-        // The hold placed at authorise is kept (authorised, review), captured or released (declined).
-        await postPaymentChange(tx, payment, row, now);
+      const ended = await applyChallengeTransition(tx, challenge.id_hash, END_EVENT[o.challenge], o.from ?? 'processing', { decided_at: now }, now);
+      if (!ended) return null; // another request or the job ended it first
+      const move: PaymentMove = {
+        event: o.status === 'declined' ? 'authenticate_fail' : 'authenticate_ok',
+        to: o.status,
+        patch,
+        // The event a challenge's end sends: the payment as it now stands.
+        notify: o.status === 'declined' ? 'payment.failed' : o.status === 'review' ? 'payment.held' : 'payment.succeeded',
         // docs/contract.md §16: the first payment of a subscription is approved only now.
-        const subscription = await createForApproved(tx, row, now);
-        await paymentEvent(tx, row, now, subscription);
-      }
-      return row;
+        approved: (t, after) => createForApproved(t, after, now),
+      };
+      // The hold placed at authorise is kept (authorised, review), captured or released (declined).
+      const moved = payment.status === 'pending' ? await movePayment(tx, payment, move, now) : undefined;
+      return moved ?? (await tx.selectFrom('payments').selectAll().where('transaction_id', '=', payment.transaction_id).executeTakeFirstOrThrow());
     });
     if (!updated) return { kind: 'used' };
     return { kind: 'done', payment: updated, redirect: await this.returnLocation(updated) };
@@ -233,12 +222,6 @@ export class ChallengeService {
   private returnLocation(row: PaymentRow): Promise<string | null> {
     return shopperReturn(this.deps, row);
   }
-}
-
-/** The event a challenge's end sends: the payment as it now stands. */
-async function paymentEvent(tx: Tx, row: PaymentRow, now: number, subscription?: SubscriptionRow): Promise<void> {
-  const type: EventType = row.status === 'declined' ? 'payment.failed' : row.status === 'review' ? 'payment.held' : 'payment.succeeded';
-  await recordPaymentEvent(tx, row, type, now, subscription);
 }
 
 /** What the sandbox issuer's access control server hands back after a passed challenge. */
