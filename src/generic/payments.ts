@@ -5,7 +5,7 @@
 // the account (whichever interface made it) reads back through `paymentObject`.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { timeOrderedId } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import type { Deps } from '../http/context.js';
 import { ApiError, RESULT_CODES, type ResultCode } from '../http/errors.js';
 import { formatAmount } from '../money/currency.js';
@@ -319,7 +319,7 @@ export function registerGenericPaymentRoutes(app: FastifyInstance, deps: Deps, r
       // Under an Idempotency-Key the id comes from the key's row: a re-run after a crash (or a
       // lapsed lease) finds its own order_no and answers the payment it made, never a second charge.
       const idem = request.idempotency?.id;
-      const transaction_id = idem ? idem.replace(/^idk_/, '') : timeOrderedId(deps.now());
+      const transaction_id = idem ? idem.replace(/^idk_/, '') : newId('payment', deps.now());
       const order_no = paymentId(transaction_id);
       const card = b.payment_method.card;
       const tds = b.payment_method_options?.card?.request_three_d_secure;

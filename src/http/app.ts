@@ -6,7 +6,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import qs from 'qs';
 import { registerIssuerRoutes } from '../apm/issuer-routes.js';
 import { registerCheckoutRoutes } from '../checkout/routes.js';
-import { timeOrderedId } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import { FaultLog, RETRY_AFTER_S, type StorageFault, storageFault } from '../db/faults.js';
 import { bearerCaller } from '../generic/auth.js';
 import { registerGenericRoutes } from '../generic/routes.js';
@@ -47,7 +47,7 @@ export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.Writ
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : timeOrderedId();
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : newId('request');
     },
     ajv: {
       customOptions: { coerceTypes: true, removeAdditional: false, allErrors: false, verbose: true, useDefaults: false },

@@ -2,7 +2,7 @@
 // same transaction as the change it records. Payouts, transfers and subscriptions post
 // through `post` as well. What each movement posts is documented in README.md here.
 import { sql } from 'kysely';
-import { timeOrderedId } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import { insertRows, param, runPrepared } from '../db/prepared.js';
 import type { Tx } from '../db/store.js';
 import type { LedgerAccount } from './tables.js';
@@ -80,7 +80,7 @@ export async function post(tx: Tx, p: Posting, now_ms: number): Promise<string |
   // Sorted, so concurrent transactions lock balance rows in one order (no deadlocks on PostgreSQL).
   const lines = [...merged.entries()].filter(([, amount]) => amount !== 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   if (lines.length === 0) return null;
-  const posting_id = `pst_${timeOrderedId(now_ms)}`;
+  const posting_id = newId('posting', now_ms);
   const transaction_id = p.transaction_id ?? '';
   await insertRows(tx, 'ledger_postings', [
     { posting_id, account_id: p.account_id, currency: p.currency, reason: p.reason, transaction_id, ref: p.ref ?? '', created_at: now_ms },

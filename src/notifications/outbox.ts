@@ -1,6 +1,6 @@
 // Writing an event: always inside the transaction of the change it reports (decisions §11),
 // so a committed change always has its event and a rolled-back one never does.
-import { timeOrderedId } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import { insertRows } from '../db/prepared.js';
 import type { Store, Tx } from '../db/store.js';
 
@@ -36,7 +36,7 @@ export interface NewEvent {
 }
 
 export async function recordEvent(tx: Tx, event: NewEvent, now_ms: number): Promise<string> {
-  const event_id = `evt_${timeOrderedId(now_ms)}`;
+  const event_id = newId('event', now_ms);
   const payload = JSON.stringify({
     event_id,
     event_type: event.event_type,
