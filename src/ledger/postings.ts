@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { newId } from '../crypto/ids.js';
 import { insertRows, param, runPrepared } from '../db/prepared.js';
 import type { Tx } from '../db/store.js';
+import { feeMinor } from '../money/fee.js';
 import type { LedgerAccount } from './tables.js';
 
 export interface Entry {
@@ -223,10 +224,7 @@ export async function postPaymentChange(tx: Tx, before: PaymentMoney | null, aft
 
 /** Fee on a captured amount: percent (basis points, half-up) + fixed, never above the amount. */
 export function computeFee(captured_minor: number, percent_bp: number, fixed_minor: number): number {
-  // BigInt: amount × basis points can pass 2^53.
-  const pct = (BigInt(captured_minor) * BigInt(percent_bp) + 5000n) / 10000n;
-  const fee = Number(pct) + fixed_minor;
-  return Math.min(fee, captured_minor);
+  return Math.min(feeMinor(captured_minor, percent_bp, fixed_minor), captured_minor);
 }
 
 export async function feeFor(tx: Tx, account_id: string, currency: string, captured_minor: number): Promise<number> {
