@@ -49,7 +49,7 @@ test("a payout's fee is that, plus the SWIFT charge when the payer bears it", ()
 test('every amount of 0 to 20,000 at a spread of rates rounds as both computations did', () => {
   for (const percent_bp of [0, 1, 7, 99, 100, 125, 290, 333, 5000, 9999, 10_000]) {
     for (let amount_minor = 0; amount_minor <= 20_000; amount_minor++) {
-      // The exact half-up quotient, by integer arithmetic on the hundredths of a basis point.
+      // The exact half-up quotient in plain integers (the product stays far below 2^53 here).
       const product = amount_minor * percent_bp;
       const expected = Math.floor(product / 10_000) + (product % 10_000 >= 5000 ? 1 : 0);
       assert.equal(computeFee(amount_minor, percent_bp, 0), Math.min(expected, amount_minor));
