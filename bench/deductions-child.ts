@@ -20,6 +20,7 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
+import { createScheduler } from '../src/cli/background.js';
 import { TollgateClient } from '../src/client/index.js';
 import { loadSettings, type Settings } from '../src/config/index.js';
 import { randomToken, timeOrderedId } from '../src/crypto/ids.js';
@@ -29,7 +30,7 @@ import { postPaymentChange } from '../src/ledger/postings.js';
 import { verifyLedger } from '../src/ledger/verify.js';
 import type { PaymentRow } from '../src/payments/tables.js';
 import { createRuntime } from '../src/runtime.js';
-import { BATCH, createScheduler } from '../src/scheduler/jobs.js';
+import { BATCH } from '../src/scheduler/jobs.js';
 import { CHARGE_KIND, planOf } from '../src/subscriptions/deductions.js';
 import { deductionTime } from '../src/subscriptions/schedule.js';
 import { createSubscription } from '../src/subscriptions/service.js';

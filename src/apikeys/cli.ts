@@ -2,7 +2,7 @@
 import { CommandError, command, need, out } from '../cli/registry.js';
 import { ApiKeyError } from './service.js';
 
-command({
+export const apikeyCreateCommand = command({
   name: 'apikey create',
   args: '--account ID [--name LABEL] [--json]',
   about: 'a new API key for the generic interface: sk_test_… for a test account, sk_live_… for a live one; shown once',
@@ -24,7 +24,7 @@ command({
   },
 });
 
-command({
+export const apikeyListCommand = command({
   name: 'apikey list',
   args: '--account ID [--json]',
   about: "an account's API keys: id, mode, last four characters, status, created (never the secret)",
@@ -46,7 +46,7 @@ command({
   },
 });
 
-command({
+export const apikeyRevokeCommand = command({
   name: 'apikey revoke',
   args: '--account ID --key KEY_ID',
   about: 'revoke one API key: it answers 401 from then on (other processes within 10 s)',

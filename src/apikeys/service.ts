@@ -3,14 +3,13 @@
 // found by an indexed prefix and compared in constant time, several active at once,
 // revocable (a revoked key stops working at once in this process and within
 // CACHE_TTL_MS in others).
-import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { timeOrderedId } from '../crypto/ids.js';
+import { timingSafeEqual } from 'node:crypto';
+import { newId } from '../crypto/ids.js';
 import type { Keyring } from '../crypto/keyring.js';
 import type { Store } from '../db/store.js';
 import type { AccountCredentials, MerchantService } from '../merchants/service.js';
 import type { ApiKeyRow } from './tables.js';
 
-const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 /** Characters after `sk_<mode>_`: 48 of 62 is 285 bits. */
 const SECRET_CHARS = 48;
 /** The first characters of those, indexed: the lookup, not the proof. */
@@ -22,16 +21,6 @@ const CACHE_MAX = 10_000;
 export const MAX_KEYS_PER_ACCOUNT = 100;
 
 export class ApiKeyError extends Error {}
-
-function randomChars(n: number): string {
-  let out = '';
-  while (out.length < n) {
-    for (const b of randomBytes(n * 2)) {
-      if (b < 248 && out.length < n) out += ALPHABET[b % 62]; // 248 = 4 × 62: no bias
-    }
-  }
-  return out;
-}
 
 export interface CreatedKey {
   key_id: string;
@@ -60,9 +49,9 @@ export class ApiKeyService {
     const account = await this.store.db.selectFrom('accounts').selectAll().where('account_id', '=', account_id).executeTakeFirst();
     if (!account) throw new ApiKeyError(`account ${account_id} does not exist`);
     const livemode = account.mode === 'live';
-    const body = randomChars(SECRET_CHARS);
-    const secret = `sk_${livemode ? 'live' : 'test'}_${body}`;
-    const key_id = `key_${timeOrderedId(now_ms)}`;
+    const secret = newId(livemode ? 'secret_key_live' : 'secret_key_test');
+    const body = secret.slice(-SECRET_CHARS);
+    const key_id = newId('api_key', now_ms);
     await this.store.transaction(async (tx) => {
       const { n } = await tx
         .selectFrom('api_keys')

@@ -11,7 +11,7 @@
 // or expired, each ledgered and notified like a card payment.
 
 import { createHash } from 'node:crypto';
-import { randomToken, timeOrderedId } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import { canonicalString } from '../crypto/signature.js';
 import { insertRows } from '../db/prepared.js';
 import type { Deps } from '../http/context.js';
@@ -154,7 +154,7 @@ export class ApmService {
     if (!processor.startApm)
       throw new ApiError('0404', `payment_method "${method.payment_method}" is not served by this account's processor`, 'payment_method');
     const now = deps.now();
-    const transaction_id = pending ? pending.transaction_id : timeOrderedId(now);
+    const transaction_id = pending ? pending.transaction_id : newId('payment', now);
     const started = await processor.startApm({
       transaction_id,
       payment_method: method.payment_method,
@@ -162,7 +162,7 @@ export class ApmService {
       currency: body.currency,
       fields: methodFields(method, body as Record<string, unknown>),
     });
-    const page_id = randomToken(24); // 32 url-safe characters, 192 random bits
+    const page_id = newId('apm_page'); // 32 url-safe characters, 192 random bits
     const issuer_url = started.issuer.kind === 'url' ? started.issuer.url : `${deps.settings.public_url}/issuer/${page_id}`;
     const expires_at = now + method.expiry_ms;
 
@@ -216,7 +216,7 @@ export class ApmService {
             merchant_id: account.merchant_id,
             account_id: account.account_id,
             payment_method: method.payment_method,
-            form_token: randomToken(24),
+            form_token: newId('form_token'),
             status: 'open',
             created_at: now,
             expires_at,

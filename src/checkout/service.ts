@@ -6,7 +6,7 @@
 // compare-and-set on "still pending and no method chosen" (`card_brand` empty), so a second
 // tab, a reload or the back button never pays twice: the loser shows the result instead.
 import { timingSafeEqual } from 'node:crypto';
-import { randomToken, timeOrderedId } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import { canonicalString } from '../crypto/signature.js';
 import { insertRows } from '../db/prepared.js';
 import type { Deps } from '../http/context.js';
@@ -77,7 +77,7 @@ export class CheckoutService {
     if (prior) return prior;
 
     const now = deps.now();
-    const transaction_id = timeOrderedId(now);
+    const transaction_id = newId('payment', now);
     const { encryption_data: _signature, ...request } = body as Checkout & { encryption_data?: string };
     const details: Record<string, unknown> = {};
     for (const k of KEPT_FIELDS) if (body[k] !== undefined) details[k] = body[k];
@@ -115,7 +115,7 @@ export class CheckoutService {
       expires_at: now + deps.settings.checkout_ttl_ms,
     };
     const session: CheckoutSessionRow = {
-      session_id: `cs_${randomToken(24)}`,
+      session_id: newId('checkout_session'),
       transaction_id,
       merchant_id: account.merchant_id,
       account_id: account.account_id,

@@ -1,46 +1,18 @@
-// `npx tollgate <command>`: the operator's tool (docs/contract.md §13). Commands live in the
-// registry (registry.ts), each capability registering its own; this file parses a command
+// `npx tollgate <command>`: the operator's tool (docs/contract.md §13). Each capability defines its
+// commands and commands.ts lists them all, in help order; this file parses a command
 // line, prints help, refuses an unknown account, and maps errors to exit statuses:
 // 0 done (or help asked for), 1 refused (unknown account, bad input), 2 usage mistake.
 import { parseArgs } from 'node:util';
 import { loadSettings, type Settings } from '../config/index.js';
 import { createRuntime, type Runtime } from '../runtime.js';
-import { isClusterPrimary, runPrimary } from './cluster.js';
-import { type Command, command, commands, type OptionSpecs, out, requireAccount, UsageError, usageLine, type Values } from './registry.js';
-import { serveUntilStopped } from './serve.js';
+import { commands } from './commands.js';
+import { type Command, type OptionSpecs, out, requireAccount, UsageError, usageLine, type Values } from './registry.js';
 
 export { commands, UsageError };
 
 const err = (line = ''): void => {
   process.stderr.write(`${line}\n`);
 };
-
-command({
-  name: 'serve',
-  args: '',
-  about: 'start the gateway; stops gracefully on SIGTERM or SIGINT (in-flight requests finish)',
-  details: [
-    'Settings come from the environment (DATABASE_URL, HOST, PORT, TOLLGATE_*; see the README).',
-    'On PostgreSQL it runs TOLLGATE_WORKERS processes (default: one per core).',
-  ],
-  options: {},
-  async run({ settings }) {
-    const s = settings();
-    if (isClusterPrimary(s)) await runPrimary(s);
-    else await serveUntilStopped(s);
-  },
-});
-
-command({
-  name: 'migrate',
-  args: '',
-  about: 'apply database migrations (serve also does this at start)',
-  options: {},
-  async run({ runtime }) {
-    await runtime();
-    out('database is up to date');
-  },
-});
 
 /** A group is the first word of two-word commands: "merchant", "ledger", … */
 function groups(): Map<string, Command[]> {
@@ -197,6 +169,3 @@ export async function main(argv: string[]): Promise<number> {
     if (r) await r.store.close();
   }
 }
-
-// Every other command registers itself by being imported here.
-await import('./commands.js');

@@ -1,7 +1,8 @@
-// The command table, in its own module so capability CLI files (loaded by main.ts through
-// commands.ts) can register without importing main.ts, which would deadlock on its
-// top-level await. Each command declares its options; main.ts parses them, answers
-// `--help`, and refuses an unknown `--account` before the command runs (issue 9).
+// What a command is, in its own module so capability CLI files can define theirs without
+// importing main.ts. Defining a command registers nothing: commands.ts lists every command
+// explicitly, so no command depends on which module was imported first (issue 30 item 3).
+// Each command declares its options; main.ts parses them, answers `--help`, and refuses an
+// unknown `--account` before the command runs (issue 9).
 import type { Settings } from '../config/index.js';
 import type { Runtime } from '../runtime.js';
 
@@ -45,12 +46,9 @@ export interface Command<T extends OptionSpecs = OptionSpecs> {
   run(input: Input<T>): Promise<void>;
 }
 
-/** Every command, by name: "merchant create", "ledger verify", … */
-export const commands = new Map<string, Command>();
-
-export function command<const T extends OptionSpecs>(c: Command<T>): void {
-  if (commands.has(c.name)) throw new Error(`command "${c.name}" is registered twice`);
-  commands.set(c.name, c as unknown as Command);
+/** A command, typed by its options for its own `run`; listed in commands.ts to be run at all. */
+export function command<const T extends OptionSpecs>(c: Command<T>): Command {
+  return c as unknown as Command;
 }
 
 export function usageLine(c: Command): string {

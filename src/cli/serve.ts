@@ -11,7 +11,7 @@ import { boundHeapGrowth } from '../ops/heap.js';
 import type { BackgroundTask } from '../ops/interval-task.js';
 import { startMetricsListener } from '../ops/metrics-access.js';
 import { createRuntime, type Runtime } from '../runtime.js';
-import { schedulerTask } from '../scheduler/jobs.js';
+import { backgroundTasks } from './background.js';
 import { exitIfStopHangs, stopRequested } from './signals.js';
 
 export interface Server {
@@ -20,14 +20,7 @@ export interface Server {
   close(): Promise<void>;
 }
 
-/**
- * Background work the server runs beside HTTP: notification delivery (its own leased
- * outbox worker) and the shared scheduler's one loop, which runs every timed job
- * (expiries, purges, settlement, …). Capabilities add job kinds to the scheduler
- * (src/scheduler/jobs.ts `jobSetups`), not tasks here.
- */
 export type { BackgroundTask };
-export const backgroundTasks: Array<(rt: Runtime) => BackgroundTask> = [(rt) => schedulerTask(rt)];
 
 /**
  * The demo merchant, created on first start. Its secret and a signed curl are printed only

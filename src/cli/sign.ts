@@ -18,7 +18,7 @@ async function readStdin(limit_bytes: number): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-command({
+export const signCommand = command({
   name: 'sign',
   args: '[--secret SECRET] [--file BODY] [--json]   (body on standard input unless --file)',
   about: 'print the canonical string and the encryption_data of a request body (JSON, form or XML)',

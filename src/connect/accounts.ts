@@ -3,7 +3,7 @@
 // the platform family's field names, so its official client library reads it unchanged.
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { randomToken } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import type { Tx } from '../db/store.js';
 import { callerOf, genericRouteOptions } from '../generic/auth.js';
 import { CONNECT_TAG, errorAnswers, objectAnswers } from '../generic/docs.js';
@@ -211,7 +211,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: Deps): void {
       const b = request.body;
       const now = deps.now();
       const row: ConnectedAccountRow = {
-        id: `acct_${randomToken(12).replace(/[-_]/g, 'x')}`,
+        id: newId('connected_account'),
         platform_account_id: caller.creds.account.account_id,
         merchant_id: caller.creds.account.merchant_id,
         livemode: caller.livemode ? 1 : 0,

@@ -16,7 +16,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import { type Static, Type } from 'typebox';
-import { timeOrderedId } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import type { Tx } from '../db/store.js';
 import { callerOf, genericRouteOptions } from '../generic/auth.js';
 import { CONNECT_TAG, errorAnswers, objectAnswers } from '../generic/docs.js';
@@ -333,7 +333,7 @@ export function registerTransferRoutes(app: FastifyInstance, deps: Deps): void {
         const available = await availableMinor(tx, s.platform, currency);
         if (amount > available) throw insufficient('your account', currency, available, amount);
         const row: TransferRow = {
-          id: `tr_${timeOrderedId(now)}`,
+          id: newId('transfer', now),
           platform_account_id: s.platform,
           merchant_id: s.merchant_id,
           livemode: s.livemode,
@@ -515,7 +515,7 @@ export function registerTransferRoutes(app: FastifyInstance, deps: Deps): void {
         // Compare-and-set bounded by the transferred amount (never read-then-write).
         if (!(await reserveReversal(tx, t.id, n, now))) throw tooLarge();
         const row: TransferReversalRow = {
-          id: `trr_${timeOrderedId(now)}`,
+          id: newId('transfer_reversal', now),
           transfer_id: t.id,
           platform_account_id: s.platform,
           livemode: s.livemode,

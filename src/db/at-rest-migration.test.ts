@@ -11,17 +11,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { type Kysely, Migrator } from 'kysely';
+import { createScheduler } from '../cli/background.js';
 import { openBody } from '../idempotency/plugin.js';
 import type { CreatedMerchant } from '../merchants/service.js';
 import { openAnswer } from '../payments/stored-answer.js';
 import { topUp } from '../payouts/admin.js';
 import { ACH, ACH_INVALID, BANK, BANK_SECRETS, payoutBody, SEPA_DE } from '../payouts/at-rest-fixtures.js';
-import { createScheduler } from '../scheduler/jobs.js';
 import { secretsAtRest } from '../test/at-rest.js';
 import { createPgDatabase, directPayment, ENGINE, readXml, type TestGateway, testGateway } from '../test/harness.js';
 import { migrationsFor } from './migrations.js';
 import { migrationDb } from './store.js';
-import '../cli/commands.js';
 
 type Json = Record<string, any>;
 const NOW = Date.UTC(2026, 10, 24, 9, 0, 0);

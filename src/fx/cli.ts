@@ -4,7 +4,7 @@ import { formatRate } from './convert.js';
 import { FxError, listRates, rateFor, setRate } from './rates.js';
 import { PER_USD, SNAPSHOT_DATE } from './snapshot.js';
 
-command({
+export const fxSetCommand = command({
   name: 'fx set',
   args: 'BASE QUOTE RATE',
   about: 'set an exchange rate: one BASE is RATE QUOTE (npx tollgate fx set EUR USD 1.0842)',
@@ -24,7 +24,7 @@ command({
   },
 });
 
-command({
+export const fxListCommand = command({
   name: 'fx list',
   args: '[BASE QUOTE] [--json]',
   about: 'the rates set by the operator; with a pair, the rate payouts would use for it and where it comes from',

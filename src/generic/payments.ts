@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { KeyCaller } from '../apikeys/service.js';
-import { timeOrderedId } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import type { Deps } from '../http/context.js';
 import { ApiError, RESULT_CODES, type ResultCode } from '../http/errors.js';
 import { formatAmount } from '../money/currency.js';
@@ -333,7 +333,7 @@ async function createPayment(deps: Deps, authorise: AuthoriseService, request: F
   // Under an Idempotency-Key the id comes from the key's row: a re-run after a crash (or a
   // lapsed lease) finds its own order_no and answers the payment it made, never a second charge.
   const idem = request.idempotency?.id;
-  const transaction_id = idem ? idem.replace(/^idk_/, '') : timeOrderedId(deps.now());
+  const transaction_id = idem ? idem.replace(/^idk_/, '') : newId('payment', deps.now());
   const order_no = paymentId(transaction_id);
   const body = authoriseRequestOf(caller, b, order_no);
   const details: Record<string, unknown> = { api: 'generic', metadata: newMetadata(b.metadata as MetadataInput | undefined) };

@@ -6,7 +6,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import qs from 'qs';
 import { registerIssuerRoutes } from '../apm/issuer-routes.js';
 import { registerCheckoutRoutes } from '../checkout/routes.js';
-import { timeOrderedId } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import { FaultLog, RETRY_AFTER_S, type StorageFault, storageFault } from '../db/faults.js';
 import { bearerCaller } from '../generic/auth.js';
 import { registerGenericRoutes } from '../generic/routes.js';
@@ -21,7 +21,7 @@ import { registerPortal } from '../portal/routes.js';
 import { registerRefundRoutes } from '../refunds/routes.js';
 import { registerReviewRoutes } from '../review/routes.js';
 import { createRiskEngine } from '../risk/engine.js';
-import { basicRiskEngine } from '../risk/index.js';
+import { basicRiskEngine, type RiskEngine } from '../risk/index.js';
 import { registerSubscriptionRoutes } from '../subscriptions/routes.js';
 import { registerThreedsRoutes } from '../threeds/routes.js';
 import { BodyParseError, parseBody } from './body.js';
@@ -47,7 +47,7 @@ export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.Writ
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : timeOrderedId();
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : newId('request');
     },
     ajv: {
       customOptions: { coerceTypes: true, removeAdditional: false, allErrors: false, verbose: true, useDefaults: false },
@@ -235,20 +235,30 @@ export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.Writ
   registerIdempotency(app, deps); // before the routes: its hooks apply to every POST
   // One risk engine behind the direct payment and the hosted checkout's card form.
   const risk = deps.settings.risk_rules ? createRiskEngine(deps.store.db) : basicRiskEngine;
-  registerPaymentRoutes(app, deps, risk);
-  registerCheckoutRoutes(app, deps, risk);
-  registerThreedsRoutes(app, deps);
-  registerIssuerRoutes(app, deps);
-  registerReviewRoutes(app, deps);
-  registerSubscriptionRoutes(app, deps);
-  registerPayoutRoutes(app, deps);
-  registerLifecycleRoutes(app, deps);
-  registerRefundRoutes(app, deps);
-  registerPaymentMethodRoutes(app, deps);
-  registerGenericRoutes(app, deps, risk);
-  await registerPortal(app, deps);
+  for (const register of routeRegistrars) await register(app, deps, risk);
   return app;
 }
+
+type RouteRegistrar = (app: FastifyInstance, deps: Deps, risk: RiskEngine) => void | Promise<void>;
+
+/**
+ * Every capability's routes, registered in this order (it is the OpenAPI document's order):
+ * the one list of the gateway's endpoints besides the probes, metrics and docs above.
+ */
+const routeRegistrars: readonly RouteRegistrar[] = [
+  registerPaymentRoutes,
+  registerCheckoutRoutes,
+  registerThreedsRoutes,
+  registerIssuerRoutes,
+  registerReviewRoutes,
+  registerSubscriptionRoutes,
+  registerPayoutRoutes,
+  registerLifecycleRoutes,
+  registerRefundRoutes,
+  registerPaymentMethodRoutes,
+  registerGenericRoutes,
+  registerPortal,
+];
 
 /** The generic interface's paths: an unknown one is answered in its shape. */
 const GENERIC_PATH = /^\/v1\/(payments|refunds|accounts?|transfers|balance)(\/|\?|$)/;

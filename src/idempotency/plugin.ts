@@ -9,7 +9,7 @@
 // - keys are scoped per account: merchant_id + account_id of the authenticated caller.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { timeOrderedId } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import { Keyring } from '../crypto/keyring.js';
 import { storageFault } from '../db/faults.js';
 import type { Deps } from '../http/context.js';
@@ -47,7 +47,7 @@ async function claim(deps: Deps, scope: string, key: string, hash: string): Prom
   const deadline = Date.now() + IDEMPOTENCY_WAIT_MS;
   for (let attempt = 0; attempt < 10_000; attempt++) {
     const now = deps.now();
-    const id = `idk_${timeOrderedId(now)}`;
+    const id = newId('idempotency_record', now);
     // A claim cut off by a storage fault may still have committed (the connection lost at
     // COMMIT): then the key would stay `started` for the whole lease although nothing ran.
     // No work was done under it, so the key is let go as soon as the storage takes it.

@@ -2,13 +2,13 @@
 // settlement sweep of the shared scheduler (src/scheduler).
 import { command, need, out, UsageError } from '../cli/registry.js';
 import { formatAmount } from '../money/currency.js';
-import { jobSetups } from '../scheduler/jobs.js';
+import type { JobSetup } from '../scheduler/jobs.js';
 import { type AccountBalance, accountBalances, formatBalance } from './balances.js';
 import { describePrice, listPricing, setPricing } from './pricing.js';
 import { settleDue, settlementDelayMs } from './settlement.js';
 import { verifyLedger } from './verify.js';
 
-command({
+export const ledgerVerifyCommand = command({
   name: 'ledger verify',
   args: '[--json]',
   about: 'prove the books: postings sum to zero, balances and payments agree with them (exit 1 if not)',
@@ -54,7 +54,7 @@ function table(rows: string[][]): string[] {
   return rows.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number))).join('  '));
 }
 
-command({
+export const balanceCommand = command({
   name: 'balance',
   args: '--account ID [--json]',
   about: 'balances of an account per currency: pending, available, held, refunds in flight, fees',
@@ -80,7 +80,7 @@ command({
   },
 });
 
-command({
+export const pricingSetCommand = command({
   name: 'pricing set',
   args: '--account ID --currency USD --percent 2.9 --fixed 0.30',
   about: 'the fee charged on each capture in that currency: a percentage plus a fixed amount',
@@ -104,7 +104,7 @@ command({
   },
 });
 
-command({
+export const pricingShowCommand = command({
   name: 'pricing show',
   args: '--account ID',
   about: "the account's fees per currency",
@@ -116,7 +116,7 @@ command({
   },
 });
 
-jobSetups.push((rt, scheduler) => {
+export const ledgerJobs: JobSetup = (rt, scheduler) => {
   const delay = settlementDelayMs();
   scheduler.recurring('ledger.settlement', 60_000, (ctx) => settleDue(rt.store, ctx.now_ms, delay, undefined, ctx.account_id), { per_account: true });
-});
+};

@@ -6,10 +6,11 @@
 // (src/db/unit.ts) and reads nothing (what it needs, the fee, is given), and the Tx form
 // runs the same unit inside a transaction with `applyUnit`.
 import { sql } from 'kysely';
-import { timeOrderedId } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import { param, runPrepared } from '../db/prepared.js';
 import type { Tx } from '../db/store.js';
 import { applyUnit, engineOf, WriteUnit } from '../db/unit.js';
+import { feeMinor } from '../money/fee.js';
 import type { LedgerAccount } from './tables.js';
 
 export interface Entry {
@@ -94,7 +95,7 @@ export function postInto(unit: WriteUnit, p: Posting, now_ms: number): string | 
   // Sorted, so concurrent transactions lock balance rows in one order (no deadlocks on PostgreSQL).
   const lines = [...merged.entries()].filter(([, amount]) => amount !== 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   if (lines.length === 0) return null;
-  const posting_id = `pst_${timeOrderedId(now_ms)}`;
+  const posting_id = newId('posting', now_ms);
   const transaction_id = p.transaction_id ?? '';
   unit.insertRows('ledger_postings', [
     { posting_id, account_id: p.account_id, currency: p.currency, reason: p.reason, transaction_id, ref: p.ref ?? '', created_at: now_ms },
@@ -239,10 +240,7 @@ export function paymentChangePostings(before: PaymentMoney | null, after: Paymen
 
 /** Fee on a captured amount: percent (basis points, half-up) + fixed, never above the amount. */
 export function computeFee(captured_minor: number, percent_bp: number, fixed_minor: number): number {
-  // BigInt: amount × basis points can pass 2^53.
-  const pct = (BigInt(captured_minor) * BigInt(percent_bp) + 5000n) / 10000n;
-  const fee = Number(pct) + fixed_minor;
-  return Math.min(fee, captured_minor);
+  return Math.min(feeMinor(captured_minor, percent_bp, fixed_minor), captured_minor);
 }
 
 export async function feeFor(tx: Tx, account_id: string, currency: string, captured_minor: number): Promise<number> {

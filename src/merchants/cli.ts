@@ -2,7 +2,7 @@
 // IP allow-lists (docs/contract.md §2, §3, §13).
 import { command, need, out, UsageError } from '../cli/registry.js';
 
-command({
+export const merchantCreateCommand = command({
   name: 'merchant create',
   args: '--name NAME [--mode test|live] [--allow-ip CIDR]... [--capture-method automatic|manual] [--json]',
   about: 'create a merchant with one account; prints its ids, secret key and webhook secret once',
@@ -29,7 +29,7 @@ command({
   },
 });
 
-command({
+export const merchantListCommand = command({
   name: 'merchant list',
   args: '[--json]',
   about: 'every merchant and account: merchant_id, account_id, mode, name',
@@ -42,7 +42,7 @@ command({
   },
 });
 
-command({
+export const keyRotateCommand = command({
   name: 'key rotate',
   args: '--account ID [--json]',
   about: 'new secret key for an account; the old one still verifies until "key retire"',
@@ -55,7 +55,7 @@ command({
   },
 });
 
-command({
+export const keyRetireCommand = command({
   name: 'key retire',
   args: '--account ID',
   about: 'stop accepting the keys replaced by "key rotate"',
@@ -66,7 +66,7 @@ command({
   },
 });
 
-command({
+export const webhookSecretRotateCommand = command({
   name: 'webhook-secret rotate',
   args: '--account ID',
   about: 'new secret for signing notifications (Standard Webhooks); the old one stops at once',
@@ -76,7 +76,7 @@ command({
   },
 });
 
-command({
+export const ipAddCommand = command({
   name: 'ip add',
   args: '--account ID CIDR...',
   about: 'allow these addresses or ranges to read the account’s data back (/v1/retrievalTrans, /v1/retrievalRefund, /v1/retrievalPayout, generic GETs)',
@@ -90,7 +90,7 @@ command({
   },
 });
 
-command({
+export const ipRemoveCommand = command({
   name: 'ip remove',
   args: '--account ID CIDR...',
   about: 'stop allowing these addresses or ranges',
@@ -104,7 +104,7 @@ command({
   },
 });
 
-command({
+export const ipListCommand = command({
   name: 'ip list',
   args: '--account ID',
   about: 'the addresses and ranges allowed to read the account’s data back',

@@ -1,7 +1,6 @@
 // Merchants, accounts, their signing keys and IP allow-lists (docs/contract.md §2, §3).
-import { randomBytes } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
-import { timeOrderedId } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import type { Keyring } from '../crypto/keyring.js';
 import type { Store, Tx } from '../db/store.js';
 import type { AccountRow } from './tables.js';
@@ -67,11 +66,11 @@ async function nextNumber(tx: Tx, name: 'merchant' | 'account'): Promise<string>
 }
 
 function newSecret(): string {
-  return randomBytes(24).toString('hex');
+  return newId('merchant_secret');
 }
 
 function newWebhookSecret(): string {
-  return `whsec_${randomBytes(24).toString('base64')}`;
+  return newId('webhook_secret');
 }
 
 export interface AccountCredentials {
@@ -118,7 +117,7 @@ export class MerchantService {
         .execute();
       await tx
         .insertInto('account_keys')
-        .values({ key_id: timeOrderedId(now_ms), account_id, secret_enc: this.keyring.encrypt(secret), status: 'active', created_at: now_ms })
+        .values({ key_id: newId('signing_key', now_ms), account_id, secret_enc: this.keyring.encrypt(secret), status: 'active', created_at: now_ms })
         .execute();
       for (const cidr of new Set(cidrs)) {
         await tx.insertInto('account_ips').values({ account_id, cidr, created_at: now_ms }).execute();
@@ -208,7 +207,7 @@ export class MerchantService {
       await tx.updateTable('account_keys').set({ status: 'retiring' }).where('account_id', '=', account_id).where('status', '=', 'active').execute();
       await tx
         .insertInto('account_keys')
-        .values({ key_id: timeOrderedId(now_ms), account_id, secret_enc: this.keyring.encrypt(secret), status: 'active', created_at: now_ms })
+        .values({ key_id: newId('signing_key', now_ms), account_id, secret_enc: this.keyring.encrypt(secret), status: 'active', created_at: now_ms })
         .execute();
     });
     this.invalidate();

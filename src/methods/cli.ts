@@ -24,7 +24,7 @@ async function switchMethods(input: Input<{ account: { type: 'string' } }>, enab
   for (const name of input.positionals) out(`${enabled ? 'enabled' : 'disabled'} ${name} for account ${account}`);
 }
 
-command({
+export const methodsEnableCommand = command({
   name: 'methods enable',
   args: '--account ID METHOD...',
   about: 'offer these alternative payment methods on the account',
@@ -34,7 +34,7 @@ command({
   run: (input) => switchMethods(input, true),
 });
 
-command({
+export const methodsDisableCommand = command({
   name: 'methods disable',
   args: '--account ID METHOD...',
   about: 'stop offering these alternative payment methods on the account',
@@ -44,7 +44,7 @@ command({
   run: (input) => switchMethods(input, false),
 });
 
-command({
+export const methodsListCommand = command({
   name: 'methods list',
   args: '--account ID [METHOD...] [--json]',
   about: "the account's alternative payment methods: on or off, currencies, countries",

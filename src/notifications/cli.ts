@@ -1,51 +1,13 @@
-// Operator commands for notifications, and the delivery worker as a `serve` background task.
+// Operator commands for notifications, and `worker`: the background work of serve without HTTP.
 
-import type { Logger } from 'pino';
+import { backgroundTasks } from '../cli/background.js';
 import { CommandError, command, need, out, UsageError } from '../cli/registry.js';
-import { backgroundTasks } from '../cli/serve.js';
 import { exitIfStopHangs, stopRequested } from '../cli/signals.js';
-import { createLogger } from '../http/logging.js';
-import type { Runtime } from '../runtime.js';
 import { EventService } from './service.js';
-import { DeliveryWorker } from './worker.js';
 
 const iso = (ms: number | null) => (ms ? new Date(ms).toISOString() : '-');
 
-/** The worker a process runs, configured from its settings. */
-export function deliveryWorker(rt: Runtime, log: Logger = createLogger(rt.settings)): DeliveryWorker {
-  return new DeliveryWorker({
-    store: rt.store,
-    merchants: rt.merchants,
-    allow_private: rt.settings.allow_private_webhooks,
-    schedule_ms: rt.settings.webhook_schedule_ms,
-    timeout_ms: rt.settings.webhook_timeout_ms,
-    now: rt.deps.now,
-    log: (msg, err) => log.error({ err }, msg),
-    observe: (a) => {
-      rt.deps.metrics.notificationDeliveries.inc({ result: a.outcome });
-      if (a.outcome === 'delivered') return;
-      // One line per failed attempt (issue 36 item 5: a 400 logged nothing): what an operator
-      // needs to tell a merchant, never the body, the address or a secret.
-      log.warn(
-        {
-          event_id: a.event_id,
-          event_type: a.event_type,
-          account_id: a.account_id,
-          attempt: a.attempt_no,
-          status_code: a.status_code,
-          error: a.error || undefined,
-          latency_ms: a.latency_ms,
-          next_attempt_at: a.outcome === 'retry' ? new Date(a.next_attempt_at).toISOString() : undefined,
-        },
-        a.outcome === 'retry' ? 'notification attempt failed; will retry' : 'notification failed; no more attempts',
-      );
-    },
-  });
-}
-
-backgroundTasks.push((rt) => deliveryWorker(rt));
-
-command({
+export const workerCommand = command({
   name: 'worker',
   args: '',
   about: 'the background work of serve without HTTP: notification delivery and every scheduled job',
@@ -66,7 +28,7 @@ command({
   },
 });
 
-command({
+export const eventsListCommand = command({
   name: 'events list',
   args: '--account ID [--order ORDER_NO | --transaction ID] [--json]',
   about: "the account's notification events and their delivery state",
@@ -81,7 +43,7 @@ command({
   },
 });
 
-command({
+export const eventsDeliveriesCommand = command({
   name: 'events deliveries',
   args: '--event ID [--json]',
   about: "one event's delivery attempts: time, HTTP status, latency, outcome",
@@ -99,7 +61,7 @@ command({
   },
 });
 
-command({
+export const eventsReplayCommand = command({
   name: 'events replay',
   args: '(--event ID | --failed-since ISO_TIME [--account ID])',
   about: 'deliver an event again, or every event that failed since a time',

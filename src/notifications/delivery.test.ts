@@ -7,8 +7,8 @@ import pino from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { sign } from '../crypto/signature.js';
 import { directPayment, readXml, type TestGateway, testGateway } from '../test/harness.js';
-import { deliveryWorker } from './cli.js';
 import { EventService } from './service.js';
+import { deliveryWorker } from './tasks.js';
 import { type Receiver, type Responder, startReceiver } from './test-receiver.js';
 import { DeliveryWorker, type WorkerOptions } from './worker.js';
 

@@ -1,6 +1,6 @@
 // Writing an event: always inside the transaction (or write unit) of the change it reports
 // (docs/contract.md §11), so a committed change always has its event and a rolled-back one never does.
-import { timeOrderedId } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import type { Store, Tx } from '../db/store.js';
 import { applyUnit, engineOf, WriteUnit } from '../db/unit.js';
 
@@ -44,7 +44,7 @@ export async function recordEvent(tx: Tx, event: NewEvent, now_ms: number): Prom
 
 /** `recordEvent` as a statement added to `unit`; returns the event's id. */
 export function recordEventInto(unit: WriteUnit, event: NewEvent, now_ms: number): string {
-  const event_id = `evt_${timeOrderedId(now_ms)}`;
+  const event_id = newId('event', now_ms);
   const payload = JSON.stringify({
     event_id,
     event_type: event.event_type,

@@ -7,7 +7,7 @@
 // Outcome: a second transaction, applied only while this worker still holds the lease.
 // A crash between the two leaves the lease to run out and the event is sent again:
 // at least once, never lost. Receivers deduplicate by `webhook-id` (= event_id).
-import { randomToken, timeOrderedId } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import type { Store } from '../db/store.js';
 import type { MerchantService } from '../merchants/service.js';
 import { type SendResult, send } from './sender.js';
@@ -189,7 +189,7 @@ export class DeliveryWorker {
       .limit(1)
       .executeTakeFirst();
     if (!due) return [];
-    const token = randomToken(12);
+    const token = newId('lease_token');
     return store.transaction(async (tx) => {
       let pick = tx
         .selectFrom('events')
@@ -243,7 +243,7 @@ export class DeliveryWorker {
       await tx
         .insertInto('event_attempts')
         .values({
-          attempt_id: timeOrderedId(started_at),
+          attempt_id: newId('delivery_attempt', started_at),
           event_id: row.event_id,
           attempt_no,
           started_at,

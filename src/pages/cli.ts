@@ -12,7 +12,7 @@ const ORIGIN_HELP = [
   `At most ${MAX_FRAME_ORIGINS} per account. With none, the account's pages cannot be framed (frame-ancestors 'none').`,
 ];
 
-command({
+export const frameOriginAddCommand = command({
   name: 'frame-origin add',
   args: '--account ID ORIGIN...',
   about: "allow these origins to show the account's pages (hosted checkout, issuer pages) in an iframe",
@@ -27,7 +27,7 @@ command({
   },
 });
 
-command({
+export const frameOriginRemoveCommand = command({
   name: 'frame-origin remove',
   args: '--account ID ORIGIN...',
   about: "stop allowing these origins to frame the account's pages",
@@ -42,7 +42,7 @@ command({
   },
 });
 
-command({
+export const frameOriginListCommand = command({
   name: 'frame-origin list',
   args: '--account ID [--json]',
   about: "the origins allowed to frame the account's pages",

@@ -3,7 +3,7 @@
 // nothing but the page's own nonce'd style (and script, when it has one), its form targets,
 // and the frame ancestors the account registered.
 import type { FastifyReply } from 'fastify';
-import { randomToken } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import { isCspOrigin, isFrameAncestor } from './frame-origins.js';
 import { type PageContent, renderDocument } from './layout.js';
 
@@ -48,7 +48,7 @@ export function contentSecurityPolicy(o: {
 
 /** Sends a page with the headers every page gets. */
 export function sendPage(reply: FastifyReply, page: PageResponse): FastifyReply {
-  const nonce = randomToken(16); // 128 bits, fresh for every response
+  const nonce = newId('page_nonce'); // 128 bits, fresh for every response
   const body = renderDocument(page, nonce);
   const csp = contentSecurityPolicy({
     nonce,

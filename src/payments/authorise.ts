@@ -5,7 +5,7 @@
 // that writes the card, the payment, its signals, postings and event together → the signed answer.
 
 import { type CardFacts, cardFacts, fourDigitYear, isExpired, maskPan } from '../cards/card.js';
-import { randomToken, timeOrderedId } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import { canonicalString } from '../crypto/signature.js';
 import { param, runPrepared } from '../db/prepared.js';
 import { applyUnit, WriteUnit } from '../db/unit.js';
@@ -274,7 +274,7 @@ export class AuthoriseService {
     // On the hosted page a name taken since the session opened does not stop the shopper paying.
     const subscription = await prepareSubscription(deps.store.db, account.account_id, body, amount_minor, now, { taken: pending ? 'skip' : 'refuse' });
 
-    const transaction_id = pending ? pending.transaction_id : (opts.transaction_id ?? timeOrderedId(now));
+    const transaction_id = pending ? pending.transaction_id : (opts.transaction_id ?? newId('payment', now));
     const capture_method = (body.capture_method ?? account.capture_method) as 'automatic' | 'manual';
     let risk: RiskAssessment | null = null;
     let riskCtx: RiskContext | null = null;
@@ -330,9 +330,9 @@ export class AuthoriseService {
     if (opts.details) Object.assign(details, opts.details);
 
     const wantsToken = body.token_flag === '1' && status !== 'declined';
-    const token_id = body.token_id ? body.token_id : wantsToken ? `tok_${randomToken(18)}` : '';
+    const token_id = body.token_id ? body.token_id : wantsToken ? newId('card_token') : '';
     const storeCard = facts.valid && resolved.card_id === null;
-    const card_id = resolved.card_id ?? (storeCard ? `card_${timeOrderedId(now)}` : null);
+    const card_id = resolved.card_id ?? (storeCard ? newId('stored_card', now) : null);
 
     const row: PaymentRow = {
       transaction_id,

@@ -2,7 +2,7 @@
 // write goes through the one mechanism (src/core/machine.ts): `applyTransition` below, or
 // the refund reservation's guarded updates, each a compare-and-set on the current status,
 // so two racing requests can never both win.
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { allows, applyCounted, type Machine, TransitionError, transitionUpdate } from '../core/machine.js';
 import type { DB } from '../db/schema.js';
 import type { Tx } from '../db/store.js';
@@ -155,7 +155,7 @@ export function applyTransitionInto(
   opts: { unclaimed?: boolean } = {},
 ): void {
   const where = opts.unclaimed ? UNCLAIMED : undefined;
-  unit.compareAndSet(transitionUpdate(unit.q, PAYMENT_MACHINE, transaction_id, event, from, patch, now_ms, { to, where }), lost);
+  unit.compareAndSet(transitionUpdate(unit.q as Kysely<unknown>, PAYMENT_MACHINE, transaction_id, event, from, patch, now_ms, { to, where }), lost);
 }
 
 /** Raw SQL helper for atomic counters in a CAS: `col + n`. */

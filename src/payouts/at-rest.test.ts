@@ -5,14 +5,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import { createScheduler } from '../cli/background.js';
 import type { CreatedMerchant } from '../merchants/service.js';
-import { createScheduler } from '../scheduler/jobs.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import { secretsAtRest } from '../test/at-rest.js';
 import { type TestGateway, testGateway } from '../test/harness.js';
 import { topUp } from './admin.js';
 import { ACH, ACH_INVALID, BANK_SECRETS, payoutBody, SEPA_DE, SEPA_FR } from './at-rest-fixtures.js';
-import '../cli/commands.js'; // registers every capability's scheduler jobs
 
 type Json = Record<string, any>;
 

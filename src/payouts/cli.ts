@@ -17,7 +17,7 @@ async function admin<T>(f: () => Promise<T>): Promise<T> {
   }
 }
 
-command({
+export const balanceTopUpCommand = command({
   name: 'balance top-up',
   args: '--account ID --currency USD --amount 1000.00',
   about: "add money to a TEST account's available balance (to try payouts); live accounts are refused",
@@ -29,7 +29,7 @@ command({
   },
 });
 
-command({
+export const pricingPayoutCommand = command({
   name: 'pricing payout',
   args: '--account ID --currency USD --method LOCAL|SWIFT --percent 0.5 --fixed 1.00 [--swift-payer 15.00]',
   about: 'the fee of each payout from that source currency and method: a percentage plus a fixed amount',
@@ -58,7 +58,7 @@ command({
   },
 });
 
-command({
+export const fxMarkupCommand = command({
   name: 'fx markup',
   args: '--account ID --percent 0.5',
   about: "the account's FX markup: its payouts convert at the rate less this percentage (at most 10)",
@@ -70,7 +70,7 @@ command({
   },
 });
 
-command({
+export const payoutsListCommand = command({
   name: 'payouts list',
   args: `--account ID [--status ${PAYOUT_STATUSES.join('|')}] [--json]`,
   about: "an account's payouts, newest first (at most 1,000)",
@@ -90,7 +90,7 @@ command({
   },
 });
 
-command({
+export const payoutsShowCommand = command({
   name: 'payouts show',
   args: '--account ID TRANSACTION_ID|REQUEST_ID|SHORT_REFERENCE_ID',
   about: 'one payout as its record (JSON)',
@@ -111,7 +111,7 @@ command({
   },
 });
 
-command({
+export const beneficiariesListCommand = command({
   name: 'beneficiaries list',
   args: '--account ID [--json]',
   about: 'beneficiaries saved by payouts (use their beneficiary_id in later payouts); account numbers masked',
@@ -124,7 +124,7 @@ command({
   },
 });
 
-command({
+export const payoutsRailsCommand = command({
   name: 'payouts rails',
   args: '[--json]',
   about: 'the local clearing systems LOCAL payouts use, per country and currency (SWIFT reaches the rest)',
@@ -137,7 +137,7 @@ command({
   },
 });
 
-command({
+export const payoutsResolveCommand = command({
   name: 'payouts resolve',
   args: '--account ID TRANSACTION_ID --completed | --failed RETURNED|PROCESSOR_ERROR --reason TEXT',
   about: 'settle a PROCESSING payout by hand (the bank confirmed it, or returned it): COMPLETED, or FAILED with its funds released; notified',

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { createScheduler } from '../cli/background.js';
 import { verify } from '../crypto/signature.js';
 import { applyMarkup, parseRate, paymentFor, sourceFor } from '../fx/convert.js';
 import { setRate } from '../fx/rates.js';
@@ -13,11 +14,9 @@ import type { CreatedMerchant } from '../merchants/service.js';
 import { type Receiver, startReceiver } from '../notifications/test-receiver.js';
 import { DeliveryWorker } from '../notifications/worker.js';
 import { advanceClock } from '../scheduler/clock.js';
-import { createScheduler } from '../scheduler/jobs.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import { type TestGateway, testGateway } from '../test/harness.js';
 import { setMarkup, setPayoutPricing, topUp } from './admin.js';
-import '../cli/commands.js';
 
 type Json = Record<string, any>;
 

@@ -15,6 +15,7 @@
 //   the payment rounded down). Money is never created: what the beneficiary receives is
 //   never worth more, at the applied rate, than `amount_payer_pays`.
 import { paymentFor, type ScaledRate, sourceFor } from '../fx/convert.js';
+import { feeMinor } from '../money/fee.js';
 
 export interface PayoutPrice {
   percent_bp: number;
@@ -49,9 +50,8 @@ export type QuoteResult = { ok: true; quote: Quote } | { ok: false; field: 'paym
 
 /** The fee on a gross source amount (half up on the percentage). */
 export function payoutFee(gross_minor: number, price: PayoutPrice, payment_method: 'LOCAL' | 'SWIFT', swift_charge_option: 'SHARED' | 'PAYER'): number {
-  const percent = Number((BigInt(gross_minor) * BigInt(price.percent_bp) * 2n + 10_000n) / 20_000n);
   const swift = payment_method === 'SWIFT' && swift_charge_option === 'PAYER' ? price.swift_payer_minor : 0;
-  return percent + price.fixed_minor + swift;
+  return feeMinor(gross_minor, price.percent_bp, price.fixed_minor) + swift;
 }
 
 export function quotePayout(q: QuoteInput): QuoteResult {

@@ -14,8 +14,7 @@
 // of that day. A PROCESSING payout is asked again by a check job after the connector's
 // delay. Every end (COMPLETED, FAILED, CANCELLED) posts to the ledger (ledger.ts) and
 // records its event in the transaction that makes it.
-import { randomBytes } from 'node:crypto';
-import { timeOrderedId } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import type { Store, Tx } from '../db/store.js';
 import { applyMarkup, formatRate } from '../fx/convert.js';
 import { rateFor } from '../fx/rates.js';
@@ -146,7 +145,7 @@ async function check(deps: PayoutDeps, account: AccountRow, body: PayoutRequest,
       .executeTakeFirst();
     saved = known
       ? { beneficiary_id: known.beneficiary_id, fingerprint, existing: true }
-      : { beneficiary_id: `ben_${randomBytes(12).toString('hex')}`, fingerprint, existing: false };
+      : { beneficiary_id: newId('beneficiary'), fingerprint, existing: false };
   } else {
     throw invalid('beneficiary', 'is required (or the beneficiary_id of a saved one)');
   }
@@ -215,15 +214,6 @@ export async function priceOf(store: Store, account_id: string, currency: string
   return row ? { percent_bp: Number(row.percent_bp), fixed_minor: Number(row.fixed_minor), swift_payer_minor: Number(row.swift_payer_minor) } : NO_PRICE;
 }
 
-function shortReference(now_ms: number): string {
-  const d = new Date(now_ms).toISOString();
-  const alphabet = 'ABCDEFGHJKMNPQRSTVWXYZ23456789';
-  const rnd = randomBytes(8);
-  let tail = '';
-  for (const b of rnd) tail += alphabet[b % alphabet.length];
-  return `P${d.slice(2, 4)}${d.slice(5, 7)}${d.slice(8, 10)}-${tail}`;
-}
-
 /**
  * The echo of the request the answer carries (docs/contract.md §17): as sent, less bank_code, with
  * the clearing system, and `iban` / `account_number` masked to their last four (issue 29:
@@ -283,10 +273,10 @@ export async function createPayout(deps: PayoutDeps, account: AccountRow, sent: 
   const c = await check(deps, account, body, request_hash, now_ms);
   if (!processor.inline) throw new ApiError('1016', `the connector ${processor.name} needs the two-phase payout form, which is not built yet`);
 
-  const transaction_id = timeOrderedId(now_ms);
+  const transaction_id = newId('payout', now_ms);
   const row: PayoutRow = {
     transaction_id,
-    short_reference_id: shortReference(now_ms),
+    short_reference_id: newId('payout_reference', now_ms),
     merchant_id: account.merchant_id,
     account_id: account.account_id,
     livemode: account.mode === 'live' ? 1 : 0,

@@ -1,10 +1,10 @@
 // The payout job kinds on the shared scheduler (src/scheduler): dispatch on payment_date and
 // the connector checks of a PROCESSING payout, each exactly once (registerTx): the status
 // move, its postings and its event commit with the job's done mark or not at all.
-import { jobSetups } from '../scheduler/jobs.js';
+import type { JobSetup } from '../scheduler/jobs.js';
 import { CHECK_KIND, DISPATCH_KIND, runCheck, runDispatch } from './service.js';
 
-jobSetups.push((rt, scheduler) => {
+export const payoutJobs: JobSetup = (rt, scheduler) => {
   scheduler.registerTx(
     DISPATCH_KIND,
     async (tx, job, ctx) => {
@@ -23,4 +23,4 @@ jobSetups.push((rt, scheduler) => {
     },
     { max_attempts: 10 },
   );
-});
+};

@@ -2,7 +2,7 @@
 // and every action, with user, action, target, outcome, time and IP. Written in its own
 // transaction after the action (an action's own rows are the proof it happened; the audit
 // line says who asked), and for refusals too.
-import { timeOrderedId } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import type { Store } from '../db/store.js';
 import type { PortalAuditRow } from './tables.js';
 
@@ -17,7 +17,7 @@ export async function audit(store: Store, e: AuditEntry, now_ms: number): Promis
         detail: (e.detail ?? '').slice(0, 500),
         target: e.target.slice(0, 200),
         email: e.email.slice(0, 320),
-        audit_id: timeOrderedId(now_ms),
+        audit_id: newId('audit_entry', now_ms),
         at: now_ms,
       })
       .execute(),

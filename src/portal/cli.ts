@@ -6,7 +6,7 @@ import { PortalUserError, PortalUsers, SETUP_LINK_MS } from './users.js';
 
 const linkOf = (public_url: string, token: string) => `${public_url}/portal/setup/${token}`;
 
-command({
+export const userCreateCommand = command({
   name: 'user create',
   args: `--merchant ID --email E --role ${PORTAL_ROLES.join('|')} [--json]`,
   about: 'a portal user of a merchant; prints a one-time set-password link (good for 72 hours)',
@@ -32,7 +32,7 @@ command({
   },
 });
 
-command({
+export const userListCommand = command({
   name: 'user list',
   args: '--merchant ID [--json]',
   about: "a merchant's portal users: e-mail, role, status, two-step sign-in",
@@ -61,7 +61,7 @@ async function userByEmail(users: PortalUsers, values: { merchant?: string; emai
   return u;
 }
 
-command({
+export const userDisableCommand = command({
   name: 'user disable',
   args: '--merchant ID --email E',
   about: 'the user cannot sign in any more; every session of theirs ends now',
@@ -75,7 +75,7 @@ command({
   },
 });
 
-command({
+export const userEnableCommand = command({
   name: 'user enable',
   args: '--merchant ID --email E',
   about: 'a disabled user may sign in again',
@@ -89,7 +89,7 @@ command({
   },
 });
 
-command({
+export const userResetCommand = command({
   name: 'user reset',
   args: '--merchant ID --email E [--totp]',
   about: 'clears the password (and with --totp the second factor), lifts a lock, ends every session, and prints a new set-password link',

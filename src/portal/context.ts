@@ -4,7 +4,7 @@
 // something: role check, once per form token (the shared idempotency store), audit line.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
-import { randomToken } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import type { Deps } from '../http/context.js';
 import { runOnce } from '../idempotency/plugin.js';
 import type { AccountRow } from '../merchants/tables.js';
@@ -112,7 +112,7 @@ export function requireCapability(request: FastifyRequest, what: Capability): Po
 /** The hidden inputs every form of a signed-in page carries: the CSRF token and a fresh form token (the idempotency key of its submission). */
 export function formSecrets(request: FastifyRequest): SafeHtml {
   const csrf = request.portal?.session.csrf_token ?? request.portalPending?.session.csrf_token ?? '';
-  return html`${hidden('csrf', csrf)}${hidden('form_token', randomToken(16))}`;
+  return html`${hidden('csrf', csrf)}${hidden('form_token', newId('portal_form_token'))}`;
 }
 
 export type NavKey = 'dashboard' | 'transactions' | 'subscriptions' | 'payouts' | 'settings' | 'users' | 'audit' | 'profile';

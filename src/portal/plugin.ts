@@ -5,7 +5,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { randomToken } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import { RETRY_AFTER_S, storageFault } from '../db/faults.js';
 import { BodyParseError } from '../http/body.js';
 import { ApiError } from '../http/errors.js';
@@ -48,7 +48,7 @@ export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply)
 export function preSignInCsrf(deps: PortalDeps, request: FastifyRequest, reply: FastifyReply): string {
   let nonce = request.cookies[preCookie(request)];
   if (!nonce || !/^[A-Za-z0-9_-]{20,64}$/.test(nonce)) {
-    nonce = randomToken(24);
+    nonce = newId('portal_nonce');
     reply.setCookie(preCookie(request), nonce, cookieOptions(request));
   }
   return deps.keyring.fingerprint(`portal csrf:${nonce}`);

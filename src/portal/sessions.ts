@@ -3,7 +3,7 @@
 // after 15 idle minutes or 12 hours in all, at logout, and for every session of a user at
 // "sign out everywhere", a reset or a disable. Sign-in makes a new session (and the second
 // factor another one): an id seen before sign-in is never the signed-in one.
-import { randomToken } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import type { Keyring } from '../crypto/keyring.js';
 import type { Store } from '../db/store.js';
 import type { PortalSessionRow } from './tables.js';
@@ -29,8 +29,8 @@ export class PortalSessions {
     now_ms: number,
     replacing?: string,
   ): Promise<{ token: string; row: PortalSessionRow }> {
-    const token = randomToken(32);
-    const row: PortalSessionRow = { ...s, session_hash: this.hashOf(token), csrf_token: randomToken(24), created_at: now_ms, last_seen_at: now_ms };
+    const token = newId('portal_session');
+    const row: PortalSessionRow = { ...s, session_hash: this.hashOf(token), csrf_token: newId('portal_csrf'), created_at: now_ms, last_seen_at: now_ms };
     await this.store.transaction(async (tx) => {
       if (replacing) await tx.deleteFrom('portal_sessions').where('session_hash', '=', this.hashOf(replacing)).execute();
       // Bounded: a user keeps at most 20 sessions; the oldest go first.

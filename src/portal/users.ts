@@ -3,7 +3,7 @@
 // failures (wrong passwords and wrong second-factor codes alike) lock the user for 30
 // minutes. Every write is a compare-and-set on the row, so two racing sign-ins cannot both
 // use one TOTP step or one recovery code.
-import { randomToken, timeOrderedId } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import type { Keyring } from '../crypto/keyring.js';
 import type { Store } from '../db/store.js';
 import { decoyHash, hashPassword, passwordProblem, verifyPassword } from './passwords.js';
@@ -52,9 +52,9 @@ export class PortalUsers {
     if (!PORTAL_ROLES.includes(input.role as PortalRole)) throw new PortalUserError(`--role must be one of ${PORTAL_ROLES.join(', ')}`);
     const merchant = await this.store.db.selectFrom('merchants').select('merchant_id').where('merchant_id', '=', input.merchant_id).executeTakeFirst();
     if (!merchant) throw new PortalUserError(`no merchant ${JSON.stringify(input.merchant_id)}`);
-    const token = randomToken(32);
+    const token = newId('portal_user_link');
     const user: PortalUserRow = {
-      user_id: `usr_${timeOrderedId(now_ms)}`,
+      user_id: newId('portal_user', now_ms),
       merchant_id: input.merchant_id,
       email,
       role: input.role as PortalRole,
@@ -352,7 +352,7 @@ export class PortalUsers {
    * lifted and every session ended; with `totp` the second factor is removed too (a lost phone).
    */
   async reset(user_id: string, opts: { totp: boolean }, now_ms: number): Promise<string> {
-    const token = randomToken(32);
+    const token = newId('portal_user_link');
     await this.store.transaction(async (tx) => {
       await tx
         .updateTable('portal_users')

@@ -4,7 +4,7 @@ import { addToBlocklist, listBlocklist, parseBlocklistType, removeFromBlocklist,
 
 const TYPE = { type: { type: 'string' } } as const;
 
-command({
+export const blocklistAddCommand = command({
   name: 'blocklist add',
   args: '--account ID --type card|email|ip|bin VALUE',
   about: 'refuse payments matching VALUE; card numbers are stored only as a keyed fingerprint',
@@ -20,7 +20,7 @@ command({
   },
 });
 
-command({
+export const blocklistRemoveCommand = command({
   name: 'blocklist remove',
   args: '--account ID --type card|email|ip|bin VALUE',
   about: 'take VALUE off the blocklist',
@@ -36,7 +36,7 @@ command({
   },
 });
 
-command({
+export const blocklistListCommand = command({
   name: 'blocklist list',
   args: '--account ID [--type card|email|ip|bin] [--json]',
   about: "the account's blocklist (cards by fingerprint)",
@@ -50,7 +50,7 @@ command({
   },
 });
 
-command({
+export const riskThresholdsCommand = command({
   name: 'risk thresholds',
   args: '--account ID [--review N --reject N]',
   about: 'the risk scores (0-100) from which payments are held for review or rejected',

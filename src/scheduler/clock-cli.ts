@@ -1,10 +1,11 @@
 // `tollgate clock advance|show` (docs/contract.md §16): move a test account's clock and run what
 // falls due on the way, in order.
+
+import { createScheduler } from '../cli/background.js';
 import { CommandError, command, need, out, UsageError } from '../cli/registry.js';
 import { advanceClock, ClockError, clockOf, parseDuration, parseInstant } from './clock.js';
-import { createScheduler } from './jobs.js';
 
-command({
+export const clockAdvanceCommand = command({
   name: 'clock advance',
   args: '--account ID (--to ISO-8601 | --by 35d) [--json]',
   about: "move a test account's clock forward and run its due deductions, retries and expiries in order",
@@ -42,7 +43,7 @@ command({
   },
 });
 
-command({
+export const clockShowCommand = command({
   name: 'clock show',
   args: '--account ID',
   about: "where a test account's clock stands (the real time when it was never moved)",

@@ -4,12 +4,10 @@
 // authorisation past 7 days expires through the loop alone).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import '../cli/commands.js';
-import { backgroundTasks } from '../cli/serve.js';
+import { backgroundTasks, createScheduler, schedulerTask } from '../cli/background.js';
 import { MANUAL_CAPTURE_WINDOW_MS } from '../payments/states.js';
 import { type TestGateway, testGateway } from '../test/harness.js';
 import { orderOf, pay } from '../test/lifecycle.js';
-import { createScheduler, schedulerTask } from './jobs.js';
 
 let gw: TestGateway;
 before(async () => {

@@ -24,7 +24,7 @@
 // Leases run on the wall clock (`clock`: is the process alive?); what is due runs on the
 // `now_ms` given to `runDue` (the business clock, which a test clock may move).
 import type { Updateable } from 'kysely';
-import { randomToken } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import type { Store, Tx } from '../db/store.js';
 import type { ScheduledJobRow } from './tables.js';
 
@@ -314,7 +314,7 @@ export class Scheduler {
     const lease_now = this.clock();
     // A cheap read first: an idle process costs no write transaction (and no fsync).
     if (!(await this.anyClaimable(now_ms, lease_now, kinds, run.account_id))) return report;
-    const token = randomToken(12);
+    const token = newId('lease_token');
     const rows = await this.claim(now_ms, lease_now, kinds, n, token, run.account_id);
     report.claimed = rows.length;
     if (rows.length === 0) return report;

@@ -34,7 +34,7 @@ function summary(s: SubscriptionRow) {
   };
 }
 
-command({
+export const subscriptionsListCommand = command({
   name: 'subscriptions list',
   args: '--account ID [--status Active|PastDue|Inactived|Completed] [--limit N] [--json]',
   about: "an account's subscriptions, newest first",
@@ -58,7 +58,7 @@ command({
   },
 });
 
-command({
+export const subscriptionsShowCommand = command({
   name: 'subscriptions show',
   args: '--account ID RECURRING_ID [--json]',
   about: 'one subscription: its plan, where it stands, its deduction orders and its next job',
@@ -113,7 +113,7 @@ command({
   },
 });
 
-command({
+export const subscriptionsCancelCommand = command({
   name: 'subscriptions cancel',
   args: '--account ID RECURRING_ID',
   about: 'cancel a subscription at once (Inactived; nothing prorated or refunded; subscription.cancelled sent)',

@@ -3,15 +3,14 @@
 // charge read back through the order query, the events and the ledger.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { createScheduler } from '../cli/background.js';
 import { verifyLedger } from '../ledger/verify.js';
 import { startReceiver } from '../notifications/test-receiver.js';
 import { DeliveryWorker } from '../notifications/worker.js';
 import { advanceClock, ClockError, clockOf } from '../scheduler/clock.js';
-import { createScheduler } from '../scheduler/jobs.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import { directPayment, readXml, type TestGateway, testGateway } from '../test/harness.js';
 import { runCharge } from './deductions.js';
-import '../cli/commands.js';
 
 const JAN_31 = Date.UTC(2027, 0, 31, 10, 30, 0);
 const DAY = 86_400_000;

@@ -12,7 +12,7 @@
 // retry's failure ends the subscription (Inactived, `subscription.cancelled`).
 // Reaching billing_cycle or contract_end ends it as Completed.
 import { cardFacts, isExpired, maskPan } from '../cards/card.js';
-import { timeOrderedId } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import { insertRows } from '../db/prepared.js';
 import type { Tx } from '../db/store.js';
 import type { Deps } from '../http/context.js';
@@ -110,7 +110,7 @@ export async function runCharge(tx: Tx, deps: Pick<Deps, 'keyring' | 'processorF
   const card = await tx.selectFrom('cards').selectAll().where('card_id', '=', sub.card_id).executeTakeFirstOrThrow();
   const first = await tx.selectFrom('payments').select('details').where('transaction_id', '=', sub.first_transaction_id).executeTakeFirst();
   const pan = deps.keyring.decrypt(card.pan_enc);
-  const transaction_id = timeOrderedId(now_ms);
+  const transaction_id = newId('payment', now_ms);
 
   const decision = await decide(deps, account as AccountRow, {
     transaction_id,

@@ -3,7 +3,7 @@
 // the merchant (API, CLI), read into the answer and the order record. Creating one writes
 // its first deduction's job; the deductions themselves are in deductions.ts.
 import type { Kysely } from 'kysely';
-import { randomToken } from '../crypto/ids.js';
+import { newId } from '../crypto/ids.js';
 import type { DB } from '../db/schema.js';
 import type { Tx } from '../db/store.js';
 import { ApiError, invalid } from '../http/errors.js';
@@ -83,7 +83,7 @@ export async function prepareSubscription(
   const contract_amount_minor = sub.contract_amount ? amountField('subscription.contract_amount', sub.contract_amount, body.currency) : amount_minor;
   if (contract_amount_minor <= 0) throw invalid('subscription.contract_amount', 'must be greater than zero');
   return {
-    recurring_id: `rec_${randomToken(18)}`,
+    recurring_id: newId('subscription'),
     contract_name,
     contract: sub.contract ?? '',
     price_id: sub.price_id ?? '',

@@ -2,9 +2,9 @@
 // (registerTx). A handler error (the database, not a decline: a decline is an outcome) backs
 // off and retries; after 10 claims the job ends `failed` and `tollgate subscriptions show`
 // says so.
-import { jobSetups } from '../scheduler/jobs.js';
+import type { JobSetup } from '../scheduler/jobs.js';
 import { CHARGE_KIND, chargeHandler } from './deductions.js';
 
-jobSetups.push((rt, scheduler) => {
+export const subscriptionJobs: JobSetup = (rt, scheduler) => {
   scheduler.registerTx(CHARGE_KIND, chargeHandler(rt.deps), { max_attempts: 10 });
-});
+};

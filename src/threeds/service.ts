@@ -4,8 +4,8 @@
 // moves the payment on through the transition table; the shopper then returns to the
 // merchant's return_url with a signed result, and the notification goes out either way.
 
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { randomToken } from '../crypto/ids.js';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { newId } from '../crypto/ids.js';
 import type { Tx } from '../db/store.js';
 import type { Deps } from '../http/context.js';
 import type { ResultCode } from '../http/errors.js';
@@ -38,7 +38,7 @@ export const hashId = (id: string): string => createHash('sha256').update(id).di
 
 /** A fresh challenge for a payment; `row` is inserted with the payment (insertChallenge). */
 export function newChallenge(public_url: string, payment: Pick<PaymentRow, 'transaction_id' | 'merchant_id' | 'account_id'>, now_ms: number): NewChallenge {
-  const id = randomToken(24); // 32 url-safe characters, 192 random bits
+  const id = newId('threeds_challenge'); // 32 url-safe characters, 192 random bits
   return {
     id,
     url: `${public_url}/threeds/${id}`,
@@ -47,7 +47,7 @@ export function newChallenge(public_url: string, payment: Pick<PaymentRow, 'tran
       transaction_id: payment.transaction_id,
       merchant_id: payment.merchant_id,
       account_id: payment.account_id,
-      form_token: randomToken(24),
+      form_token: newId('form_token'),
       status: 'open',
       created_at: now_ms,
       expires_at: now_ms + CHALLENGE_TTL_MS,
@@ -228,8 +228,8 @@ export class ChallengeService {
 function sandboxAuthentication(brand: string) {
   return {
     eci: brand === 'mastercard' || brand === 'maestro' ? '02' : '05',
-    cavv: randomBytes(20).toString('base64'),
+    cavv: newId('threeds_cavv'),
     xid: '',
-    ds_trans_id: randomUUID(),
+    ds_trans_id: newId('threeds_ds_trans_id'),
   };
 }

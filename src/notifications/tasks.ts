@@ -1,0 +1,38 @@
+// Notification delivery as background work of `serve` and `tollgate worker`, configured from
+// the process settings: the delivery worker, its metrics and its per-attempt warn line.
+import type { Logger } from 'pino';
+import { createLogger } from '../http/logging.js';
+import type { Runtime } from '../runtime.js';
+import { DeliveryWorker } from './worker.js';
+
+/** The worker a process runs, configured from its settings. */
+export function deliveryWorker(rt: Runtime, log: Logger = createLogger(rt.settings)): DeliveryWorker {
+  return new DeliveryWorker({
+    store: rt.store,
+    merchants: rt.merchants,
+    allow_private: rt.settings.allow_private_webhooks,
+    schedule_ms: rt.settings.webhook_schedule_ms,
+    timeout_ms: rt.settings.webhook_timeout_ms,
+    now: rt.deps.now,
+    log: (msg, err) => log.error({ err }, msg),
+    observe: (a) => {
+      rt.deps.metrics.notificationDeliveries.inc({ result: a.outcome });
+      if (a.outcome === 'delivered') return;
+      // One line per failed attempt (issue 36 item 5: a 400 logged nothing): what an operator
+      // needs to tell a merchant, never the body, the address or a secret.
+      log.warn(
+        {
+          event_id: a.event_id,
+          event_type: a.event_type,
+          account_id: a.account_id,
+          attempt: a.attempt_no,
+          status_code: a.status_code,
+          error: a.error || undefined,
+          latency_ms: a.latency_ms,
+          next_attempt_at: a.outcome === 'retry' ? new Date(a.next_attempt_at).toISOString() : undefined,
+        },
+        a.outcome === 'retry' ? 'notification attempt failed; will retry' : 'notification failed; no more attempts',
+      );
+    },
+  });
+}
