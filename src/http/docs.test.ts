@@ -58,7 +58,7 @@ describe('/docs', () => {
       assert.equal(asset.statusCode, 200, file);
       assert.match(String(asset.headers['content-type']), type, file);
     }
-    assert.match((await gw.app.inject('/docs/init.js')).body, /SwaggerUIBundle\(\{ url: '\/openapi\.json'/);
+    assert.match((await gw.app.inject('/docs/init.js')).body, /SwaggerUIBundle\(\{\s*url: '\/openapi\.json'/);
   });
 
   test('reads without JavaScript: the test-card table, the result codes and the signing rules are in the HTML', async () => {
