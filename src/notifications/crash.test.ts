@@ -36,23 +36,39 @@ async function until(what: string, check: () => boolean | Promise<boolean>, time
   assert.fail(`timed out waiting for ${what}`);
 }
 
+/** Starts `serve` and waits for /readyz (the banner is an info log line, and this test logs at warn). */
 function startGateway(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`gateway did not start: ${out}`)), 60_000);
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('Tollgate listening')) {
-        clearTimeout(timer);
-        resolve(child);
-      }
+    let done = false;
+    const timer = setTimeout(() => finish(new Error(`gateway did not start: ${out}`)), 60_000);
+    const finish = (error: Error | null) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      if (error) reject(error);
+      else resolve(child);
     };
-    child.stdout?.on('data', onData);
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     child.stderr?.on('data', (d: Buffer) => {
       out += d.toString();
     });
-    child.once('exit', (code) => reject(new Error(`gateway exited (${code}): ${out}`)));
+    child.once('exit', (code) => finish(new Error(`gateway exited (${code}): ${out}`)));
+    const poll = async () => {
+      while (!done) {
+        try {
+          const r = await fetch(`http://127.0.0.1:${env.PORT}/readyz`);
+          if (r.status === 200) return finish(null);
+        } catch {
+          // not listening yet
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    void poll();
   });
 }
 
