@@ -24,6 +24,7 @@ import { formatAmount } from '../money/currency.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import { KEPT_FIELDS as CARD_KEPT_FIELDS, validateBody } from '../payments/authorise.js';
 import { recordPaymentEvent } from '../payments/events.js';
+import { paymentById, paymentByOrderNo } from '../payments/reader.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
 import { applyTransition, MANUAL_CAPTURE_WINDOW_MS, orderStatusOf } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
@@ -135,8 +136,8 @@ export class ApmService {
     return started.kind === 'started' ? { issuer_url: started.issuer_url } : null;
   }
 
-  private async existing(account_id: string, order_no: string): Promise<PaymentRow | undefined> {
-    return this.deps.store.db.selectFrom('payments').selectAll().where('account_id', '=', account_id).where('order_no', '=', order_no).executeTakeFirst();
+  private existing(account_id: string, order_no: string): Promise<PaymentRow | undefined> {
+    return paymentByOrderNo(this.deps.store.db, account_id, order_no);
   }
 
   private async start(
@@ -267,7 +268,7 @@ export async function completeApm(
   const now = deps.now();
   return deps.store
     .transaction(async (tx) => {
-      const before = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', transaction_id).executeTakeFirst();
+      const before = await paymentById(tx, transaction_id);
       // Only a payment waiting for an issuer: not a card payment waiting for its 3-D Secure challenge.
       if (before?.status !== 'pending' || !apmMethod(before.card_brand)) return null;
       if (before.expires_at !== null && Number(before.expires_at) <= now) return null;

@@ -7,7 +7,6 @@
 import { type CardFacts, cardFacts, fourDigitYear, isExpired, maskPan } from '../cards/card.js';
 import { randomToken, timeOrderedId } from '../crypto/ids.js';
 import { canonicalString } from '../crypto/signature.js';
-import { param, runPrepared } from '../db/prepared.js';
 import { applyUnit, WriteUnit } from '../db/unit.js';
 import type { Deps } from '../http/context.js';
 import { ApiError, invalid, type ResultCode, resultText } from '../http/errors.js';
@@ -24,6 +23,7 @@ import type { SubscriptionRow } from '../subscriptions/tables.js';
 import { challengeFirst, onIssuerChallenge, parseMpiInfo, type ThreedsResult } from '../threeds/mpi.js';
 import { type NewChallenge, newChallenge } from '../threeds/service.js';
 import { recordPaymentEventInto } from './events.js';
+import { paymentByOrderNo } from './reader.js';
 import type { AuthoriseDirect } from './schema.js';
 import { applyTransitionInto, MANUAL_CAPTURE_WINDOW_MS, orderStatusOf, type PaymentStatus } from './states.js';
 import { openAnswer, sealAnswer, tokenHash } from './stored-answer.js';
@@ -160,15 +160,8 @@ export class AuthoriseService {
     private readonly risk: RiskEngine,
   ) {}
 
-  private async existing(account_id: string, order_no: string): Promise<PaymentRow | undefined> {
-    const db = this.deps.store.db;
-    const r = await runPrepared<PaymentRow>(
-      db,
-      'authorise:existing',
-      () => db.selectFrom('payments').selectAll().where('account_id', '=', param('account_id')).where('order_no', '=', param('order_no')),
-      { account_id, order_no },
-    );
-    return r.rows[0];
+  private existing(account_id: string, order_no: string): Promise<PaymentRow | undefined> {
+    return paymentByOrderNo(this.deps.store.db, account_id, order_no);
   }
 
   private replay(row: PaymentRow, request_hash: string, body: AuthoriseDirect): AuthoriseResult {
