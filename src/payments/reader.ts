@@ -56,11 +56,6 @@ export async function paymentByOrderNo(db: Kysely<DB>, account_id: string, order
   return r.rows[0];
 }
 
-/** The transaction id of `order_no` on `account_id`, without the rest of the row. */
-export function transactionIdOfOrder(db: Kysely<DB>, account_id: string, order_no: string): Promise<{ transaction_id: string } | undefined> {
-  return db.selectFrom('payments').select('transaction_id').where('account_id', '=', account_id).where('order_no', '=', order_no).executeTakeFirst();
-}
-
 // --- The order query (src/payments/query.ts) ---------------------------------------------
 
 /** The order records' columns of the account's payments among `transaction_ids` (≤ 100), in no order. */
