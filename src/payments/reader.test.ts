@@ -46,7 +46,24 @@ const CASES: Array<{ name: string; run: (db: Kysely<DB>) => Promise<unknown>; sq
     sql: 'select * from "payments" where "transaction_id" = ?',
     parameters: ['T1'],
   },
-  { name: 'paymentStatus', run: (db) => reader.paymentStatus(db, 'T1'), sql: 'select "status" from "payments" where "transaction_id" = ?', parameters: ['T1'] },
+  {
+    name: 'paymentColumns',
+    run: (db) => reader.paymentColumns(db, 'T1', ['status']),
+    sql: 'select "status" from "payments" where "transaction_id" = ?',
+    parameters: ['T1'],
+  },
+  {
+    name: 'requirePaymentColumns',
+    run: (db) => reader.requirePaymentColumns(db, 'T1', ['details']).catch(() => undefined),
+    sql: 'select "details" from "payments" where "transaction_id" = ?',
+    parameters: ['T1'],
+  },
+  {
+    name: 'accountPaymentColumns',
+    run: (db) => reader.accountPaymentColumns(db, 'A1', 'T1', ['status', 'captured_minor', 'currency']),
+    sql: 'select "status", "captured_minor", "currency" from "payments" where "transaction_id" = ? and "account_id" = ?',
+    parameters: ['T1', 'A1'],
+  },
   {
     name: 'accountPayment',
     run: (db) => reader.accountPayment(db, 'A1', 'T1'),
@@ -118,6 +135,18 @@ const CASES: Array<{ name: string; run: (db: Kysely<DB>) => Promise<unknown>; sq
     run: (db) => reader.reviewsDue(db, 99, 100, 'A1'),
     sql: 'select * from "payments" where "status" = ? and "expires_at" <= ? and "account_id" = ? order by "expires_at" limit ?',
     parameters: ['review', 99, 'A1', 100],
+  },
+  {
+    name: 'expiringIds, every account',
+    run: (db) => reader.expiringIds(db, 'authorised', 99, 50),
+    sql: 'select "transaction_id" from "payments" where "status" = ? and "expires_at" <= ? order by "expires_at" limit ?',
+    parameters: ['authorised', 99, 50],
+  },
+  {
+    name: 'expiringIds, one account',
+    run: (db) => reader.expiringIds(db, 'pending', 99, 50, 'A1'),
+    sql: 'select "transaction_id" from "payments" where "status" = ? and "expires_at" <= ? and "account_id" = ? order by "expires_at" limit ?',
+    parameters: ['pending', 99, 'A1', 50],
   },
 ];
 

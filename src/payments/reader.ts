@@ -31,9 +31,42 @@ export function requirePayment(db: Kysely<DB>, transaction_id: string): Promise<
   return db.selectFrom('payments').selectAll().where('transaction_id', '=', transaction_id).executeTakeFirstOrThrow();
 }
 
-/** Only the status of payment `transaction_id` (a batch item reporting where a race left it). */
-export function paymentStatus(db: Kysely<DB>, transaction_id: string): Promise<{ status: PaymentStatus } | undefined> {
-  return db.selectFrom('payments').select('status').where('transaction_id', '=', transaction_id).executeTakeFirst();
+/** A column of a payment row. */
+export type PaymentColumn = keyof PaymentRow & string;
+
+/** Some columns of payment `transaction_id` (a batch item reporting where a race left it, a job reading one field). */
+export function paymentColumns<C extends PaymentColumn>(
+  db: Kysely<DB>,
+  transaction_id: string,
+  columns: readonly C[],
+): Promise<Pick<PaymentRow, C> | undefined> {
+  return db.selectFrom('payments').select(columns).where('transaction_id', '=', transaction_id).executeTakeFirst() as Promise<Pick<PaymentRow, C> | undefined>;
+}
+
+/** Some columns of payment `transaction_id`, which must exist (a row locked by this transaction); Kysely's NoResultError otherwise. */
+export async function requirePaymentColumns<C extends PaymentColumn>(
+  db: Kysely<DB>,
+  transaction_id: string,
+  columns: readonly C[],
+): Promise<Pick<PaymentRow, C>> {
+  // Kysely cannot relate its row type over a generic column list to Pick<PaymentRow, C>; the columns are C.
+  const row: unknown = await db.selectFrom('payments').select(columns).where('transaction_id', '=', transaction_id).executeTakeFirstOrThrow();
+  return row as Pick<PaymentRow, C>;
+}
+
+/** Some columns of payment `transaction_id` if it belongs to `account_id` (a batch re-run checking what its first attempt did). */
+export function accountPaymentColumns<C extends PaymentColumn>(
+  db: Kysely<DB>,
+  account_id: string,
+  transaction_id: string,
+  columns: readonly C[],
+): Promise<Pick<PaymentRow, C> | undefined> {
+  return db
+    .selectFrom('payments')
+    .select(columns)
+    .where('transaction_id', '=', transaction_id)
+    .where('account_id', '=', account_id)
+    .executeTakeFirst() as Promise<Pick<PaymentRow, C> | undefined>;
 }
 
 /** The payment `transaction_id` if it belongs to `account_id` (an id of another account is none). */
@@ -143,6 +176,19 @@ export async function paymentCursor(
 /** Payments held for review whose hold ended by `now_ms`, oldest first, at most `limit` (of one account if given). */
 export function reviewsDue(db: Kysely<DB>, now_ms: number, limit: number, account_id?: string): Promise<PaymentRow[]> {
   let q = db.selectFrom('payments').selectAll().where('status', '=', 'review').where('expires_at', '<=', now_ms);
+  if (account_id !== undefined) q = q.where('account_id', '=', account_id);
+  return q.orderBy('expires_at').limit(limit).execute();
+}
+
+/** Ids of the payments in `status` whose deadline passed by `now_ms`, earliest first, at most `limit` (of one account if given): the expiry job's batch. */
+export function expiringIds(
+  db: Kysely<DB>,
+  status: PaymentStatus,
+  now_ms: number,
+  limit: number,
+  account_id?: string,
+): Promise<Array<{ transaction_id: string }>> {
+  let q = db.selectFrom('payments').select('transaction_id').where('status', '=', status).where('expires_at', '<=', now_ms);
   if (account_id !== undefined) q = q.where('account_id', '=', account_id);
   return q.orderBy('expires_at').limit(limit).execute();
 }

@@ -9,7 +9,7 @@ import { postPaymentChange } from '../ledger/postings.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import type { EventType } from '../notifications/outbox.js';
 import { recordPaymentEvent } from '../payments/events.js';
-import { accountPayment, paymentStatus, requirePayment, reviewsDue } from '../payments/reader.js';
+import { accountPayment, paymentColumns, requirePayment, reviewsDue } from '../payments/reader.js';
 import { applyTransition, MANUAL_CAPTURE_WINDOW_MS, PAYMENT_STATUS_CODE, type PaymentEvent, type PaymentStatus } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
 import { createForApproved } from '../subscriptions/service.js';
@@ -60,7 +60,7 @@ export class ReviewService {
     if (row.status !== 'review') return failed(item, '1012', PAYMENT_STATUS_CODE[row.status]);
     const after = await this.decide(row, item.decision, item.note ?? '', 'api');
     if (!after || after.status === 'review') {
-      const now = await paymentStatus(this.deps.store.db, row.transaction_id);
+      const now = await paymentColumns(this.deps.store.db, row.transaction_id, ['status']);
       return failed(item, '1012', now ? PAYMENT_STATUS_CODE[now.status] : '');
     }
     return {
