@@ -105,7 +105,7 @@ function lastError(row: PaymentRow): Record<string, unknown> | null {
   };
 }
 
-/** The wire object of any payment of the account (card, checkout, APM, deduction). */
+/** The wire object of any payment of the account (card, checkout, APM, deduction): the generic interface's one payment shape (the acquiring shapes are in src/payments/answer.ts). */
 export function paymentObject(row: PaymentRow): Record<string, unknown> {
   const details = JSON.parse(row.details || '{}') as Record<string, unknown>;
   const answer = row.answer ? (JSON.parse(row.answer) as Record<string, unknown>) : {};
