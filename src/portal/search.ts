@@ -166,6 +166,8 @@ function leadsOf(f: TransactionFilter): Lead[] {
   return leads;
 }
 
+// The account's payments from the one reader (src/payments/reader.ts); the filters, the
+// choice of the leading index and the order stay here, written against migration 0061.
 type PaymentsQuery = ReturnType<typeof paymentsOf>;
 const paymentsOf = accountPaymentsQuery;
 
