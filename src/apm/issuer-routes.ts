@@ -11,6 +11,7 @@ import type { Deps } from '../http/context.js';
 import { answersAreStrings, refusal } from '../http/route-schema.js';
 import { frameOriginsOf, type PageContent, sendPage, sendRedirect } from '../pages/index.js';
 import { expireIfDue } from '../payments/expiry.js';
+import { requirePayment } from '../payments/reader.js';
 import { htmlPage, originOf, paymentLang, SHOPPER_PAGE, seeOther } from '../payments/shopper-pages.js';
 import { shopperReturn } from '../payments/shopper-return.js';
 import type { PaymentRow } from '../payments/tables.js';
@@ -80,7 +81,7 @@ async function load(ctx: IssuerContext, id: string): Promise<Found | null> {
   const db = ctx.deps.store.db;
   const page = await db.selectFrom('apm_issuer_pages').selectAll().where('id_hash', '=', hashIssuerId(id)).executeTakeFirst();
   if (!page) return null;
-  const payment = await db.selectFrom('payments').selectAll().where('transaction_id', '=', page.transaction_id).executeTakeFirstOrThrow();
+  const payment = await requirePayment(db, page.transaction_id);
   return { page, payment };
 }
 

@@ -15,17 +15,18 @@ import { newId } from '../crypto/ids.js';
 import { canonicalString } from '../crypto/signature.js';
 import { insertRows } from '../db/prepared.js';
 import type { Deps } from '../http/context.js';
-import { ApiError, invalid, resultText } from '../http/errors.js';
+import { ApiError, invalid } from '../http/errors.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import type { AccountRow } from '../merchants/tables.js';
 import { enabledMethods } from '../methods/enablement.js';
-import { formatAmount } from '../money/currency.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
+import { apmAnswerRecord, apmDuplicateAnswer } from '../payments/answer.js';
 import { KEPT_FIELDS as CARD_KEPT_FIELDS, validateBody } from '../payments/authorise.js';
 import { movePayment } from '../payments/engine.js';
 import { recordPaymentEvent } from '../payments/events.js';
+import { paymentById, paymentByOrderNo } from '../payments/reader.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
-import { applyTransition, MANUAL_CAPTURE_WINDOW_MS, orderStatusOf } from '../payments/states.js';
+import { applyTransition, MANUAL_CAPTURE_WINDOW_MS } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
 import { type ApmMethod, apmMethod } from './catalogue.js';
 import { checkApmFields } from './fields.js';
@@ -49,35 +50,6 @@ function methodFields(method: ApmMethod, body: Record<string, unknown>): Record<
     if (typeof here === 'string') out[path] = here;
   }
   return out;
-}
-
-/** The APM answer (interface.md "APM payment response record", docs/contract.md §15). */
-function answerRecord(row: PaymentRow, issuer_url: string): Record<string, unknown> {
-  return {
-    merchant_id: row.merchant_id,
-    account_id: row.account_id,
-    order_no: row.order_no,
-    amount: formatAmount(row.amount_minor, row.currency),
-    currency: row.currency,
-    issuer_url,
-    transaction_id: row.transaction_id,
-    order_status: orderStatusOf(row.status),
-    result_info: resultText('0003'),
-  };
-}
-
-function duplicateAnswer(body: AuthoriseDirect): Record<string, unknown> {
-  return {
-    merchant_id: body.merchant_id,
-    account_id: body.account_id,
-    order_no: body.order_no,
-    amount: body.amount,
-    currency: body.currency,
-    issuer_url: '',
-    transaction_id: '',
-    order_status: '0',
-    result_info: resultText('1011'),
-  };
 }
 
 export class ApmService {
@@ -117,12 +89,12 @@ export class ApmService {
     const { amount_minor, method } = await this.check(creds, body);
     const request_hash = this.deps.keyring.fingerprint(canonicalString(body as Record<string, unknown>));
     const prior = await this.existing(creds.account.account_id, body.order_no);
-    if (prior) return prior.request_hash === request_hash ? (JSON.parse(prior.answer) as Record<string, unknown>) : duplicateAnswer(body);
+    if (prior) return prior.request_hash === request_hash ? (JSON.parse(prior.answer) as Record<string, unknown>) : apmDuplicateAnswer(body);
     const started = await this.start(creds, body, method, amount_minor, request_hash, null);
     if (started.kind === 'started') return started.record;
     const winner = await this.existing(creds.account.account_id, body.order_no);
     if (!winner) throw new Error('order race without a winner');
-    return winner.request_hash === request_hash ? (JSON.parse(winner.answer) as Record<string, unknown>) : duplicateAnswer(body);
+    return winner.request_hash === request_hash ? (JSON.parse(winner.answer) as Record<string, unknown>) : apmDuplicateAnswer(body);
   }
 
   /**
@@ -135,8 +107,8 @@ export class ApmService {
     return started.kind === 'started' ? { issuer_url: started.issuer_url } : null;
   }
 
-  private async existing(account_id: string, order_no: string): Promise<PaymentRow | undefined> {
-    return this.deps.store.db.selectFrom('payments').selectAll().where('account_id', '=', account_id).where('order_no', '=', order_no).executeTakeFirst();
+  private existing(account_id: string, order_no: string): Promise<PaymentRow | undefined> {
+    return paymentByOrderNo(this.deps.store.db, account_id, order_no);
   }
 
   private async start(
@@ -206,7 +178,7 @@ export class ApmService {
       updated_at: now,
       expires_at,
     };
-    const record = answerRecord(row, issuer_url);
+    const record = apmAnswerRecord(row, issuer_url);
     row.answer = JSON.stringify(record);
     const page: IssuerPageRow | null =
       started.issuer.kind === 'gateway_page'
@@ -267,7 +239,7 @@ export async function completeApm(
   const now = deps.now();
   return deps.store
     .transaction(async (tx) => {
-      const before = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', transaction_id).executeTakeFirst();
+      const before = await paymentById(tx, transaction_id);
       // Only a payment waiting for an issuer: not a card payment waiting for its 3-D Secure challenge.
       if (before?.status !== 'pending' || !apmMethod(before.card_brand)) return null;
       if (before.expires_at !== null && Number(before.expires_at) <= now) return null;

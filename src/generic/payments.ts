@@ -14,6 +14,7 @@ import { AuthoriseService } from '../payments/authorise.js';
 import { cancelPayment } from '../payments/cancel.js';
 import { capturePayment } from '../payments/capture.js';
 import type { ItemFailure } from '../payments/lifecycle.js';
+import { modePayment, modePaymentsQuery, requirePayment } from '../payments/reader.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
 import type { PaymentStatus } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
@@ -104,7 +105,7 @@ function lastError(row: PaymentRow): Record<string, unknown> | null {
   };
 }
 
-/** The wire object of any payment of the account (card, checkout, APM, deduction). */
+/** The wire object of any payment of the account (card, checkout, APM, deduction): the generic interface's one payment shape (the acquiring shapes are in src/payments/answer.ts). */
 export function paymentObject(row: PaymentRow): Record<string, unknown> {
   const details = JSON.parse(row.details || '{}') as Record<string, unknown>;
   const answer = row.answer ? (JSON.parse(row.answer) as Record<string, unknown>) : {};
@@ -278,15 +279,7 @@ export function itemError(f: ItemFailure, what: string, id: string, amountParam:
 export async function findPayment(deps: Deps, request: FastifyRequest, id: string): Promise<PaymentRow> {
   const caller = callerOf(request);
   const tid = transactionIdOf(id);
-  const row = tid
-    ? await deps.store.db
-        .selectFrom('payments')
-        .selectAll()
-        .where('transaction_id', '=', tid)
-        .where('account_id', '=', caller.creds.account.account_id)
-        .where('livemode', '=', caller.livemode ? 1 : 0)
-        .executeTakeFirst()
-    : undefined;
+  const row = tid ? await modePayment(deps.store.db, caller.creds.account.account_id, caller.livemode ? 1 : 0, tid) : undefined;
   if (!row) throw noSuch('payment', id);
   return row;
 }
@@ -429,7 +422,7 @@ async function updatePayment(deps: Deps, request: FastifyRequest<IdRoute & { Bod
     // Lock the row first (PostgreSQL), then read and merge: a concurrent write of the
     // details (another update, a subscription's recurring_id) is never lost.
     await tx.updateTable('payments').set({ updated_at: deps.now() }).where('transaction_id', '=', row.transaction_id).execute();
-    const current = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', row.transaction_id).executeTakeFirstOrThrow();
+    const current = await requirePayment(tx, row.transaction_id);
     const details = JSON.parse(current.details || '{}') as Record<string, unknown>;
     details.metadata = mergeMetadata(JSON.stringify(details.metadata ?? {}), b.metadata as MetadataInput | undefined);
     if (b.description !== undefined) details.note = b.description;
@@ -513,7 +506,7 @@ async function listPayments(deps: Deps, request: FastifyRequest<{ Querystring: L
   const caller = callerOf(request);
   const account_id = caller.creds.account.account_id;
   const livemode = caller.livemode ? 1 : 0;
-  const scoped = () => deps.store.db.selectFrom('payments').selectAll().where('account_id', '=', account_id).where('livemode', '=', livemode);
+  const scoped = () => modePaymentsQuery(deps.store.db, account_id, livemode);
   const page = await listPage<PaymentRow>(
     request.query,
     'payment',

@@ -18,6 +18,7 @@
 //   and APM payments the shopper let expire.
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
+import { accountPaymentsQuery } from '../payments/reader.js';
 import type { MethodHistory, MethodType } from './ranking.js';
 
 export const HISTORY_WINDOW_MS = 30 * 24 * 60 * 60 * 1000;
@@ -40,10 +41,8 @@ export function recentAttempts(
   limit = HISTORY_LIMIT,
   window_ms = HISTORY_WINDOW_MS,
 ) {
-  return db
-    .selectFrom('payments')
+  return accountPaymentsQuery(db, account_id)
     .select('result_code')
-    .where('account_id', '=', account_id)
     .where('card_brand', '=', payment_method)
     .where('created_at', '>=', now_ms - window_ms)
     .where('status', '<>', 'pending')

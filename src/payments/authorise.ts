@@ -7,13 +7,11 @@
 import { type CardFacts, cardFacts, fourDigitYear, isExpired, maskPan } from '../cards/card.js';
 import { newId } from '../crypto/ids.js';
 import { canonicalString } from '../crypto/signature.js';
-import { param, runPrepared } from '../db/prepared.js';
 import { applyUnit, WriteUnit } from '../db/unit.js';
 import type { Deps } from '../http/context.js';
-import { ApiError, invalid, type ResultCode, resultText } from '../http/errors.js';
+import { ApiError, invalid, type ResultCode } from '../http/errors.js';
 import { capturedBy, feeFor, postPaymentChangeInto } from '../ledger/postings.js';
 import type { AccountCredentials } from '../merchants/service.js';
-import { formatAmount } from '../money/currency.js';
 import type { EventType } from '../notifications/outbox.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import type { AuthoriseOutcome, ProcessorCard } from '../processors/types.js';
@@ -23,9 +21,11 @@ import { answerFields, contractNameTaken, createSubscription, type Prepared, pre
 import type { SubscriptionRow } from '../subscriptions/tables.js';
 import { challengeFirst, onIssuerChallenge, parseMpiInfo, type ThreedsResult } from '../threeds/mpi.js';
 import { type NewChallenge, newChallenge } from '../threeds/service.js';
+import { cardAnswerRecord, cardDuplicateAnswer } from './answer.js';
 import { recordPaymentEventInto } from './events.js';
+import { paymentByOrderNo } from './reader.js';
 import type { AuthoriseDirect } from './schema.js';
-import { applyTransitionInto, MANUAL_CAPTURE_WINDOW_MS, orderStatusOf, type PaymentStatus } from './states.js';
+import { applyTransitionInto, MANUAL_CAPTURE_WINDOW_MS, type PaymentStatus } from './states.js';
 import { openAnswer, sealAnswer, tokenHash } from './stored-answer.js';
 import type { CardRow, PaymentRow } from './tables.js';
 import * as v from './validate.js';
@@ -76,60 +76,6 @@ interface ResolvedCard {
   fingerprint: string;
 }
 
-function answerRecord(
-  row: PaymentRow,
-  body: AuthoriseDirect,
-  extra: { token_id: string; threeds_url?: string; subscription?: ReturnType<typeof answerFields> },
-): Record<string, unknown> {
-  const reasons = JSON.parse(row.risk_reasons) as Array<{ name: string; status: string }>;
-  const record: Record<string, unknown> = {
-    merchant_id: row.merchant_id,
-    account_id: row.account_id,
-    order_no: row.order_no,
-    amount: formatAmount(row.amount_minor, row.currency),
-    currency: row.currency,
-    transaction_id: row.transaction_id,
-    card: row.card_masked,
-    order_status: orderStatusOf(row.status),
-    result_info: resultText(row.result_code as ResultCode),
-    ...(extra.subscription ?? answerFields(null)),
-    note: body.note ?? '',
-    token_id: extra.token_id,
-    connector: row.connector,
-    threeds_result: row.threeds_result,
-    risk_action: row.risk_action,
-    risk_score: row.risk_score === null ? '' : String(row.risk_score),
-    risk_reasons: reasons.length === 0 ? '' : reasons.map((r) => ({ name: r.name, status: r.status })),
-  };
-  if (extra.threeds_url) record.threeds_url = extra.threeds_url;
-  return record;
-}
-
-function duplicateAnswer(body: AuthoriseDirect): Record<string, unknown> {
-  return {
-    merchant_id: body.merchant_id,
-    account_id: body.account_id,
-    order_no: body.order_no,
-    amount: body.amount,
-    currency: body.currency,
-    transaction_id: '',
-    card: body.card ? maskPan(body.card) : '',
-    order_status: '0',
-    result_info: resultText('1011'),
-    contract_name: '',
-    recurring_id: '',
-    recurring_deduction_period: '',
-    recurring_deduction_time: '',
-    note: body.note ?? '',
-    token_id: '',
-    connector: '',
-    threeds_result: '',
-    risk_action: '',
-    risk_score: '',
-    risk_reasons: '',
-  };
-}
-
 /** The checks of every payment request a schema cannot express; the amount in minor units. */
 export function validateBody(body: AuthoriseDirect): number {
   v.requireCurrency('currency', body.currency);
@@ -160,21 +106,14 @@ export class AuthoriseService {
     private readonly risk: RiskEngine,
   ) {}
 
-  private async existing(account_id: string, order_no: string): Promise<PaymentRow | undefined> {
-    const db = this.deps.store.db;
-    const r = await runPrepared<PaymentRow>(
-      db,
-      'authorise:existing',
-      () => db.selectFrom('payments').selectAll().where('account_id', '=', param('account_id')).where('order_no', '=', param('order_no')),
-      { account_id, order_no },
-    );
-    return r.rows[0];
+  private existing(account_id: string, order_no: string): Promise<PaymentRow | undefined> {
+    return paymentByOrderNo(this.deps.store.db, account_id, order_no);
   }
 
   private replay(row: PaymentRow, request_hash: string, body: AuthoriseDirect): AuthoriseResult {
     // docs/contract.md §4: same body → the original answer; another body → 1011.
     if (row.request_hash === request_hash) return { record: openAnswer(this.deps.keyring, row.answer) };
-    return { record: duplicateAnswer(body) };
+    return { record: cardDuplicateAnswer(body) };
   }
 
   private async resolveCard(creds: AccountCredentials, body: AuthoriseDirect): Promise<ResolvedCard> {
@@ -374,7 +313,7 @@ export class AuthoriseService {
     const details_without = row.details;
     if (approved && subscription) row.details = JSON.stringify({ ...JSON.parse(row.details || '{}'), recurring_id: subscription.recurring_id });
     const answerOf = (sub: typeof subscription) =>
-      answerRecord(row, body, {
+      cardAnswerRecord(row, body, {
         token_id: status === 'declined' ? '' : token_id,
         threeds_url: challenge?.url,
         subscription: approved ? answerFields(sub) : undefined,

@@ -6,7 +6,8 @@ import { ApiError, invalid } from '../http/errors.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import { subscriptionResult } from '../subscriptions/result.js';
 import { parseCompactTime } from './format.js';
-import { notFoundRecord, ORDER_RECORD_COLUMNS, type OrderRecordRow, parseDetails, toOrderRecord } from './order-record.js';
+import { notFoundRecord, type OrderRecordRow, parseDetails, toOrderRecord } from './order-record.js';
+import { orderRowsByIds, orderRowsByOrderNos, orderRowsCreatedIn } from './reader.js';
 
 /** `subscription_result` of the rows that created or charged a subscription: one read, and none when no row did. */
 async function subscriptionsOf(store: Store, rows: readonly OrderRecordRow[]): Promise<Map<string, Record<string, string>> | undefined> {
@@ -105,12 +106,7 @@ export async function queryOrders(
     if (input.start_date || input.end_date || input.cursor) throw invalid('start_date', 'cannot be combined with order_nos or transaction_ids');
     const orders: Record<string, unknown>[] = [];
     if (txIds.length) {
-      const rows = await store.db
-        .selectFrom('payments')
-        .select(ORDER_RECORD_COLUMNS)
-        .where('account_id', '=', account_id)
-        .where('transaction_id', 'in', txIds)
-        .execute();
+      const rows = await orderRowsByIds(store.db, account_id, txIds);
       const byId = new Map(rows.map((r) => [r.transaction_id, r]));
       const subs = await subscriptionsOf(store, rows);
       for (const id of txIds) {
@@ -119,12 +115,7 @@ export async function queryOrders(
       }
     }
     if (orderNos.length) {
-      const rows = await store.db
-        .selectFrom('payments')
-        .select(ORDER_RECORD_COLUMNS)
-        .where('account_id', '=', account_id)
-        .where('order_no', 'in', orderNos)
-        .execute();
+      const rows = await orderRowsByOrderNos(store.db, account_id, orderNos);
       const byNo = new Map(rows.map((r) => [r.order_no, r]));
       const subs = await subscriptionsOf(store, rows);
       for (const no of orderNos) {
@@ -136,21 +127,8 @@ export async function queryOrders(
   }
   if (!input.start_date && !input.end_date) throw invalid('order_nos', 'or transaction_ids, or start_date and end_date, must select the orders');
   const [from, to] = dateRange(input.start_date, input.end_date);
-  let q = store.db
-    .selectFrom('payments')
-    .select(ORDER_RECORD_COLUMNS)
-    .where('account_id', '=', account_id)
-    .where('created_at', '>=', from)
-    .where('created_at', '<=', to);
-  if (input.cursor) {
-    const [at, id] = decodeCursor(input.cursor);
-    q = q.where((eb) => eb.or([eb('created_at', '>', at), eb.and([eb('created_at', '=', at), eb('transaction_id', '>', id)])]));
-  }
-  const rows = await q
-    .orderBy('created_at')
-    .orderBy('transaction_id')
-    .limit(QUERY_PAGE + 1)
-    .execute();
+  const after = input.cursor ? decodeCursor(input.cursor) : undefined;
+  const rows = await orderRowsCreatedIn(store.db, account_id, from, to, after && { created_at: after[0], transaction_id: after[1] }, QUERY_PAGE + 1);
   const page = rows.slice(0, QUERY_PAGE);
   const last = page[page.length - 1];
   const subs = await subscriptionsOf(store, page);

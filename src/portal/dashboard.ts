@@ -13,6 +13,7 @@ import type { DB } from '../db/schema.js';
 import { accountBalances } from '../ledger/balances.js';
 import { currencyExponent, formatAmount } from '../money/currency.js';
 import { attrs, html, type SafeHtml } from '../pages/index.js';
+import { accountPaymentsQuery } from '../payments/reader.js';
 import type { PaymentStatus } from '../payments/states.js';
 import { barChart, lineChart } from './charts.js';
 import { ctx, type PortalDeps, type PortalRoute, sendPortalPage } from './context.js';
@@ -46,8 +47,7 @@ export async function dailyPaymentStats(db: Kysely<DB>, account_id: string, from
   const approved = sql.join(APPROVED.map((s) => sql.lit(s)));
   const undecided = sql.join(UNDECIDED.map((s) => sql.lit(s)));
   const day = sql<number>`${sql.ref('created_at')} / ${sql.lit(DAY_MS)}`;
-  const rows = await db
-    .selectFrom('payments')
+  const rows = await accountPaymentsQuery(db, account_id)
     .select([
       day.as('day'),
       'currency',
@@ -55,7 +55,6 @@ export async function dailyPaymentStats(db: Kysely<DB>, account_id: string, from
       sql<number>`sum(case when ${sql.ref('status')} in (${approved}) then 1 else 0 end)`.as('approved'),
       sql<number>`sum(case when ${sql.ref('status')} in (${approved}) then ${sql.ref('amount_minor')} else 0 end)`.as('approved_minor'),
     ])
-    .where('account_id', '=', account_id)
     .where('created_at', '>=', from_ms)
     .where('created_at', '<', to_ms)
     .groupBy([day, 'currency'])

@@ -8,6 +8,7 @@ import type { Kysely } from 'kysely';
 import { PostgresAdapter, sql } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { currencyExponent, MAX_AMOUNT_MINOR } from '../money/currency.js';
+import { accountPaymentsQuery, paymentCursor } from '../payments/reader.js';
 import { PAYMENT_STATUS_CODE, type PaymentStatus } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
 import { LAST4_EXPRESSION } from './search-migration.js';
@@ -165,8 +166,10 @@ function leadsOf(f: TransactionFilter): Lead[] {
   return leads;
 }
 
+// The account's payments from the one reader (src/payments/reader.ts); the filters, the
+// choice of the leading index and the order stay here, written against migration 0061.
 type PaymentsQuery = ReturnType<typeof paymentsOf>;
-const paymentsOf = (db: Kysely<DB>, account_id: string) => db.selectFrom('payments').where('account_id', '=', account_id);
+const paymentsOf = accountPaymentsQuery;
 
 /**
  * The filter conditions. A filter that is not `lead` is written so that no index serves it
@@ -270,14 +273,8 @@ export async function searchPayments(
 }
 
 /** The cursor of `transaction_id` on the account (an id of another account is no cursor). */
-export async function cursorOf(db: Kysely<DB>, account_id: string, transaction_id: string): Promise<Cursor | undefined> {
-  const row = await db
-    .selectFrom('payments')
-    .select(['created_at', 'transaction_id'])
-    .where('transaction_id', '=', transaction_id)
-    .where('account_id', '=', account_id)
-    .executeTakeFirst();
-  return row ? { created_at: Number(row.created_at), transaction_id: row.transaction_id } : undefined;
+export function cursorOf(db: Kysely<DB>, account_id: string, transaction_id: string): Promise<Cursor | undefined> {
+  return paymentCursor(db, account_id, transaction_id);
 }
 
 /** What the list and the CSV show of a card: the BIN and the last four, never more (PCI DSS 3.4.1). */

@@ -17,6 +17,7 @@ import { attrs, field, html, type SafeHtml } from '../pages/index.js';
 import { cancelPayment } from '../payments/cancel.js';
 import { capturePayment } from '../payments/capture.js';
 import type { ItemFailure } from '../payments/lifecycle.js';
+import { accountPayment } from '../payments/reader.js';
 import { canApply } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
 import { makeRefund } from '../refunds/refund.js';
@@ -56,12 +57,7 @@ const detailPath = (id: string) => `/portal/transactions/${encodeURIComponent(id
 
 /** The payment of the selected account, or 404 (another account's id included). */
 async function owned(deps: PortalDeps, request: FastifyRequest, transaction_id: string): Promise<PaymentRow> {
-  const row = await deps.store.db
-    .selectFrom('payments')
-    .selectAll()
-    .where('transaction_id', '=', transaction_id)
-    .where('account_id', '=', ctx(request).account.account_id)
-    .executeTakeFirst();
+  const row = await accountPayment(deps.store.db, ctx(request).account.account_id, transaction_id);
   if (!row) throw notFound();
   return row;
 }

@@ -9,6 +9,7 @@ import { postPaymentChange } from '../ledger/postings.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import type { EventType } from '../notifications/outbox.js';
 import { recordPaymentEvent } from '../payments/events.js';
+import { accountPayment, paymentColumns, requirePayment, reviewsDue } from '../payments/reader.js';
 import { applyTransition, MANUAL_CAPTURE_WINDOW_MS, PAYMENT_STATUS_CODE, type PaymentEvent, type PaymentStatus } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
 import { createForApproved } from '../subscriptions/service.js';
@@ -53,18 +54,13 @@ export class ReviewService {
   }
 
   private async one(creds: AccountCredentials, item: ReviewItem): Promise<ReviewResult> {
-    const row = await this.deps.store.db
-      .selectFrom('payments')
-      .selectAll()
-      .where('account_id', '=', creds.account.account_id)
-      .where('transaction_id', '=', item.transaction_id)
-      .executeTakeFirst();
+    const row = await accountPayment(this.deps.store.db, creds.account.account_id, item.transaction_id);
     if (!row) return failed(item, '0404');
     if (row.order_no !== item.order_no) return failed(item, '1014', PAYMENT_STATUS_CODE[row.status]);
     if (row.status !== 'review') return failed(item, '1012', PAYMENT_STATUS_CODE[row.status]);
     const after = await this.decide(row, item.decision, item.note ?? '', 'api');
     if (!after || after.status === 'review') {
-      const now = await this.deps.store.db.selectFrom('payments').select('status').where('transaction_id', '=', row.transaction_id).executeTakeFirst();
+      const now = await paymentColumns(this.deps.store.db, row.transaction_id, ['status']);
       return failed(item, '1012', now ? PAYMENT_STATUS_CODE[now.status] : '');
     }
     return {
@@ -107,7 +103,7 @@ export class ReviewService {
       const moved = await applyTransition(tx, row.transaction_id, event, 'review', to, patch, now);
       if (!moved) return null;
       // The hold is released (REJECT, EXPIRE), captured (ACCEPT, automatic) or kept (ACCEPT, manual).
-      const after = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', row.transaction_id).executeTakeFirstOrThrow();
+      const after = await requirePayment(tx, row.transaction_id);
       await postPaymentChange(tx, row, after, now);
       await tx
         .insertInto('risk_reviews')
@@ -122,9 +118,7 @@ export class ReviewService {
 
   /** The scheduled job: holds older than 7 days expire, at most `limit` per run. */
   async expireDue(limit = 100, account_id?: string): Promise<number> {
-    let q = this.deps.store.db.selectFrom('payments').selectAll().where('status', '=', 'review').where('expires_at', '<=', this.deps.now());
-    if (account_id !== undefined) q = q.where('account_id', '=', account_id);
-    const due = await q.orderBy('expires_at').limit(limit).execute();
+    const due = await reviewsDue(this.deps.store.db, this.deps.now(), limit, account_id);
     let n = 0;
     for (const row of due) if (await this.decide(row, 'EXPIRE', '', 'expiry')) n++;
     return n;
