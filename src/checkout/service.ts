@@ -15,6 +15,7 @@ import type { AccountCredentials } from '../merchants/service.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import { KEPT_FIELDS as CARD_KEPT_FIELDS, validateBody } from '../payments/authorise.js';
 import { movePayment } from '../payments/engine.js';
+import { paymentByOrderNo, requirePayment } from '../payments/reader.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
 import type { PaymentRow } from '../payments/tables.js';
 import { prepareSubscription } from '../subscriptions/service.js';
@@ -137,7 +138,7 @@ export class CheckoutService {
 
   private async replay(account_id: string, order_no: string, request_hash: string): Promise<Created | null> {
     const db = this.deps.store.db;
-    const prior = await db.selectFrom('payments').selectAll().where('account_id', '=', account_id).where('order_no', '=', order_no).executeTakeFirst();
+    const prior = await paymentByOrderNo(db, account_id, order_no);
     if (!prior) return null;
     if (prior.kind !== 'checkout' || prior.request_hash !== request_hash) return { kind: 'duplicate' };
     const session = await db.selectFrom('checkout_sessions').selectAll().where('transaction_id', '=', prior.transaction_id).executeTakeFirst();
@@ -149,7 +150,7 @@ export class CheckoutService {
     const db = this.deps.store.db;
     const session = await db.selectFrom('checkout_sessions').selectAll().where('session_id', '=', session_id).executeTakeFirst();
     if (!session) return null;
-    const payment = await db.selectFrom('payments').selectAll().where('transaction_id', '=', session.transaction_id).executeTakeFirstOrThrow();
+    const payment = await requirePayment(db, session.transaction_id);
     return { session, payment };
   }
 
@@ -163,7 +164,7 @@ export class CheckoutService {
     const { deps } = this;
     const now = deps.now();
     return deps.store.transaction(async (tx) => {
-      const before = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', s.payment.transaction_id).executeTakeFirstOrThrow();
+      const before = await requirePayment(tx, s.payment.transaction_id);
       if (!canApplySession('cancel', checkoutSessionState(before)) || (before.expires_at !== null && Number(before.expires_at) <= now)) return null;
       const patch = { result_code: '1019', expires_at: null };
       return (await movePayment(tx, before, { event: 'cancel', to: 'cancelled', patch, notify: 'payment.cancelled', unclaimed: true }, now)) ?? null;

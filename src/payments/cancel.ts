@@ -5,6 +5,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Deps } from '../http/context.js';
 import { movePayment } from './engine.js';
 import { checkItem, describeStatus, failure, type ItemFailure, type OrderItem, runItem } from './lifecycle.js';
+import { accountPaymentColumns, requirePaymentColumns } from './reader.js';
 import { canApply } from './states.js';
 import type { PaymentRow } from './tables.js';
 
@@ -40,12 +41,7 @@ export async function cancelItem(deps: Deps, log: FastifyBaseLogger, account_id:
   const outcome = await cancelPayment(deps, log, account_id, item);
   // A re-run whose first attempt cancelled it and lost the answer (issue 17): it succeeded.
   if (rerun && !outcome.ok && outcome.code === '1012' && item.transaction_id) {
-    const now = await deps.store.db
-      .selectFrom('payments')
-      .select('status')
-      .where('transaction_id', '=', item.transaction_id)
-      .where('account_id', '=', account_id)
-      .executeTakeFirst();
+    const now = await accountPaymentColumns(deps.store.db, account_id, item.transaction_id, ['status']);
     if (now?.status === 'cancelled') return answer(item, { ok: true });
   }
   return answer(item, outcome);
@@ -70,7 +66,7 @@ export async function cancelPayment(
       const patch = { authorised_minor: 0, expires_at: null };
       const after = await movePayment(tx, row, { event: 'cancel', to: 'cancelled', patch, notify: 'payment.cancelled' }, now);
       if (!after) {
-        const current = await tx.selectFrom('payments').select('status').where('transaction_id', '=', row.transaction_id).executeTakeFirstOrThrow();
+        const current = await requirePaymentColumns(tx, row.transaction_id, ['status']);
         return current.status === 'cancelled' ? failure('1012', 'the payment is already cancelled') : notCancellable(current);
       }
       return { ok: true, payment: after };

@@ -6,6 +6,7 @@ import type { Deps } from '../http/context.js';
 import { formatAmount, parseAmount } from '../money/currency.js';
 import { movePayment } from './engine.js';
 import { checkItem, describeStatus, failure, type ItemFailure, type OrderItem, runItem } from './lifecycle.js';
+import { accountPaymentColumns, requirePaymentColumns } from './reader.js';
 import type { PaymentRow } from './tables.js';
 
 export interface CaptureResult {
@@ -42,12 +43,7 @@ export async function captureItem(deps: Deps, log: FastifyBaseLogger, account_id
   // A re-run under an Idempotency-Key whose first attempt lost its answer (a storage fault at
   // COMMIT): if that attempt captured this amount, this item succeeded (issue 17).
   if (rerun && !outcome.ok && outcome.code === '1012' && item.transaction_id && item.currency && item.amount) {
-    const now = await deps.store.db
-      .selectFrom('payments')
-      .select(['status', 'captured_minor', 'currency'])
-      .where('transaction_id', '=', item.transaction_id)
-      .where('account_id', '=', account_id)
-      .executeTakeFirst();
+    const now = await accountPaymentColumns(deps.store.db, account_id, item.transaction_id, ['status', 'captured_minor', 'currency']);
     const asked = now ? parseAmount(item.amount, now.currency) : null;
     if (now && asked?.ok && now.status !== 'authorised' && Number(now.captured_minor) === asked.minor) return answer(item, { ok: true });
   }
@@ -83,7 +79,7 @@ export async function capturePayment(
       const after = await movePayment(tx, row, { event: 'capture', to: 'captured', patch, notify: 'payment.captured' }, now);
       if (!after) {
         // Lost a race (a concurrent cancel, capture or expiry): say what won.
-        const current = await tx.selectFrom('payments').select('status').where('transaction_id', '=', row.transaction_id).executeTakeFirstOrThrow();
+        const current = await requirePaymentColumns(tx, row.transaction_id, ['status']);
         return notCapturable(current);
       }
       return { ok: true, payment: after };

@@ -10,6 +10,7 @@
 
 import type { Deps } from '../http/context.js';
 import { movePayment } from './engine.js';
+import { expiringIds, paymentById } from './reader.js';
 import { checkoutSessionState } from './states.js';
 
 /** Payments expired per run at most (style §9). */
@@ -20,7 +21,7 @@ const WAITING = ['authorised', 'pending'] as const;
 /** Expires one payment if it is still waiting and due; true when this call expired it. */
 export async function expireIfDue(deps: Pick<Deps, 'store'>, transaction_id: string, now_ms: number): Promise<boolean> {
   return deps.store.transaction(async (tx) => {
-    const row = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', transaction_id).executeTakeFirst();
+    const row = await paymentById(tx, transaction_id);
     if (!row || (row.status !== 'authorised' && row.status !== 'pending') || row.expires_at === null || Number(row.expires_at) > now_ms) return false;
     const patch = row.status === 'authorised' ? { authorised_minor: 0, expires_at: null } : { authorised_minor: 0, expires_at: null, result_code: '1018' };
     // A capture, cancel or payment that got there first wins the compare-and-set. A session
@@ -35,9 +36,7 @@ export async function expireIfDue(deps: Pick<Deps, 'store'>, transaction_id: str
 export async function expireDue(deps: Pick<Deps, 'store'>, now_ms: number, limit = EXPIRY_BATCH, account_id?: string): Promise<number> {
   let n = 0;
   for (const status of WAITING) {
-    let q = deps.store.db.selectFrom('payments').select('transaction_id').where('status', '=', status).where('expires_at', '<=', now_ms);
-    if (account_id !== undefined) q = q.where('account_id', '=', account_id);
-    const due = await q.orderBy('expires_at').limit(limit).execute();
+    const due = await expiringIds(deps.store.db, status, now_ms, limit, account_id);
     // One transaction per payment, issued together so SQLite commits them as a group.
     const done = await Promise.all(due.map(({ transaction_id }) => expireIfDue(deps, transaction_id, now_ms)));
     n += done.filter(Boolean).length;

@@ -8,6 +8,7 @@ import { storageFault } from '../db/faults.js';
 import type { Store, Tx } from '../db/store.js';
 import { type ResultCode, resultText } from '../http/errors.js';
 import { formatAmount, parseAmount } from '../money/currency.js';
+import { accountPayment } from './reader.js';
 import { PAYMENT_STATUS_CODE, type PaymentStatus } from './states.js';
 import type { PaymentRow } from './tables.js';
 
@@ -71,12 +72,7 @@ export async function checkItem(tx: Tx, account_id: string, item: OrderItem, amo
   for (const f of ORDER_ITEM_REQUIRED) {
     if (!item[f]) return failure('0400', `${f} is required`);
   }
-  const row = await tx
-    .selectFrom('payments')
-    .selectAll()
-    .where('transaction_id', '=', item.transaction_id as string)
-    .where('account_id', '=', account_id)
-    .executeTakeFirst();
+  const row = await accountPayment(tx, account_id, item.transaction_id as string);
   // Another account's transaction is "not found" too (docs/contract.md §3).
   if (!row) return failure('0404', `no transaction ${item.transaction_id} on this account`);
   if (row.order_no !== item.order_no) return failure('1014', `order_no ${item.order_no} is not the order_no of transaction ${row.transaction_id}`);

@@ -22,6 +22,7 @@ import {
   OrderItemFields,
   runItem,
 } from '../payments/lifecycle.js';
+import { requirePayment } from '../payments/reader.js';
 import { canApply, releaseRefund, reserveRefund } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
 import { toRefundResultItem, toRefundSearchItem } from './record.js';
@@ -132,7 +133,7 @@ export async function makeRefund(
       const after = await reserveRefund(tx, row.transaction_id, n, now);
       if (!after) {
         // Another refund, or a status change, got there first: say what stands now.
-        const current = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', row.transaction_id).executeTakeFirstOrThrow();
+        const current = await requirePayment(tx, row.transaction_id);
         return notRefundable(current, item);
       }
       // The payment row is locked by the statement above until commit: counting is race-free.
@@ -210,7 +211,7 @@ export async function completeRefund(
     const after = await applyRefundTransition(tx, refund_reference_id, succeeded ? 'settle' : 'fail', 'pending', patch, now_ms);
     if (!after) return false;
     const n = Number(refund.refund_amount_minor);
-    let payment = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', refund.transaction_id).executeTakeFirstOrThrow();
+    let payment = await requirePayment(tx, refund.transaction_id);
     if (!succeeded) {
       const released = await releaseRefund(tx, refund.transaction_id, n, now_ms);
       if (!released) throw new Error(`refund ${refund_reference_id} failed but its payment could not take the amount back`);

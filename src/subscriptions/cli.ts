@@ -2,6 +2,7 @@
 // subscriptions, and the same cancel the API does (one domain path).
 import { CommandError, command, need, out, UsageError } from '../cli/registry.js';
 import { formatAmount } from '../money/currency.js';
+import { accountPaymentsQuery } from '../payments/reader.js';
 import { PAYMENT_STATUS_CODE } from '../payments/states.js';
 import { formatDeductionTime, periodLabel } from './schedule.js';
 import { cancelSubscription } from './service.js';
@@ -77,10 +78,8 @@ export const subscriptionsShowCommand = command({
     if (!s) throw new CommandError(`no subscription ${JSON.stringify(recurring_id)} in account ${account_id}`);
     // Deduction orders are `<first order_no>-R<n>`: a range on the (account_id, order_no) index.
     const prefix = `${s.first_order_no}-R`;
-    const orders = await db
-      .selectFrom('payments')
+    const orders = await accountPaymentsQuery(db, account_id)
       .select(['order_no', 'transaction_id', 'status', 'amount_minor', 'currency', 'result_code', 'created_at', 'details'])
-      .where('account_id', '=', account_id)
       .where('order_no', '>=', prefix)
       .where('order_no', '<', `${s.first_order_no}-S`)
       .where('kind', '=', 'recurring')

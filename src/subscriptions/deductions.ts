@@ -19,6 +19,7 @@ import type { Deps } from '../http/context.js';
 import { type ResultCode, resultText } from '../http/errors.js';
 import { postPaymentChange } from '../ledger/postings.js';
 import type { AccountRow } from '../merchants/tables.js';
+import { paymentColumns } from '../payments/reader.js';
 import type { PaymentRow } from '../payments/tables.js';
 import { enqueueJob, type Job } from '../scheduler/scheduler.js';
 import { moveSubscription } from './engine.js';
@@ -108,7 +109,7 @@ export async function runCharge(tx: Tx, deps: Pick<Deps, 'keyring' | 'processorF
 
   const account = await tx.selectFrom('accounts').selectAll().where('account_id', '=', sub.account_id).executeTakeFirstOrThrow();
   const card = await tx.selectFrom('cards').selectAll().where('card_id', '=', sub.card_id).executeTakeFirstOrThrow();
-  const first = await tx.selectFrom('payments').select('details').where('transaction_id', '=', sub.first_transaction_id).executeTakeFirst();
+  const first = await paymentColumns(tx, sub.first_transaction_id, ['details']);
   const pan = deps.keyring.decrypt(card.pan_enc);
   const transaction_id = newId('payment', now_ms);
 

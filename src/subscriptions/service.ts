@@ -7,6 +7,7 @@ import { newId } from '../crypto/ids.js';
 import type { DB } from '../db/schema.js';
 import type { Tx } from '../db/store.js';
 import { ApiError, invalid } from '../http/errors.js';
+import { paymentById } from '../payments/reader.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
 import type { PaymentRow } from '../payments/tables.js';
 import { amountField } from '../payments/validate.js';
@@ -226,7 +227,7 @@ export async function cancelSubscription(
       // A deduction that moved it meanwhile (Active ↔ PastDue) wins this round; read again.
       // The notification carries the first payment's order record, sent to the subscription's notify_url.
       const first = async () => {
-        const p = await tx.selectFrom('payments').selectAll().where('transaction_id', '=', row.first_transaction_id).executeTakeFirst();
+        const p = await paymentById(tx, row.first_transaction_id);
         return p && { ...p, notify_url: row.notify_url };
       };
       const after = await moveSubscription(tx, row, 'cancel', patch, now_ms, first);

@@ -10,6 +10,7 @@ import type { Tx } from '../db/store.js';
 import type { Deps } from '../http/context.js';
 import type { ResultCode } from '../http/errors.js';
 import { movePayment, type PaymentMove } from '../payments/engine.js';
+import { paymentById, requirePayment } from '../payments/reader.js';
 import { shopperReturn } from '../payments/shopper-return.js';
 import { MANUAL_CAPTURE_WINDOW_MS } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
@@ -75,11 +76,7 @@ export class ChallengeService {
     if (!CHALLENGE_ID.test(id)) return null;
     const challenge = await this.deps.store.db.selectFrom('threeds_challenges').selectAll().where('id_hash', '=', hashId(id)).executeTakeFirst();
     if (!challenge) return null;
-    const payment = await this.deps.store.db
-      .selectFrom('payments')
-      .selectAll()
-      .where('transaction_id', '=', challenge.transaction_id)
-      .executeTakeFirstOrThrow();
+    const payment = await requirePayment(this.deps.store.db, challenge.transaction_id);
     return { challenge, payment };
   }
 
@@ -158,7 +155,7 @@ export class ChallengeService {
     const due = await q.orderBy('expires_at').limit(limit).execute();
     let n = 0;
     for (const challenge of due) {
-      const payment = await this.deps.store.db.selectFrom('payments').selectAll().where('transaction_id', '=', challenge.transaction_id).executeTakeFirst();
+      const payment = await paymentById(this.deps.store.db, challenge.transaction_id);
       if (!payment) continue;
       const r = await this.finishExpired(challenge, payment);
       if (r.kind === 'done') n++;
@@ -212,7 +209,7 @@ export class ChallengeService {
       };
       // The hold placed at authorise is kept (authorised, review), captured or released (declined).
       const moved = payment.status === 'pending' ? await movePayment(tx, payment, move, now) : undefined;
-      return moved ?? (await tx.selectFrom('payments').selectAll().where('transaction_id', '=', payment.transaction_id).executeTakeFirstOrThrow());
+      return moved ?? (await requirePayment(tx, payment.transaction_id));
     });
     if (!updated) return { kind: 'used' };
     return { kind: 'done', payment: updated, redirect: await this.returnLocation(updated) };
