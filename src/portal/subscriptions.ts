@@ -7,6 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { formatAmount } from '../money/currency.js';
 import { attrs, html } from '../pages/index.js';
+import { chargesPaid } from '../subscriptions/schedule.js';
 import { cancelSubscription } from '../subscriptions/service.js';
 import type { SubscriptionRow } from '../subscriptions/tables.js';
 import {
@@ -64,7 +65,7 @@ async function subscriptionsPage(deps: PortalDeps, request: FastifyRequest<{ Que
     return html`<tr data-subscription-id="${s.recurring_id}" data-status="${s.status}">
 <td class="code-cell">${s.recurring_id}</td><td>${s.contract_name}</td><td class="status">${s.status}${s.end_reason && html`<br><small>${s.end_reason}</small>`}</td>
 <td class="num">${formatAmount(Number(s.contract_amount_minor), s.currency)} ${s.currency}</td><td>every ${s.interval_count} ${s.interval}</td>
-<td>${Number(s.charged_count)}${Number(s.billing_cycle) > 0 && ` of ${Number(s.billing_cycle) - 1}`}</td><td>${stamp(s.next_at === null ? null : Number(s.next_at))}</td><td>${stamp(Number(s.created_at))}</td>
+<td>${chargesPaid(Number(s.charged_count), Number(s.billing_cycle))}</td><td>${stamp(s.next_at === null ? null : Number(s.next_at))}</td><td>${stamp(Number(s.created_at))}</td>
 <td>${
       live &&
       mayCancel &&
@@ -75,7 +76,7 @@ async function subscriptionsPage(deps: PortalDeps, request: FastifyRequest<{ Que
 ${
   page.length === 0
     ? html`<p id="subscriptions-empty">No subscriptions${request.query.before ? ' further back' : ''}.</p>`
-    : html`<div class="scroll"><table id="subscriptions"><thead><tr><th scope="col">Recurring id</th><th scope="col">Contract name</th><th scope="col">Status</th><th scope="col" class="num">Price</th><th scope="col">Interval</th><th scope="col">Deductions paid</th><th scope="col">Next deduction (UTC)</th><th scope="col">Created (UTC)</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+    : html`<div class="scroll"><table id="subscriptions"><thead><tr><th scope="col">Recurring id</th><th scope="col">Contract name</th><th scope="col">Status</th><th scope="col" class="num">Price</th><th scope="col">Interval</th><th scope="col">Charges paid</th><th scope="col">Next deduction (UTC)</th><th scope="col">Created (UTC)</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${page.map(row)}</tbody></table></div>`
 }
 ${more && last && html`<p><a id="next-page" href="/portal/subscriptions?before=${`${Number(last.created_at)}.${last.recurring_id}`}">Older subscriptions</a></p>`}`;

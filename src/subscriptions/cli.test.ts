@@ -44,6 +44,9 @@ test('clock advance runs the deductions; subscriptions list, show and cancel', a
   assert.deepEqual([byId.get(a.recurring_id)?.status, byId.get(a.recurring_id)?.charged], ['Active', 2]);
   assert.deepEqual([byId.get(b.recurring_id)?.status, byId.get(b.recurring_id)?.charged], ['Inactived', 0]);
   assert.match(await ok('subscriptions', 'list', '--account', account, '--status', 'Inactived'), new RegExp(`${b.recurring_id}  Inactived  silver`));
+  // The first payment counts among the charges paid (issue 36 item 10: it read "charged 2" here).
+  assert.match(await ok('subscriptions', 'list', '--account', account, '--status', 'Active'), new RegExp(`${a.recurring_id}  Active +gold .* paid 3  next `));
+  assert.equal(byId.get(a.recurring_id)?.charges_paid, 3);
 
   const shown = JSON.parse(await ok('subscriptions', 'show', '--account', account, a.recurring_id, '--json')) as Record<string, any>;
   assert.deepEqual(

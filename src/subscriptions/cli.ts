@@ -4,7 +4,7 @@ import { CommandError, command, need, out, UsageError } from '../cli/registry.js
 import { formatAmount } from '../money/currency.js';
 import { accountPaymentsQuery } from '../payments/reader.js';
 import { PAYMENT_STATUS_CODE } from '../payments/states.js';
-import { formatDeductionTime, periodLabel } from './schedule.js';
+import { chargesPaid, formatDeductionTime, periodLabel } from './schedule.js';
 import { cancelSubscription } from './service.js';
 import type { SubscriptionRow, SubscriptionStatus } from './tables.js';
 
@@ -26,6 +26,8 @@ function summary(s: SubscriptionRow) {
     contract_amount: formatAmount(Number(s.contract_amount_minor), s.currency),
     currency: s.currency,
     charged: s.charged_count,
+    /** Charges paid, the first payment included, against `billing_cycle` (which counts it too). */
+    charges_paid: s.charged_count + 1,
     billing_cycle: s.billing_cycle,
     next_deduction: s.next_at === null ? '' : formatDeductionTime(Number(s.next_at)),
     retries: s.retry_count,
@@ -53,7 +55,7 @@ export const subscriptionsListCommand = command({
     if (rows.length === 0) return out('no subscriptions');
     for (const r of rows.map(summary)) {
       out(
-        `${r.recurring_id}  ${r.status.padEnd(9)}  ${r.contract_name}  ${r.contract_amount} ${r.currency} / ${r.period}  charged ${r.charged}${r.billing_cycle ? ` of ${r.billing_cycle - 1}` : ''}  next ${r.next_deduction || '-'}`,
+        `${r.recurring_id}  ${r.status.padEnd(9)}  ${r.contract_name}  ${r.contract_amount} ${r.currency} / ${r.period}  paid ${chargesPaid(r.charged, r.billing_cycle)}  next ${r.next_deduction || '-'}`,
       );
     }
   },

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import {
+  chargesPaid,
   checkPlanFields,
   deductionAmount,
   deductionTime,
@@ -527,4 +528,15 @@ describe('schedule properties (fast-check)', () => {
       { numRuns: 2000 },
     );
   });
+});
+
+test('charges paid count the first payment, against a total that counts it too (issue 36 item 10)', () => {
+  const cases: Array<[charged_count: number, billing_cycle: number, text: string]> = [
+    [0, 12, '1 of 12'], // only the first payment
+    [1, 12, '2 of 12'], // it read "charged 1 of 11"
+    [11, 12, '12 of 12'],
+    [0, 0, '1'], // until cancelled
+    [5, 0, '6'],
+  ];
+  for (const [n, cycle, text] of cases) assert.equal(chargesPaid(n, cycle), text, `${n} deductions of a ${cycle}-charge plan`);
 });

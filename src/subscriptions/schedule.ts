@@ -101,6 +101,16 @@ export function nextDeduction(plan: Plan, after_ms: number): { n: number; at_ms:
 }
 
 /** `1 month`, `2 week`: recurring_deduction_period as the spec shows it (the unit stays singular). */
+/**
+ * How many of the plan's charges are paid, the first payment included, as operators read it:
+ * "2 of 12" for a 12-charge plan after its first deduction ("charged 1 of 11" counted only the
+ * deductions against a total without the first payment, issue 36 item 10); "2" until cancelled.
+ */
+export function chargesPaid(charged_count: number, billing_cycle: number): string {
+  const paid = charged_count + 1;
+  return billing_cycle > 0 ? `${paid} of ${billing_cycle}` : String(paid);
+}
+
 export function periodLabel(interval: Interval, interval_count: number): string {
   return `${interval_count} ${interval}`;
 }
