@@ -150,7 +150,7 @@ describe('the sandbox issuer page', () => {
     assert.equal(shown.statusCode, 200);
     assert.match(shown.headers['content-security-policy'] as string, /default-src 'none'.*form-action 'self' https:\/\/shop\.example/);
     assert.match(shown.body, /<html lang="pt">/, 'default_lang of the payment chooses the language');
-    assert.match(shown.body, /120\.50 BRL/);
+    assert.match(shown.body, /id="amount">R\$\u00a0120,50</, 'the amount as Portuguese writes it');
     assert.match(shown.body, /id="pix-code"/);
     assert.ok(!shown.body.includes('529.982') && !shown.body.includes('52998224725'), 'no CPF on the page');
     const token = formTokenOf(shown.body);

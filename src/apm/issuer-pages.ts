@@ -1,8 +1,7 @@
 // The sandbox issuer's pages for alternative methods (docs/contract.md §15), on the shared page
 // layer: approve/decline (Pix, iDEAL) or a Boleto slip with a "pay" control. No script.
 import { createHash } from 'node:crypto';
-import { formatAmount } from '../money/currency.js';
-import { hidden, html, type Lang, messagePage, type PageContent, resultPage, t } from '../pages/index.js';
+import { formatMoney, hidden, html, type Lang, messagePage, type PageContent, resultPage, t } from '../pages/index.js';
 import type { PaymentRow } from '../payments/tables.js';
 import { IDEAL_TEST_BANKS } from '../processors/sandbox/apm.js';
 import type { ApmMethod } from './catalogue.js';
@@ -53,7 +52,7 @@ export function issuerPage(lang: Lang, v: IssuerView): PageContent {
 <p class="note">${t(lang, 'issuer.note')}</p>
 <dl>
 <dt>${t(lang, 'common.merchant')}</dt><dd id="merchant">${v.merchant_name}</dd>
-<dt>${t(lang, 'common.amount')}</dt><dd id="amount">${formatAmount(p.amount_minor, p.currency)} ${p.currency}</dd>
+<dt>${t(lang, 'common.amount')}</dt><dd id="amount">${formatMoney(lang, p.amount_minor, p.currency)}</dd>
 <dt>${t(lang, 'common.order_no')}</dt><dd id="order">${p.order_no}</dd>
 ${bank && html`<dt>${t(lang, 'issuer.bank')}</dt><dd id="bank">${bank.name}</dd>`}
 </dl>
@@ -98,5 +97,5 @@ export function issuerResult(lang: Lang, p: PaymentRow, merchant_name: string): 
           : p.status === 'pending'
             ? 'pending'
             : 'declined';
-  return resultPage(lang, { outcome, order_no: p.order_no, merchant_name, amount: `${formatAmount(p.amount_minor, p.currency)} ${p.currency}` });
+  return resultPage(lang, { outcome, order_no: p.order_no, merchant_name, amount: formatMoney(lang, p.amount_minor, p.currency) });
 }

@@ -2,7 +2,7 @@
 // placeholders, and the page language chosen as a table of cases says.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { CATALOGUE, LANGS, type Lang, type MessageKey, negotiateLang, supportedLang, t } from './i18n.js';
+import { CATALOGUE, formatMoney, LANGS, type Lang, type MessageKey, negotiateLang, supportedLang, t } from './i18n.js';
 
 const placeholders = (text: string) => [...text.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1]).sort();
 
@@ -90,4 +90,19 @@ describe('negotiation', () => {
       'de',
     ]);
   });
+});
+
+test('amounts are written as the page language writes them, exactly, with the currency exponent (issue 36 item 10)', () => {
+  const nb = '\u00a0';
+  const cases: Array<[Lang, number, string, string]> = [
+    ['de', 5990, 'EUR', `59,90${nb}€`], // the German page said 59.90 EUR
+    ['en', 4200, 'USD', '$42.00'],
+    ['fr', 123456789, 'EUR', `1\u202f234\u202f567,89${nb}€`],
+    ['pt', 12050, 'BRL', `R$${nb}120,50`],
+    ['es', 100, 'EUR', `1,00${nb}€`],
+    ['en', 1502, 'JPY', '¥1,502'], // no minor unit
+    ['en', 1234, 'KWD', 'KWD\u00a01.234'], // three decimals
+    ['en', 999_999_999_999_999, 'USD', '$9,999,999,999,999.99'], // past 2^53 / 100 as a float, exact as text
+  ];
+  for (const [lang, minor, currency, text] of cases) assert.equal(formatMoney(lang, minor, currency), text, `${lang} ${minor} ${currency}`);
 });

@@ -2,6 +2,7 @@
 // Spanish, Portuguese, French and German) and the choice of language for a request.
 // English defines the keys; the type makes every other language give every key, and a
 // test checks that each translation keeps the English placeholders.
+import { currencyExponent, formatAmount } from '../money/currency.js';
 
 export const LANGS = ['en', 'es', 'pt', 'fr', 'de'] as const;
 export type Lang = (typeof LANGS)[number];
@@ -449,6 +450,25 @@ const de: Messages = {
 };
 
 export const CATALOGUE: Readonly<Record<Lang, Messages>> = { en, es, pt, fr, de };
+
+const moneyFormats = new Map<string, Intl.NumberFormat>();
+
+/**
+ * An amount as the shopper's language writes it: `59,90 €` in German, `$42.00` in English
+ * (issue 36 item 10: every page said `59.90 EUR`). The decimal text goes to Intl as a string,
+ * so it is formatted exactly, never through a float, with the currency's own exponent.
+ */
+export function formatMoney(lang: Lang, minor: number, currency: string): string {
+  const exponent = currencyExponent(currency) ?? 2;
+  const key = `${lang}:${currency}`;
+  let f = moneyFormats.get(key);
+  if (!f) {
+    f = new Intl.NumberFormat(lang, { style: 'currency', currency, minimumFractionDigits: exponent, maximumFractionDigits: exponent });
+    moneyFormats.set(key, f);
+  }
+  // Intl formats an exact decimal string (ECMA-402 NumberFormat v3); the types still say number.
+  return f.format(formatAmount(minor, currency) as unknown as number);
+}
 
 /** A message in a language, its `{name}` placeholders filled (the page escapes the result). */
 export function t(lang: Lang, key: MessageKey, params: Readonly<Record<string, string>> = {}): string {

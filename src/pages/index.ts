@@ -4,6 +4,6 @@ export { type Link, messagePage, type PaymentResult, resultPage, type StandardMe
 export { type Field, field } from './forms.js';
 export { FrameOrigins, frameOriginsOf, MAX_FRAME_ORIGINS, normaliseFrameOrigin, publicSuffixUnderWildcard } from './frame-origins.js';
 export { Attrs, attrs, escapeHtml, hidden, html, type Interpolation, jsonData, SafeHtml, safeUrl, trustedLiteral } from './html.js';
-export { CATALOGUE, DEFAULT_LANG, LANGS, type Lang, type MessageKey, negotiateLang, supportedLang, t } from './i18n.js';
+export { CATALOGUE, DEFAULT_LANG, formatMoney, LANGS, type Lang, type MessageKey, negotiateLang, supportedLang, t } from './i18n.js';
 export type { PageContent } from './layout.js';
 export { contentSecurityPolicy, type PageResponse, sendPage, sendRedirect } from './respond.js';

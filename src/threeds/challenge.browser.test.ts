@@ -49,7 +49,7 @@ test('the shopper completes the challenge and returns to the shop with a valid s
   });
   await page.goto(x.threeds_url);
   assert.equal(await page.textContent('#card'), '400000******3220');
-  assert.equal(await page.textContent('#amount'), '42.00 USD');
+  assert.equal(await page.textContent('#amount'), '$42.00');
   await Promise.all([page.waitForURL(`${shopUrl}/return?**`), page.click('#complete')]);
   assert.equal(await page.textContent('h1'), 'Back at the shop');
   assert.deepEqual(cspViolations, []);

@@ -1,7 +1,6 @@
 // The sandbox issuer's challenge page and its end pages, on the shared page layer
 // (src/pages): escaped by construction, in the shopper's language, no script at all.
-import { formatAmount } from '../money/currency.js';
-import { hidden, html, type Lang, messagePage, type PageContent, t } from '../pages/index.js';
+import { formatMoney, hidden, html, type Lang, messagePage, type PageContent, t } from '../pages/index.js';
 import type { PaymentRow } from '../payments/tables.js';
 
 export function challengePage(lang: Lang, input: { id: string; form_token: string; merchant_name: string; payment: PaymentRow }): PageContent {
@@ -13,7 +12,7 @@ export function challengePage(lang: Lang, input: { id: string; form_token: strin
 <p class="note">${t(lang, 'threeds.note')}</p>
 <dl>
 <dt>${t(lang, 'common.merchant')}</dt><dd id="merchant">${input.merchant_name}</dd>
-<dt>${t(lang, 'common.amount')}</dt><dd id="amount">${formatAmount(p.amount_minor, p.currency)} ${p.currency}</dd>
+<dt>${t(lang, 'common.amount')}</dt><dd id="amount">${formatMoney(lang, p.amount_minor, p.currency)}</dd>
 <dt>${t(lang, 'common.card')}</dt><dd id="card">${p.card_masked}</dd>
 </dl>
 <form method="post" action="/threeds/${input.id}">
