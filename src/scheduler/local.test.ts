@@ -52,6 +52,7 @@ test('wake runs an idle task at once; a wake while it runs runs it again once, r
   assert.equal(t.p.runs, 0);
   t.holdNext();
   tasks.start();
+  await sleep(5);
   assert.equal(t.p.runs, 1);
   tasks.wake('t');
   tasks.wake('t');
@@ -116,6 +117,26 @@ test('a failed step is reported and the next tick runs; a repeated storage fault
   while (i < outcomes.length) await sleep(5);
   await tasks.stop();
   assert.deepEqual(reported, ['probe: busy', 'probe: a bug', 'probe: a bug']);
+});
+
+test('a step that wakes its own task before its first await runs again after, never beside itself', async () => {
+  let runs = 0;
+  let active = 0;
+  let max_active = 0;
+  const tasks = new LocalTasks();
+  tasks.add('self', 60_000, async () => {
+    runs++;
+    active++;
+    max_active = Math.max(max_active, active);
+    if (runs < 3) tasks.wake('self');
+    await sleep(5);
+    active--;
+  });
+  tasks.start();
+  await sleep(100);
+  await tasks.stop();
+  assert.equal(runs, 3);
+  assert.equal(max_active, 1);
 });
 
 test('a task is registered once, with a positive integer interval, before start', () => {

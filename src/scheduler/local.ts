@@ -91,8 +91,13 @@ export class LocalTasks {
     t.timer = null;
     if (t.running || this.stopping.signal.aborted) return;
     t.again = false;
-    t.running = t
-      .step(this.stopping.signal)
+    // The step starts on the next microtask, once `running` is set: a step that wakes its own
+    // task before its first await then asks for one more run instead of overlapping itself.
+    const run = async () => {
+      await undefined;
+      await t.step(this.stopping.signal);
+    };
+    t.running = run()
       .then(() => {
         if (t.faulted) process.stderr.write(`${t.name} task: storage is back, running again\n`);
         t.faulted = null;
