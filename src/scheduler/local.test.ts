@@ -80,6 +80,7 @@ test('stop signals the running step, waits for it, then for what the task left r
     'work',
     60_000,
     async (stopping) => {
+      order.push('step started');
       await new Promise<void>((r) => stopping.addEventListener('abort', () => r()));
       signalled = stopping.aborted;
       await sleep(20);
@@ -93,9 +94,10 @@ test('stop signals the running step, waits for it, then for what the task left r
     },
   );
   tasks.start();
+  await sleep(10);
   await tasks.stop();
   assert.equal(signalled, true);
-  assert.deepEqual(order, ['step ended', 'settled']);
+  assert.deepEqual(order, ['step started', 'step ended', 'settled']);
 });
 
 test('a failed step is reported and the next tick runs; a repeated storage fault is told once', async () => {

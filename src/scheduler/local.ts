@@ -95,7 +95,7 @@ export class LocalTasks {
     // task before its first await then asks for one more run instead of overlapping itself.
     const run = async () => {
       await undefined;
-      await t.step(this.stopping.signal);
+      if (!this.stopping.signal.aborted) await t.step(this.stopping.signal);
     };
     t.running = run()
       .then(() => {
