@@ -2,16 +2,16 @@
 // capability exports its job kinds and this list hands them to the scheduler, so no kind
 // depends on which module happened to be imported first. It sits with the CLI, above the
 // capabilities, because `serve`, `tollgate worker` and `clock advance` are what run them.
+import { REPAIR_EVERY_MS, repairKeyOutcomes } from '../idempotency/plugin.js';
 import { ledgerJobs } from '../ledger/cli.js';
-import { deliveryWorker } from '../notifications/tasks.js';
-import type { BackgroundTask } from '../ops/interval-task.js';
+import { deliveryTask } from '../notifications/tasks.js';
 import { paymentJobs } from '../payments/tasks.js';
 import { payoutJobs } from '../payouts/tasks.js';
 import { portalJobs } from '../portal/tasks.js';
 import { reviewJobs } from '../review/tasks.js';
 import type { Runtime } from '../runtime.js';
-import { buildScheduler, type JobSetup, pollTask } from '../scheduler/jobs.js';
-import type { Scheduler, SchedulerOptions } from '../scheduler/scheduler.js';
+import { buildScheduler, type JobSetup, pollJobs } from '../scheduler/jobs.js';
+import { Scheduler, type SchedulerOptions } from '../scheduler/scheduler.js';
 import { subscriptionJobs } from '../subscriptions/tasks.js';
 import { threedsJobs } from '../threeds/tasks.js';
 
@@ -23,14 +23,28 @@ export function createScheduler(rt: Runtime, opts: SchedulerOptions = {}): Sched
   return buildScheduler(rt, jobList, opts);
 }
 
-/** The scheduler's polling loop, as a background task. */
-export function schedulerTask(rt: Runtime, scheduler: Scheduler = createScheduler(rt)): BackgroundTask {
-  return pollTask(rt, scheduler);
+/** What a process runs in the background: `jobs` where the worker is on, `serving` where it answers HTTP. */
+export interface BackgroundRole {
+  /** The database-leased jobs and notification delivery (TOLLGATE_WORKER, `tollgate worker`). */
+  jobs: boolean;
+  /** The process answers HTTP: key outcomes the storage refused are repaired here, where they are held. */
+  serving: boolean;
 }
 
+/** The idempotency repair's local task name. */
+export const REPAIR_TASK = 'idempotency.repair';
+
 /**
- * Background work a process runs beside HTTP (or without it, `tollgate worker`): notification
- * delivery (its own leased outbox worker) and the shared scheduler's one loop, which runs
- * every timed job (expiries, purges, settlement, …).
+ * The one background mechanism of a process (issue 30 item 3): a Scheduler whose
+ * process-local tasks are, by role, the polling of the timed jobs and notification delivery
+ * (`jobs`), and the idempotency repair (`serving`). `start()` runs them, `stop()` ends them.
  */
-export const backgroundTasks: ReadonlyArray<(rt: Runtime) => BackgroundTask> = [(rt) => schedulerTask(rt), (rt) => deliveryWorker(rt)];
+export function backgroundWork(rt: Runtime, role: BackgroundRole): Scheduler {
+  const scheduler = role.jobs ? createScheduler(rt) : new Scheduler(rt.store);
+  if (role.jobs) {
+    pollJobs(rt, scheduler);
+    deliveryTask(rt, scheduler);
+  }
+  if (role.serving) scheduler.local(REPAIR_TASK, REPAIR_EVERY_MS, () => repairKeyOutcomes(rt.deps));
+  return scheduler;
+}

@@ -8,10 +8,9 @@ import { sign } from '../crypto/signature.js';
 import { buildApp } from '../http/app.js';
 import { createLogger } from '../http/logging.js';
 import { boundHeapGrowth } from '../ops/heap.js';
-import type { BackgroundTask } from '../ops/interval-task.js';
 import { startMetricsListener } from '../ops/metrics-access.js';
 import { createRuntime, type Runtime } from '../runtime.js';
-import { backgroundTasks } from './background.js';
+import { backgroundWork } from './background.js';
 import { exitIfStopHangs, stopRequested } from './signals.js';
 
 export interface Server {
@@ -19,8 +18,6 @@ export interface Server {
   runtime: Runtime;
   close(): Promise<void>;
 }
-
-export type { BackgroundTask };
 
 /**
  * The demo merchant, created on first start. Its secret and a signed curl are printed only
@@ -133,14 +130,14 @@ export async function startServer(
     if (stopping) reply.header('connection', 'close');
     return payload;
   });
-  const tasks = settings.worker_enabled ? backgroundTasks.map((make) => make(runtime)) : [];
+  const background = backgroundWork(runtime, { jobs: settings.worker_enabled, serving: true });
   await app.listen({ host: settings.host, port: settings.port });
   const metricsListener = await startMetricsListener(settings, runtime.deps.metrics).catch(async (e: unknown) => {
     await app.close();
     await runtime.store.close();
     throw e;
   });
-  for (const t of tasks) t.start();
+  background.start();
   if (opts.banner ?? true) for (const line of bannerLines(settings)) out(line);
   let closing: Promise<void> | null = null;
   const close = () => {
@@ -148,7 +145,7 @@ export async function startServer(
       stopping = true;
       await metricsListener?.close();
       await app.close();
-      for (const t of tasks) await t.stop();
+      await background.stop();
       await runtime.store.close();
     })();
     return closing;

@@ -306,7 +306,7 @@ describe('load shedding', () => {
 
 describe('background tasks tell a storage fault once', () => {
   test('a step failing on the storage every tick is reported once per episode; other failures every time', async () => {
-    const { intervalTask } = await import('../ops/interval-task.js');
+    const { LocalTasks } = await import('../scheduler/local.js');
     const reported: string[] = [];
     const outcomes: Array<Error | null> = [
       Object.assign(new Error('full'), { code: 'SQLITE_FULL' }),
@@ -318,15 +318,11 @@ describe('background tasks tell a storage fault once', () => {
       new Error('a bug'),
     ];
     let i = 0;
-    const task = intervalTask(
-      'probe',
-      5,
-      async () => {
-        const o = outcomes[i++];
-        if (o) throw o;
-      },
-      (_n, e) => reported.push((e as Error).message),
-    );
+    const task = new LocalTasks((_n, e) => reported.push((e as Error).message));
+    task.add('probe', 5, async () => {
+      const o = outcomes[i++];
+      if (o) throw o;
+    });
     task.start();
     while (i < outcomes.length) await new Promise((r) => setTimeout(r, 5));
     await task.stop();

@@ -216,47 +216,40 @@ async function settleKey(deps: Deps, o: KeyOutcome): Promise<void> {
 }
 
 /**
- * Key outcomes the storage refused, retried every REPAIR_EVERY_MS until it takes them
- * (bounded: past MAX_REPAIRS the oldest are left to the 60 s lease, as after a crash).
+ * Key outcomes the storage refused, kept per gateway (its Deps) in the process that holds
+ * them, and written by `repairKeyOutcomes` every REPAIR_EVERY_MS until the storage takes
+ * them: a process-local task of the scheduler in every process that serves HTTP
+ * (src/cli/background.ts). Bounded: past MAX_REPAIRS the oldest are left to the 60 s lease,
+ * as after a crash.
  */
-const REPAIR_EVERY_MS = 200;
+export const REPAIR_EVERY_MS = 200;
 const MAX_REPAIRS = 10_000;
+const pendingRepairs = new WeakMap<Deps, Map<string, KeyOutcome>>();
 const repairs = {
-  pending: new Map<string, { deps: Deps; outcome: KeyOutcome }>(),
-  timer: null as NodeJS.Timeout | null,
   add(deps: Deps, outcome: KeyOutcome): void {
-    if (this.pending.size >= MAX_REPAIRS) {
-      const oldest = this.pending.keys().next().value;
-      if (oldest !== undefined) this.pending.delete(oldest);
+    const pending = pendingRepairs.get(deps) ?? new Map<string, KeyOutcome>();
+    pendingRepairs.set(deps, pending);
+    if (pending.size >= MAX_REPAIRS) {
+      const oldest = pending.keys().next().value;
+      if (oldest !== undefined) pending.delete(oldest);
     }
-    this.pending.set(outcome.id, { deps, outcome });
-    if (!this.timer) {
-      this.timer = setInterval(() => void this.run(), REPAIR_EVERY_MS);
-      this.timer.unref();
-    }
-  },
-  running: false,
-  async run(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      for (const [id, { deps, outcome }] of this.pending) {
-        try {
-          await settleKey(deps, outcome);
-          this.pending.delete(id);
-        } catch {
-          return; // still down: the next tick tries again
-        }
-      }
-    } finally {
-      this.running = false;
-      if (this.pending.size === 0 && this.timer) {
-        clearInterval(this.timer);
-        this.timer = null;
-      }
-    }
+    pending.set(outcome.id, outcome);
   },
 };
+
+/** Writes the key outcomes the storage refused, oldest first; stops at the first the storage still refuses (the next run tries again). */
+export async function repairKeyOutcomes(deps: Deps): Promise<void> {
+  const pending = pendingRepairs.get(deps);
+  if (!pending) return;
+  for (const [id, outcome] of pending) {
+    try {
+      await settleKey(deps, outcome);
+      pending.delete(id);
+    } catch {
+      return; // still down: the next run tries again
+    }
+  }
+}
 
 /** Removes keys past their 24 h; bounded per run. */
 export async function purgeExpiredKeys(deps: Pick<Deps, 'store'>, now_ms: number, limit = 1000): Promise<number> {

@@ -1,6 +1,6 @@
 // Operator commands for notifications, and `worker`: the background work of serve without HTTP.
 
-import { backgroundTasks } from '../cli/background.js';
+import { backgroundWork } from '../cli/background.js';
 import { CommandError, command, need, out, UsageError } from '../cli/registry.js';
 import { exitIfStopHangs, stopRequested } from '../cli/signals.js';
 import { EventService } from './service.js';
@@ -19,12 +19,13 @@ export const workerCommand = command({
     // other processes (leases and compare-and-set), so several workers may run.
     const stop = stopRequested();
     const rt = await runtime();
-    const tasks = backgroundTasks.map((make) => make(rt));
-    for (const t of tasks) t.start();
-    out(`worker running ${tasks.length} background tasks`);
+    // No HTTP here, so no idempotency repair: the scheduler's poll and delivery (2 tasks).
+    const background = backgroundWork(rt, { jobs: true, serving: false });
+    background.start({ keep_alive: true });
+    out(`worker running ${background.localTaskNames().length} background tasks`);
     await stop;
     exitIfStopHangs('the worker');
-    for (const t of tasks) await t.stop();
+    await background.stop();
   },
 });
 

@@ -1,13 +1,39 @@
 // Notification delivery as background work of `serve` and `tollgate worker`, configured from
-// the process settings: the delivery worker, its metrics and its per-attempt warn line.
+// the process settings: the delivery worker, its metrics and its per-attempt warn line, run
+// as a process-local task of the scheduler (the event rows keep their own leases, so a tick
+// is a cheap read when nothing is due and never waits on another process).
 import type { Logger } from 'pino';
 import { createLogger } from '../http/logging.js';
 import type { Runtime } from '../runtime.js';
+import type { Scheduler } from '../scheduler/scheduler.js';
 import { DeliveryWorker } from './worker.js';
 
+/** The local task's name. */
+export const DELIVERY_TASK = 'notifications';
+/**
+ * How often an idle process looks for due events: the latency of a new event (an event is
+ * recorded in the transaction of its change, in any process, so there is nobody to wake).
+ */
+export const DELIVERY_POLL_MS = 100;
+
+/** Delivery on `scheduler`: a tick every DELIVERY_POLL_MS, at once while events keep coming and whenever a delivery ends. */
+export function deliveryTask(rt: Runtime, scheduler: Scheduler): DeliveryWorker {
+  const worker = deliveryWorker(rt, undefined, () => scheduler.wake(DELIVERY_TASK));
+  scheduler.local(
+    DELIVERY_TASK,
+    DELIVERY_POLL_MS,
+    async () => {
+      if (await worker.tick()) scheduler.wake(DELIVERY_TASK);
+    },
+    { settle: () => worker.settle() },
+  );
+  return worker;
+}
+
 /** The worker a process runs, configured from its settings. */
-export function deliveryWorker(rt: Runtime, log: Logger = createLogger(rt.settings)): DeliveryWorker {
+export function deliveryWorker(rt: Runtime, log: Logger = createLogger(rt.settings), wake?: () => void): DeliveryWorker {
   return new DeliveryWorker({
+    wake,
     store: rt.store,
     merchants: rt.merchants,
     allow_private: rt.settings.allow_private_webhooks,

@@ -7,6 +7,8 @@
 // Outcome: a second transaction, applied only while this worker still holds the lease.
 // A crash between the two leaves the lease to run out and the event is sent again:
 // at least once, never lost. Receivers deduplicate by `webhook-id` (= event_id).
+// The worker has no loop of its own: the scheduler runs `tick` as a process-local task
+// (src/notifications/tasks.ts), and `wake` asks it for the next tick at once.
 import { newId } from '../crypto/ids.js';
 import type { Store } from '../db/store.js';
 import type { MerchantService } from '../merchants/service.js';
@@ -34,8 +36,8 @@ export interface WorkerOptions {
   timeout_ms: number;
   /** Deliveries in flight at most. */
   concurrency?: number;
-  /** Idle poll interval. */
-  poll_ms?: number;
+  /** Called when a delivery ends (a slot is free): the task running `tick` should run it again now. */
+  wake?: () => void;
   now?: () => number;
   resolver?: Resolver;
   /** Test hook: jitter source in [0, 1). */
@@ -88,19 +90,14 @@ export function nextStep(
 export class DeliveryWorker {
   private readonly schedule: readonly number[];
   private readonly concurrency: number;
-  private readonly poll_ms: number;
   private readonly lease_ms: number;
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly inflight = new Set<Promise<void>>();
-  private running = false;
-  private loop: Promise<void> | null = null;
-  private wakeUp: (() => void) | null = null;
 
   constructor(private readonly opts: WorkerOptions) {
     this.schedule = opts.schedule_ms && opts.schedule_ms.length > 0 ? opts.schedule_ms : DEFAULT_SCHEDULE_MS;
     this.concurrency = Math.max(1, Math.min(opts.concurrency ?? 32, 1024));
-    this.poll_ms = opts.poll_ms ?? 100;
     // Longer than any attempt can take, so a live attempt never loses its lease.
     this.lease_ms = 2 * opts.timeout_ms + 1_000;
     this.now = opts.now ?? Date.now;
@@ -117,7 +114,7 @@ export class DeliveryWorker {
         .catch((e) => this.opts.log?.('notification delivery failed', e))
         .finally(() => {
           this.inflight.delete(p);
-          this.wakeUp?.();
+          this.opts.wake?.();
         });
       this.inflight.add(p);
     }
@@ -136,44 +133,26 @@ export class DeliveryWorker {
     return total;
   }
 
-  start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loop = this.run();
-  }
-
-  async stop(): Promise<void> {
-    this.running = false;
-    this.wakeUp?.();
-    await this.loop;
-    // In-flight attempts finish (each is bounded by the timeout) and record their outcome.
-    await Promise.allSettled([...this.inflight]);
-  }
-
-  private async run(): Promise<void> {
-    while (this.running) {
-      let claimed = 0;
-      try {
-        // Claim only when a quarter of the slots is free, so a busy worker batches claims.
-        const free = this.concurrency - this.inflight.size;
-        if (this.inflight.size === 0 || free >= Math.ceil(this.concurrency / 4)) claimed = await this.pump();
-      } catch (e) {
-        this.opts.log?.('claiming notifications failed', e);
-      }
-      if (!this.running) break;
-      if (claimed === 0 || this.inflight.size >= this.concurrency) await this.sleep(this.poll_ms);
+  /**
+   * One step of the background task. Returns true when it should run again at once: it
+   * claimed events and has free slots left (more may be due). A failed claim is logged and
+   * the next tick tries again.
+   */
+  async tick(): Promise<boolean> {
+    let claimed = 0;
+    try {
+      // Claim only when a quarter of the slots is free, so a busy worker batches claims.
+      const free = this.concurrency - this.inflight.size;
+      if (this.inflight.size === 0 || free >= Math.ceil(this.concurrency / 4)) claimed = await this.pump();
+    } catch (e) {
+      this.opts.log?.('claiming notifications failed', e);
     }
+    return claimed > 0 && this.inflight.size < this.concurrency;
   }
 
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const t = setTimeout(done, ms);
-      function done() {
-        clearTimeout(t);
-        resolve();
-      }
-      this.wakeUp = done;
-    });
+  /** Waits for the attempts in flight (each bounded by the timeout) to finish and record their outcome. */
+  async settle(): Promise<void> {
+    await Promise.allSettled([...this.inflight]);
   }
 
   private async claim(limit: number): Promise<EventRow[]> {

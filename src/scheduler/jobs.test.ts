@@ -1,13 +1,15 @@
 // The scheduler inside `serve` (issue 11 item 3): every periodic job of the gateway is a
-// recurring kind of the one scheduler, `serve` runs one loop for all of them beside the
-// notification worker, and a sweep moved onto it still does its work (a manual
-// authorisation past 7 days expires through the loop alone).
+// recurring kind of the one scheduler, whose local tasks are all the background work of a
+// process (issue 30 item 3: the jobs' poll, notification delivery, the idempotency repair),
+// and a sweep moved onto it still does its work (a manual authorisation past 7 days expires
+// through the loop alone).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { backgroundTasks, createScheduler, schedulerTask } from '../cli/background.js';
+import { backgroundWork, createScheduler } from '../cli/background.js';
 import { MANUAL_CAPTURE_WINDOW_MS } from '../payments/states.js';
 import { type TestGateway, testGateway } from '../test/harness.js';
 import { orderOf, pay } from '../test/lifecycle.js';
+import { pollJobs } from './jobs.js';
 
 let gw: TestGateway;
 before(async () => {
@@ -17,7 +19,7 @@ after(async () => {
   await gw.close();
 });
 
-test('every periodic job is a recurring kind of the one scheduler; serve runs two background tasks', () => {
+test('every periodic job is a recurring kind of the one scheduler; its local tasks are all the background work, by role', () => {
   const kinds = createScheduler(gw.runtime).registeredKinds().sort();
   assert.deepEqual(kinds, [
     'idempotency.purge',
@@ -31,15 +33,20 @@ test('every periodic job is a recurring kind of the one scheduler; serve runs tw
     'subscription.charge',
     'threeds.expiry',
   ]);
-  // The scheduler's loop and the notification delivery worker: no other timer.
-  assert.equal(backgroundTasks.length, 2);
+  // No other timer: serve with the worker on, serve with TOLLGATE_WORKER=0, `tollgate worker`.
+  const tasks = (jobs: boolean, serving: boolean) => backgroundWork(gw.runtime, { jobs, serving }).localTaskNames();
+  assert.deepEqual(tasks(true, true), ['scheduler', 'notifications', 'idempotency.repair']);
+  assert.deepEqual(tasks(false, true), ['idempotency.repair']);
+  assert.deepEqual(tasks(true, false), ['scheduler', 'notifications'], '`tollgate worker` runs 2 background tasks');
 });
 
 test('the scheduler loop expires a manual authorisation past its window, and a second loop beside it does not repeat it', async () => {
   const p = await pay(gw, { manual: true });
   gw.clock.advance(MANUAL_CAPTURE_WINDOW_MS + 1);
-  const a = schedulerTask(gw.runtime);
-  const b = schedulerTask(gw.runtime);
+  const a = createScheduler(gw.runtime);
+  const b = createScheduler(gw.runtime);
+  pollJobs(gw.runtime, a);
+  pollJobs(gw.runtime, b);
   a.start();
   b.start();
   try {

@@ -1,9 +1,8 @@
 // The background work of `serve` and `tollgate worker`: one Scheduler holding every job kind
-// and recurring sweep of the gateway, polled by one interval task. Which kinds exist is an
+// and recurring sweep of the gateway, polled by one of its local tasks. Which kinds exist is an
 // explicit list (src/cli/background.ts) handed in here, never a side effect of importing a
 // module (issue 30 item 3).
 import { createLogger } from '../http/logging.js';
-import { type BackgroundTask, intervalTask } from '../ops/interval-task.js';
 import type { Runtime } from '../runtime.js';
 import { purgeFinishedJobs, Scheduler, type SchedulerOptions } from './scheduler.js';
 
@@ -27,10 +26,13 @@ export function buildScheduler(rt: Runtime, setups: readonly JobSetup[], opts: S
   return scheduler;
 }
 
-/** The loop: at start the recurring rows are made sure of, then every POLL_MS due work runs batch after batch. */
-export function pollTask(rt: Runtime, scheduler: Scheduler): BackgroundTask {
+/** The local task that polls the rows. */
+export const POLL_TASK = 'scheduler';
+
+/** The loop, a local task: at start the recurring rows are made sure of, then every POLL_MS due work runs batch after batch. */
+export function pollJobs(rt: Runtime, scheduler: Scheduler): void {
   let installed = false;
-  return intervalTask('scheduler', POLL_MS, async (stopping) => {
+  scheduler.local(POLL_TASK, POLL_MS, async (stopping) => {
     if (!installed) {
       await scheduler.installRecurring(rt.deps.now());
       installed = true;

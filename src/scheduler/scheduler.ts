@@ -23,9 +23,14 @@
 //   and waits on nothing else (SQLite group commit, src/db/store.ts).
 // Leases run on the wall clock (`clock`: is the process alive?); what is due runs on the
 // `now_ms` given to `runDue` (the business clock, which a test clock may move).
+//
+// Beside the rows, the Scheduler holds process-local recurring tasks (`local`, src/scheduler/
+// local.ts): the polling of these rows is one of them, notification delivery and the
+// idempotency repair are others (src/cli/background.ts lists them). `start`/`stop` run them.
 import type { Updateable } from 'kysely';
 import { newId } from '../crypto/ids.js';
 import type { Store, Tx } from '../db/store.js';
+import { type LocalStep, type LocalTaskOptions, LocalTasks, type StepErrorReport } from './local.js';
 import type { ScheduledJobRow } from './tables.js';
 
 /** A job as its handler sees it. */
@@ -88,6 +93,8 @@ export interface SchedulerOptions {
   /** Jitter source in [0, 1) (default Math.random). */
   random?: () => number;
   log?: (msg: string, fields: Record<string, unknown>) => void;
+  /** Told of a failed step of a local task (default: a line on standard error). */
+  report?: StepErrorReport;
 }
 
 /** What one `runDue` did. */
@@ -215,6 +222,7 @@ export class Scheduler {
   private readonly concurrency: number;
   private readonly clock: () => number;
   private readonly random: () => number;
+  private readonly localTasks: LocalTasks;
 
   constructor(
     private readonly store: Store,
@@ -224,6 +232,35 @@ export class Scheduler {
     this.concurrency = Math.max(1, Math.min(opts.concurrency ?? 16, 256));
     this.clock = opts.clock ?? Date.now;
     this.random = opts.random ?? Math.random;
+    this.localTasks = new LocalTasks(opts.report);
+  }
+
+  /**
+   * A process-local recurring task: `step` every `every_ms` (after the previous one ended),
+   * never overlapping itself, run by `start` in this process only, with no row and no lease.
+   */
+  local(name: string, every_ms: number, step: LocalStep, opts: LocalTaskOptions = {}): void {
+    this.localTasks.add(name, every_ms, step, opts);
+  }
+
+  /** Runs the local task `name` at once (or right after its running step). */
+  wake(name: string): void {
+    this.localTasks.wake(name);
+  }
+
+  /** The local tasks `start` runs, in the order they were added. */
+  localTaskNames(): string[] {
+    return this.localTasks.names();
+  }
+
+  /** Starts the local tasks (`keep_alive`: their timers hold the process open). */
+  start(opts: { keep_alive?: boolean } = {}): void {
+    this.localTasks.start(opts);
+  }
+
+  /** Stops the local tasks: no new step; waits for the running ones and what they left running. */
+  stop(): Promise<void> {
+    return this.localTasks.stop();
   }
 
   /** An at-least-once kind: the handler must be idempotent (see the top of this file). */

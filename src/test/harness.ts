@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import qs from 'qs';
+import { backgroundWork } from '../cli/background.js';
 import {
   type AuthoriseRequest,
   type BodyFormat,
@@ -187,6 +188,10 @@ export async function testGateway(
   const runtime = await createRuntime(settings, { keyring: Keyring.parse(TEST_MASTER_KEY), now: () => clock.now, metricsDefaults: false });
   const app = await buildApp(runtime.deps, { log_destination: opts.log_destination });
   await app.ready();
+  // The background work of a serving process, as `serve` starts it (the idempotency repair;
+  // the timed jobs and delivery only where the worker is on, which tests drive by hand).
+  const background = backgroundWork(runtime, { jobs: settings.worker_enabled, serving: true });
+  background.start();
   const newMerchant: TestGateway['newMerchant'] = (o = {}) =>
     runtime.merchants.createMerchant({
       name: o.name ?? 'Test merchant',
@@ -238,6 +243,7 @@ export async function testGateway(
     },
     async close() {
       await app.close();
+      await background.stop();
       await runtime.store.close();
       await drop();
       fs.rmSync(dir, { recursive: true, force: true });
