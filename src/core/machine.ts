@@ -1,4 +1,4 @@
-// One transition mechanism for every aggregate (style §4, issue 30 item 2): a typed table of
+// One transition mechanism for every aggregate (docs/style.md §4, issue 30 item 2): a typed table of
 // events (from which statuses each may fire, where it leads) over one table's status column,
 // and one writer that applies an event as a compare-and-set on the current status, so two
 // racing requests can never both win. Each aggregate declares its machine beside its rows

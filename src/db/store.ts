@@ -1,4 +1,4 @@
-// One query layer (Kysely) over SQLite and PostgreSQL (style §8). Domain code reads through
+// One query layer (Kysely) over SQLite and PostgreSQL (docs/style.md §8). Domain code reads through
 // `store.db` and writes either a write unit (src/db/unit.ts: `store.write(unit)`, the
 // statements of a change built beforehand) or a transaction function
 // (`store.transaction(fn)`, for a change that must read its own writes).

@@ -1,4 +1,4 @@
-// /docs in a real browser (style §11): Swagger UI renders every operation of the served
+// /docs in a real browser (docs/style.md §11): Swagger UI renders every operation of the served
 // document under the page's strict CSP (a violation would show here), loads nothing from
 // another origin, and without JavaScript the test-card table still reads.
 import assert from 'node:assert/strict';

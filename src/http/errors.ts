@@ -1,4 +1,4 @@
-// One catalogue of result codes (docs/contract.md §6, style §5): code, text, HTTP status when the
+// One catalogue of result codes (docs/contract.md §6, docs/style.md §5): code, text, HTTP status when the
 // code refuses a whole request. Payment outcomes (1001…1011) answer HTTP 200.
 export const RESULT_CODES = {
   '0000': { text: 'Success', http: 200 },

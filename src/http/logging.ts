@@ -2,7 +2,7 @@ import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'p
 import pretty from 'pino-pretty';
 import type { Settings } from '../config/index.js';
 
-// Card numbers, security codes and secrets cannot reach a log (PCI DSS 3.3/3.5, style §10):
+// Card numbers, security codes and secrets cannot reach a log (PCI DSS 3.3/3.5, docs/style.md §10):
 // Fastify never logs bodies here, and these paths are censored wherever they appear.
 // Redaction happens before an entry is written, so it holds in both formats.
 const SENSITIVE = [

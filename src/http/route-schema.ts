@@ -1,4 +1,4 @@
-// Shared pieces of the signed routes' schemas (style §2): the identity fields of every
+// Shared pieces of the signed routes' schemas (docs/style.md §2): the identity fields of every
 // request, batch items, the refusal record of `error-answer.ts` per HTTP status in the
 // route's media type, and the helper every route declares its answers with. The answers
 // are the route's `schema.response`, so they reach `/openapi.json` from the route itself.

@@ -1,4 +1,4 @@
-// The double-entry ledger (style §6): balanced postings, fees, balances, settlement, the
+// The double-entry ledger (docs/style.md §6): balanced postings, fees, balances, settlement, the
 // verification, the operator commands, and a property test over random operation
 // sequences. On SQLite and PostgreSQL.
 import assert from 'node:assert/strict';

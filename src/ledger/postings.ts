@@ -1,4 +1,4 @@
-// The posting API (style §6): every money movement is one balanced posting, written in the
+// The posting API (docs/style.md §6): every money movement is one balanced posting, written in the
 // same transaction as the change it records. Payouts, transfers and subscriptions post
 // through `post` as well. What each movement posts is documented in README.md here.
 //
@@ -34,7 +34,7 @@ export interface Posting {
 
 export class UnbalancedPosting extends Error {}
 
-/** Most entries one posting may carry (style §9). */
+/** Most entries one posting may carry (docs/style.md §9). */
 const MAX_ENTRIES = 16;
 
 /**

@@ -1,4 +1,4 @@
-// Double-entry ledger rows (style §6). Every money movement is one posting whose entries
+// Double-entry ledger rows (docs/style.md §6). Every money movement is one posting whose entries
 // sum to zero; balances are derived from the entries (see README.md in this folder).
 
 /** The chart of accounts kept per merchant account and currency (README.md). */

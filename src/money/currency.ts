@@ -1,5 +1,5 @@
 // Amounts are integer minor units everywhere inside Tollgate; the ISO 4217 exponent is
-// applied only here, at the wire edge (docs/contract.md §5, style §3).
+// applied only here, at the wire edge (docs/contract.md §5, docs/style.md §3).
 import cc from 'currency-codes';
 
 /** Integer count of a currency's minor units (cents for USD, yen for JPY). */

@@ -16,7 +16,7 @@
 import { getPublicSuffix } from 'tldts';
 import type { Store } from '../db/store.js';
 
-/** Bounds (style §9): the header stays small. */
+/** Bounds (docs/style.md §9): the header stays small. */
 export const MAX_FRAME_ORIGINS = 20;
 const MAX_ORIGIN_CHARS = 255;
 

@@ -485,7 +485,7 @@ export function supportedLang(tag: string | null | undefined): Lang | null {
   return primary !== undefined && LANG_SET.has(primary) ? (primary as Lang) : null;
 }
 
-// Bounds on what is read of a client's header (style §9).
+// Bounds on what is read of a client's header (docs/style.md §9).
 const MAX_ACCEPT_LANGUAGE_CHARS = 1024;
 const MAX_ACCEPT_LANGUAGE_ENTRIES = 32;
 const Q = /^q=(0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/i;

@@ -13,7 +13,7 @@ import { movePayment } from './engine.js';
 import { expiringIds, paymentById } from './reader.js';
 import { checkoutSessionState } from './states.js';
 
-/** Payments expired per run at most (style §9). */
+/** Payments expired per run at most (docs/style.md §9). */
 export const EXPIRY_BATCH = 200;
 
 const WAITING = ['authorised', 'pending'] as const;

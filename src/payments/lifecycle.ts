@@ -19,7 +19,7 @@ export const MAX_REFUND_ITEMS = 50;
 
 /**
  * Item fields are loose strings here and checked per item, so a malformed item fails
- * alone (issue: per-item errors). Lengths stay bounded (style §9).
+ * alone (issue: per-item errors). Lengths stay bounded (docs/style.md §9).
  */
 export const itemString = (maxLength: number, description: string) => Type.Optional(Type.String({ maxLength, description }));
 

@@ -1,5 +1,5 @@
 // The payment request fields of the spec (interface.md "Payment order request fields").
-// One TypeBox schema validates, documents (OpenAPI) and types each endpoint (style §2).
+// One TypeBox schema validates, documents (OpenAPI) and types each endpoint (docs/style.md §2).
 // Every optional field is still bounded in length and checked for shape when present.
 import { type Static, type TSchema, Type } from 'typebox';
 import { Signature as AnswerSignature, NextCursor, oneOf, ReturnMessage, ReturnStatus, text } from '../http/route-schema.js';

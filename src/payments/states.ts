@@ -1,4 +1,4 @@
-// The payment aggregate's one transition table (style §4, docs/contract.md §6/§7). Every status
+// The payment aggregate's one transition table (docs/style.md §4, docs/contract.md §6/§7). Every status
 // write goes through the one mechanism (src/core/machine.ts): `applyTransition` below, or
 // the refund reservation's guarded updates, each a compare-and-set on the current status,
 // so two racing requests can never both win.

@@ -1,6 +1,6 @@
 // The payout request and answer schemas (interface.md "Payout record"; docs/contract.md §17).
 // One TypeBox schema validates (Ajv with type coercion), documents (OpenAPI) and types
-// each endpoint (style §2). Every field is bounded and shaped here; what a schema cannot
+// each endpoint (docs/style.md §2). Every field is bounded and shaped here; what a schema cannot
 // say (ISO membership, IBAN check digits, which bank fields a clearing system needs, the
 // amount's exponent, exactly one of payment_amount / source_amount, a saved beneficiary
 // or a new one) is checked by bank.ts and the service, with an error naming the field.

@@ -38,7 +38,7 @@ export const CHECK_KIND = 'payout.check';
 const DAY_MS = 86_400_000;
 /** How far ahead a payment_date may be. */
 export const MAX_SCHEDULE_DAYS = 365;
-/** How often one PROCESSING payout is asked about at most (bounded, style §9); then `payouts resolve`. */
+/** How often one PROCESSING payout is asked about at most (bounded, docs/style.md §9); then `payouts resolve`. */
 const MAX_CHECKS = 100;
 
 export type PayoutDeps = Pick<Deps, 'store' | 'keyring' | 'processorFor' | 'settings'>;

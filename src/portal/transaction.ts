@@ -49,7 +49,7 @@ const PlainBody = Type.Object(secrets, { additionalProperties: false });
 const ReviewBody = Type.Object({ ...secrets, decision: Type.Union([Type.Literal('accept'), Type.Literal('reject')]) }, { additionalProperties: false });
 type IdParams = Static<typeof Params>;
 
-/** Most events and ledger rows one page lists (a payment has a handful; the bound is style §9). */
+/** Most events and ledger rows one page lists (a payment has a handful; the bound is docs/style.md §9). */
 const MAX_ROWS = 200;
 
 const time = (ms: number | null) => (ms === null ? '' : new Date(Number(ms)).toISOString());

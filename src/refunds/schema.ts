@@ -1,5 +1,5 @@
 // The refund routes' request and answer schemas (interface.md "Refund record"): one schema
-// per endpoint validates the request and documents both (style §2).
+// per endpoint validates the request and documents both (docs/style.md §2).
 import { Type } from 'typebox';
 import { batchItem, NextCursor, oneOf, ReturnMessage, ReturnStatus, Signature, SignedIdentity, text } from '../http/route-schema.js';
 import { MAX_REFUND_ITEMS } from '../payments/lifecycle.js';

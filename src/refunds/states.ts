@@ -1,4 +1,4 @@
-// The refund aggregate's one transition table (style §4), applied by the one mechanism
+// The refund aggregate's one transition table (docs/style.md §4), applied by the one mechanism
 // (src/core/machine.ts) like the payment's. A refund is created `succeeded` when the
 // processor answers at once (the sandbox) or `pending` (refund_status 2) when it answers
 // later.

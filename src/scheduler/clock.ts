@@ -11,7 +11,7 @@
 import type { Store } from '../db/store.js';
 import type { Scheduler } from './scheduler.js';
 
-/** Job moments one advance runs at most (style §9): ten years of daily deductions fit. */
+/** Job moments one advance runs at most (docs/style.md §9): ten years of daily deductions fit. */
 export const MAX_STEPS = 10_000;
 /** Jobs one moment runs at most (a moment with more is run again until it has none). */
 const BATCH = 100;

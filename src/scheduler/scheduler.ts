@@ -121,7 +121,7 @@ export interface RunOptions {
 
 export const MAX_KEY_LENGTH = 200;
 export const MAX_PAYLOAD_BYTES = 16_384;
-/** Jobs claimed by one `runDue` at most (style §9). */
+/** Jobs claimed by one `runDue` at most (docs/style.md §9). */
 export const MAX_BATCH = 1_000;
 const MAX_ERROR_LENGTH = 500;
 const KIND = /^[a-z][a-z0-9_.-]{0,63}$/;

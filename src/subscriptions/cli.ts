@@ -9,7 +9,7 @@ import { cancelSubscription } from './service.js';
 import type { SubscriptionRow, SubscriptionStatus } from './tables.js';
 
 const STATUSES: readonly SubscriptionStatus[] = ['Active', 'PastDue', 'Inactived', 'Completed'];
-/** Rows `list` prints at most (style §9). */
+/** Rows `list` prints at most (docs/style.md §9). */
 const MAX_LIST = 1_000;
 /** Deduction orders `show` prints at most. */
 const MAX_ORDERS = 100;

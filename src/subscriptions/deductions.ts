@@ -31,7 +31,7 @@ export const CHARGE_KIND = 'subscription.charge';
 /** docs/contract.md §16: a failed deduction is retried this many days after it was due; then the subscription ends. */
 export const RETRY_AFTER_DAYS: readonly number[] = [1, 3, 5];
 const DAY_MS = 86_400_000;
-/** Order numbers tried when a merchant has used `<order_no>-R<n>` for an order of its own (bounded, style §9). */
+/** Order numbers tried when a merchant has used `<order_no>-R<n>` for an order of its own (bounded, docs/style.md §9). */
 const MAX_ORDER_NO_TRIES = 5;
 
 export interface ChargePayload {

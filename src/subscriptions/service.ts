@@ -198,7 +198,7 @@ export async function createSubscription(tx: Tx, p: Prepared, payment: PaymentRo
 
 export type CancelOutcome = { kind: 'cancelled' | 'already_ended'; row: SubscriptionRow } | { kind: 'not_found' };
 
-/** Compare-and-set rounds a cancel takes at most while deductions move the subscription (bounded, style §9). */
+/** Compare-and-set rounds a cancel takes at most while deductions move the subscription (bounded, docs/style.md §9). */
 const CANCEL_TRIES = 5;
 
 /**

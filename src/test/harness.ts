@@ -1,4 +1,4 @@
-// Test gateway: a real app on a real engine (style §8). TOLLGATE_TEST_ENGINE picks
+// Test gateway: a real app on a real engine (docs/style.md §8). TOLLGATE_TEST_ENGINE picks
 // sqlite (a temp file) or postgres (a fresh database per gateway on TOLLGATE_TEST_PG_URL).
 import fs from 'node:fs';
 import os from 'node:os';

@@ -1,4 +1,4 @@
-// End to end in a real browser (style §11): a shopper opens threeds_url, sees the
+// End to end in a real browser (docs/style.md §11): a shopper opens threeds_url, sees the
 // payment, clicks Complete, and lands on the merchant's return_url with a signed result.
 // The strict CSP is in force throughout, so a page that needed script or a form target
 // it does not allow would fail here.
