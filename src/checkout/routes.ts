@@ -10,7 +10,6 @@
 // page (src/pages) or a redirect. The session id is the shopper's credential; the pages'
 // forms also carry a token bound to it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
 import type { ApmMethod } from '../apm/catalogue.js';
 import { apmMethod } from '../apm/catalogue.js';
 import { ApmService } from '../apm/service.js';
@@ -18,7 +17,7 @@ import { cardFacts, fourDigitYear, isExpired } from '../cards/card.js';
 import { acquiringHooks, sendSigned } from '../http/acquiring.js';
 import type { Deps } from '../http/context.js';
 import { ApiError, resultText } from '../http/errors.js';
-import { answersAreStrings, REQUEST_MEDIA_TYPES, refusal, SIGNED } from '../http/route-schema.js';
+import { answersAreStrings } from '../http/route-schema.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import { rankedPaymentMethods } from '../methods/service.js';
 import { formatAmount } from '../money/currency.js';
@@ -26,15 +25,14 @@ import { frameOriginsOf, type Lang, type PageContent, sendPage, sendRedirect, st
 import { AuthoriseService } from '../payments/authorise.js';
 import { expireIfDue } from '../payments/expiry.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
-import { htmlPage, originOf, paymentLang, SHOPPER_PAGE, seeOther } from '../payments/shopper-pages.js';
+import { originOf, paymentLang } from '../payments/shopper-pages.js';
 import { signedReturnUrl } from '../payments/shopper-return.js';
 import type { PaymentRow } from '../payments/tables.js';
 import type { RiskEngine } from '../risk/index.js';
 import { checkoutResult, type FormErrors, type LoadingInputs, loadingPage, type PayView, payPage } from './pages.js';
-import { type ApmForm, ApmFormBody, type CardForm, CardFormBody, type Checkout, CheckoutBody, FormTokenBody, LoadingFormBody } from './schema.js';
+import { cancelSchema, checkoutSchema, forwardSchema, pageSchema, payApmSchema, payCardSchema, returnSchema } from './route-schemas.js';
+import { type ApmForm, type CardForm, type Checkout, CheckoutBody } from './schema.js';
 import { CheckoutService, isOpen, type Session } from './service.js';
-
-const Params = Type.Object({ id: Type.String({ maxLength: 64, description: 'the session id (`cs_…`)' }) });
 
 /** The request fields' camel-case aliases the loading page carries (interface.md "Create a redirect payment"). */
 const ALIASES: ReadonlyArray<readonly [alias: string, field: string]> = [
@@ -138,433 +136,300 @@ const CARD_FIELD_OF: Readonly<Record<string, string>> = {
   security_code: 'security_code',
 };
 
+/** What every handler shares: the app's dependencies, the services behind the pages and the frame-origin reader. */
+interface CheckoutContext {
+  deps: Deps;
+  checkout: CheckoutService;
+  authorise: AuthoriseService;
+  apm: ApmService;
+  frames: ReturnType<typeof frameOriginsOf>;
+}
+
+/** A refused form shown again: which method failed, the message of each field, and the values to keep. */
+type FormAgain = { failed: string; errors: FormErrors; values: Record<string, string> };
+
+const merchantName = (ctx: CheckoutContext, merchant_id: string) => ctx.deps.merchants.displayName(merchant_id);
+
+const amountOf = (p: PaymentRow) => `${formatAmount(p.amount_minor, p.currency)} ${p.currency}`;
+
+async function show(
+  ctx: CheckoutContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  s: Session | null,
+  content: (lang: Lang) => PageContent,
+) {
+  const frameAncestors = s ? await ctx.frames.list(s.payment.account_id) : [];
+  const target = s ? originOf(s.session.cancel_url) : '';
+  return sendPage(reply, { ...content(paymentLang(request, s?.payment.details)), status, frameAncestors, formTargets: target ? [target] : [] });
+}
+
+const notFound = (ctx: CheckoutContext, request: FastifyRequest, reply: FastifyReply) =>
+  show(ctx, request, reply, 404, null, (lang) => standardMessage(lang, 'not_found'));
+const forbidden = (ctx: CheckoutContext, request: FastifyRequest, reply: FastifyReply, s: Session) =>
+  show(ctx, request, reply, 403, s, (lang) => standardMessage(lang, 'forbidden'));
+const toPage = (reply: FastifyReply, s: Session) => sendRedirect(reply, `/pay/${s.session.session_id}`);
+
+/** The session, its lapsed payment expired on sight (the job does it too, every 30 s). */
+async function load(ctx: CheckoutContext, id: string): Promise<Session | null> {
+  const { deps, checkout } = ctx;
+  const s = await checkout.load(id);
+  if (!s) return null;
+  const p = s.payment;
+  if (p.status === 'pending' && p.expires_at !== null && Number(p.expires_at) <= deps.now()) {
+    await expireIfDue(deps, p.transaction_id, deps.now());
+    return checkout.load(id);
+  }
+  return s;
+}
+
+async function credsOf(ctx: CheckoutContext, s: Session): Promise<AccountCredentials> {
+  const creds = await ctx.deps.merchants.credentials(s.payment.merchant_id, s.payment.account_id);
+  if (!creds) throw new ApiError('0404', 'the session’s account no longer exists');
+  return creds;
+}
+
+/** The payment page, or the session's result once a method was chosen or it ended. */
+async function view(ctx: CheckoutContext, request: FastifyRequest, reply: FastifyReply, s: Session, form?: FormAgain) {
+  const { deps, checkout } = ctx;
+  const p = s.payment;
+  const merchant_name = await merchantName(ctx, p.merchant_id);
+  if (!isOpen(p)) {
+    return show(ctx, request, reply, 200, s, (lang) =>
+      checkoutResult(lang, { outcome: outcomeOf(p), order_no: p.order_no, merchant_name, amount: amountOf(p), session_id: s.session.session_id }),
+    );
+  }
+  const creds = await credsOf(ctx, s);
+  const billing_country = (checkout.requestOf(s).billing_country as string | undefined) ?? '';
+  const ranked = await rankedPaymentMethods(deps.store.db, creds.account, { currency: p.currency, billing_country }, deps.now());
+  const methods: Array<PayView['methods'][number]> = [];
+  for (const m of ranked) {
+    if (m.type === 'card') {
+      if (!methods.some((x) => x.kind === 'card')) methods.push({ kind: 'card' }); // brands collapse into one card form, at its best brand's rank
+    } else {
+      const method = apmMethod(m.payment_method);
+      if (method) methods.push({ kind: 'apm', method });
+    }
+  }
+  const v: PayView = {
+    session_id: s.session.session_id,
+    form_token: checkout.formToken(s.session.session_id),
+    merchant_name,
+    amount: amountOf(p),
+    order_no: p.order_no,
+    test_mode: creds.account.mode === 'test',
+    methods,
+    ...(form ?? {}),
+  };
+  return show(ctx, request, reply, form ? 400 : 200, s, (lang) => payPage(lang, v));
+}
+
+/** POST /v1/checkout: the loading page of a new (or the same) session, or `1011` for a used order_no. */
+async function createCheckout(ctx: CheckoutContext, request: FastifyRequest, reply: FastifyReply) {
+  const { deps, checkout } = ctx;
+  const creds = request.account!;
+  const body = request.body as Checkout;
+  if (!deps.processorFor(creds.account)) throw new ApiError('1016', 'this account is in live mode and no processor is configured for it');
+  const created = await checkout.create(creds, body, request.ip);
+  if (created.kind === 'duplicate') {
+    return sendSigned(request, reply, {
+      merchant_id: body.merchant_id,
+      account_id: body.account_id,
+      order_no: body.order_no,
+      amount: body.amount,
+      currency: body.currency,
+      transaction_id: '',
+      order_status: '0',
+      result_info: resultText('1011'),
+    });
+  }
+  const { session, payment } = created;
+  const request_fields = JSON.parse(session.request) as Record<string, unknown>;
+  const name = await merchantName(ctx, payment.merchant_id);
+  const fixed: LoadingInputs = {
+    gbc_id: session.session_id,
+    connector_code: deps.processorFor(creds.account)?.name ?? '',
+    account_name: name,
+    webSite: typeof body.website === 'string' ? body.website : '',
+    pm_id: '',
+    apm_type: '',
+    descriptor: name,
+    orderprefix: '',
+    rrtimezone: 'UTC',
+    ordernumlength: String(payment.order_no.length),
+    sendbgoods: body.items ? '1' : '0',
+    replacename: '0',
+    send_bank_website: '0',
+    replace_up_id: '',
+    replace_match_address: '0',
+    to_pass_page: '1',
+  };
+  const s: Session = { session, payment };
+  return show(ctx, request, reply, 200, s, (lang) =>
+    loadingPage(lang, {
+      session_id: session.session_id,
+      fixed,
+      signInfo: checkout.signInfo(session.session_id),
+      fields: loadingFields(request_fields, session.source_ip),
+    }),
+  );
+}
+
+/** POST /v1/checkout/:id: the loading page's form, on to the payment page. */
+async function forwardToPage(ctx: CheckoutContext, request: FastifyRequest, reply: FastifyReply) {
+  const { checkout } = ctx;
+  const { id } = request.params as { id: string };
+  const s = await checkout.load(id);
+  if (!s) return notFound(ctx, request, reply);
+  const { signInfo } = request.body as { signInfo: string };
+  if (!CheckoutService.same(signInfo, checkout.signInfo(id))) return forbidden(ctx, request, reply, s);
+  // Open: on to the payment page. Ended (the loading page again, by the back button): its result.
+  return isOpen(s.payment) ? toPage(reply, s) : view(ctx, request, reply, s);
+}
+
+/** GET /pay/:id: the payment page, or the session's result. */
+async function showPayPage(ctx: CheckoutContext, request: FastifyRequest, reply: FastifyReply) {
+  const s = await load(ctx, (request.params as { id: string }).id);
+  if (!s) return notFound(ctx, request, reply);
+  return view(ctx, request, reply, s);
+}
+
+type CardErrorKey = 'checkout.error.card_number' | 'checkout.error.expiry' | 'checkout.error.security_code' | 'checkout.error.holder';
+
+/** The card form's fields checked before anything is charged; `values` are what the form shows again (never the card number or code). */
+function readCardForm(form: CardForm, now_ms: number) {
+  const pan = form.card_number.replace(/[\s-]/g, '');
+  const facts = /^\d{12,19}$/.test(pan) ? cardFacts(pan) : null;
+  const errors: Record<string, CardErrorKey> = {};
+  if (!facts?.valid) errors.card_number = 'checkout.error.card_number';
+  const month = /^(0?[1-9]|1[0-2])$/.test(form.expiry_month.trim()) ? Number(form.expiry_month) : 0;
+  const yearText = form.expiry_year.trim();
+  const year = /^(\d{2}|\d{4})$/.test(yearText) ? fourDigitYear(yearText) : 0;
+  if (!month || !year || isExpired(month, year, now_ms)) errors.expiry_month = 'checkout.error.expiry';
+  const cvc = form.security_code.trim();
+  if (!/^\d{3,4}$/.test(cvc) || (facts?.valid && cvc.length !== facts.security_code_length)) errors.security_code = 'checkout.error.security_code';
+  const holder = (form.holder ?? '').trim();
+  const values = { expiry_month: form.expiry_month, expiry_year: form.expiry_year, holder }; // never the card number or code
+  return { pan, month, year, cvc, holder, values, errors };
+}
+
+/** POST /pay/:id: the card form, paid through the direct payment's own authorisation. */
+async function payByCard(ctx: CheckoutContext, request: FastifyRequest, reply: FastifyReply) {
+  const { deps, checkout, authorise } = ctx;
+  const form = request.body as CardForm;
+  const s = await load(ctx, (request.params as { id: string }).id);
+  if (!s) return notFound(ctx, request, reply);
+  if (!CheckoutService.same(form.form_token, checkout.formToken(s.session.session_id))) return forbidden(ctx, request, reply, s);
+  if (!isOpen(s.payment)) return view(ctx, request, reply, s); // paid, cancelled or expired: the result, nothing charged
+
+  const { pan, month, year, cvc, holder, values, errors } = readCardForm(form, deps.now());
+  if (Object.keys(errors).length > 0) return view(ctx, request, reply, s, { failed: 'card', errors, values });
+
+  const body: AuthoriseDirect = {
+    ...checkout.requestOf(s),
+    card: pan,
+    expiration_month: String(month),
+    expiration_year: String(year),
+    security_code: cvc,
+  };
+  if (holder && !body.first_name && !body.last_name) {
+    const parts = holder.split(/\s+/);
+    body.last_name = parts.length > 1 ? (parts.pop() as string) : '';
+    body.first_name = parts.join(' ').slice(0, 64);
+  }
+  try {
+    const paid = await authorise.payCheckout(await credsOf(ctx, s), body, s.payment);
+    if (!paid) return view(ctx, request, reply, (await load(ctx, s.session.session_id)) ?? s); // another tab paid it first: its result
+    if (paid.threeds_url) return sendRedirect(reply, paid.threeds_url);
+    return toPage(reply, s);
+  } catch (e) {
+    const field = e instanceof ApiError && e.code === '0400' && e.field ? CARD_FIELD_OF[e.field] : undefined;
+    if (!field) throw e;
+    return view(ctx, request, reply, s, {
+      failed: 'card',
+      errors: {
+        [field]: field === 'card_number' ? 'checkout.error.card_number' : field === 'security_code' ? 'checkout.error.security_code' : 'checkout.error.expiry',
+      },
+      values,
+    });
+  }
+}
+
+/** POST /pay/:id/apm: an alternative method started on the session's payment, on to its issuer page. */
+async function payByApm(ctx: CheckoutContext, request: FastifyRequest, reply: FastifyReply) {
+  const { checkout, apm } = ctx;
+  const form = request.body as ApmForm;
+  const s = await load(ctx, (request.params as { id: string }).id);
+  if (!s) return notFound(ctx, request, reply);
+  if (!CheckoutService.same(form.form_token, checkout.formToken(s.session.session_id))) return forbidden(ctx, request, reply, s);
+  if (!isOpen(s.payment)) return view(ctx, request, reply, s);
+  const person = Object.fromEntries(
+    Object.entries(form.person ?? {})
+      .filter(([, v]) => typeof v === 'string' && v.trim() !== '')
+      .map(([k, v]) => [k, (v as string).trim()]),
+  );
+  const body: AuthoriseDirect = { ...checkout.requestOf(s), payment_method: form.payment_method };
+  if (Object.keys(person).length > 0) body.person = person;
+  if (form.bank_code) body.bank_code = form.bank_code;
+  const values: Record<string, string> = Object.fromEntries(Object.entries(person).map(([k, v]) => [`person.${k}`, v]));
+  if (form.bank_code) values.bank_code = form.bank_code;
+  try {
+    const started = await apm.startOnCheckout(await credsOf(ctx, s), body, s.payment);
+    return started ? sendRedirect(reply, started.issuer_url) : view(ctx, request, reply, (await load(ctx, s.session.session_id)) ?? s);
+  } catch (e) {
+    if (!(e instanceof ApiError) || (e.code !== '0400' && e.code !== '0404')) throw e;
+    const method: ApmMethod | undefined = apmMethod(form.payment_method);
+    const known = method?.required.some((r) => r.path === e.field);
+    const errors: FormErrors =
+      e.code === '0404' || !known || !e.field
+        ? { payment_method: 'checkout.error.method' }
+        : { [e.field]: /is required/.test(e.message) ? 'checkout.error.required' : 'checkout.error.invalid' };
+    return view(ctx, request, reply, s, { failed: form.payment_method, errors, values });
+  }
+}
+
+/** POST /pay/:id/cancel: the shopper's "Cancel", back to cancel_url with the signed result. */
+async function cancelCheckout(ctx: CheckoutContext, request: FastifyRequest, reply: FastifyReply) {
+  const { checkout } = ctx;
+  const form = request.body as { form_token: string };
+  const s = await load(ctx, (request.params as { id: string }).id);
+  if (!s) return notFound(ctx, request, reply);
+  if (!CheckoutService.same(form.form_token, checkout.formToken(s.session.session_id))) return forbidden(ctx, request, reply, s);
+  const cancelled = await checkout.cancel(s);
+  if (!cancelled) return view(ctx, request, reply, (await load(ctx, s.session.session_id)) ?? s); // it had ended: its result
+  const creds = await credsOf(ctx, s);
+  return sendRedirect(reply, signedReturnUrl(s.session.cancel_url, cancelled, creds.signing_secret));
+}
+
+/** GET /pay/:id/return: back to the merchant with the signed result. */
+async function returnToMerchant(ctx: CheckoutContext, request: FastifyRequest, reply: FastifyReply) {
+  const s = await load(ctx, (request.params as { id: string }).id);
+  if (!s) return notFound(ctx, request, reply);
+  if (isOpen(s.payment)) return view(ctx, request, reply, s);
+  const creds = await credsOf(ctx, s);
+  const url = s.payment.status === 'cancelled' ? s.session.cancel_url : s.payment.return_url;
+  return sendRedirect(reply, signedReturnUrl(url, s.payment, creds.signing_secret));
+}
+
 export function registerCheckoutRoutes(app: FastifyInstance, deps: Deps, risk: RiskEngine): void {
-  const checkout = new CheckoutService(deps);
-  const authorise = new AuthoriseService(deps, risk);
-  const apm = new ApmService(deps);
-  const frames = frameOriginsOf(deps.store);
-
-  const merchantName = (merchant_id: string) => deps.merchants.displayName(merchant_id);
-
-  const amountOf = (p: PaymentRow) => `${formatAmount(p.amount_minor, p.currency)} ${p.currency}`;
-
-  async function show(request: FastifyRequest, reply: FastifyReply, status: number, s: Session | null, content: (lang: Lang) => PageContent) {
-    const frameAncestors = s ? await frames.list(s.payment.account_id) : [];
-    const target = s ? originOf(s.session.cancel_url) : '';
-    return sendPage(reply, { ...content(paymentLang(request, s?.payment.details)), status, frameAncestors, formTargets: target ? [target] : [] });
-  }
-
-  const notFound = (request: FastifyRequest, reply: FastifyReply) => show(request, reply, 404, null, (lang) => standardMessage(lang, 'not_found'));
-  const forbidden = (request: FastifyRequest, reply: FastifyReply, s: Session) => show(request, reply, 403, s, (lang) => standardMessage(lang, 'forbidden'));
-  const toPage = (reply: FastifyReply, s: Session) => sendRedirect(reply, `/pay/${s.session.session_id}`);
-
-  /** The session, its lapsed payment expired on sight (the job does it too, every 30 s). */
-  async function load(id: string): Promise<Session | null> {
-    const s = await checkout.load(id);
-    if (!s) return null;
-    const p = s.payment;
-    if (p.status === 'pending' && p.expires_at !== null && Number(p.expires_at) <= deps.now()) {
-      await expireIfDue(deps, p.transaction_id, deps.now());
-      return checkout.load(id);
-    }
-    return s;
-  }
-
-  async function credsOf(s: Session): Promise<AccountCredentials> {
-    const creds = await deps.merchants.credentials(s.payment.merchant_id, s.payment.account_id);
-    if (!creds) throw new ApiError('0404', 'the session’s account no longer exists');
-    return creds;
-  }
-
-  /** The payment page, or the session's result once a method was chosen or it ended. */
-  async function view(request: FastifyRequest, reply: FastifyReply, s: Session, form?: { failed: string; errors: FormErrors; values: Record<string, string> }) {
-    const p = s.payment;
-    const merchant_name = await merchantName(p.merchant_id);
-    if (!isOpen(p)) {
-      return show(request, reply, 200, s, (lang) =>
-        checkoutResult(lang, { outcome: outcomeOf(p), order_no: p.order_no, merchant_name, amount: amountOf(p), session_id: s.session.session_id }),
-      );
-    }
-    const creds = await credsOf(s);
-    const billing_country = (checkout.requestOf(s).billing_country as string | undefined) ?? '';
-    const ranked = await rankedPaymentMethods(deps.store.db, creds.account, { currency: p.currency, billing_country }, deps.now());
-    const methods: Array<PayView['methods'][number]> = [];
-    for (const m of ranked) {
-      if (m.type === 'card') {
-        if (!methods.some((x) => x.kind === 'card')) methods.push({ kind: 'card' }); // brands collapse into one card form, at its best brand's rank
-      } else {
-        const method = apmMethod(m.payment_method);
-        if (method) methods.push({ kind: 'apm', method });
-      }
-    }
-    const v: PayView = {
-      session_id: s.session.session_id,
-      form_token: checkout.formToken(s.session.session_id),
-      merchant_name,
-      amount: amountOf(p),
-      order_no: p.order_no,
-      test_mode: creds.account.mode === 'test',
-      methods,
-      ...(form ?? {}),
-    };
-    return show(request, reply, form ? 400 : 200, s, (lang) => payPage(lang, v));
-  }
-
-  // ---------- POST /v1/checkout ----------
-
+  const ctx: CheckoutContext = {
+    deps,
+    checkout: new CheckoutService(deps),
+    authorise: new AuthoriseService(deps, risk),
+    apm: new ApmService(deps),
+    frames: frameOriginsOf(deps.store),
+  };
+  const page = { config: { answer: 'html' as const }, ...answersAreStrings };
   app.post(
     '/v1/checkout',
-    {
-      schema: {
-        operationId: 'checkout',
-        summary: 'Create a redirect (iFrame) payment: the hosted checkout',
-        description:
-          'Post it from the shopper’s browser (a form on your page, or into an iFrame) with the payment fields of a direct payment but no card data, plus `return_url` and optionally `cancel_url`; signed like every request. Answers the loading page (HTML), which forwards the browser to the hosted payment page by itself (a button without JavaScript). The session lives 60 minutes; its order is `payment_status` `1000` until the shopper pays, and the shopper returns to `return_url` (or `cancel_url`) with signed `order_no`, `transaction_id`, `order_status`, `result_info` and `encryption_data`. The same body again shows the same session; another body with a used `order_no` is answered `1011:Duplicate order` (XML). Refusals are XML.',
-        tags: ['payments'],
-        security: SIGNED,
-        consumes: REQUEST_MEDIA_TYPES,
-        body: CheckoutBody,
-        response: {
-          200: {
-            description: 'The loading page (HTML); or, for another body with a used `order_no`, the signed `1011:Duplicate order` (XML).',
-            content: {
-              'text/html': { schema: Type.String({ description: 'the loading page: title `Loading…`, a form to `/v1/checkout/<session id>`' }) },
-              'application/xml': {
-                schema: Type.Object(
-                  {
-                    merchant_id: Type.String(),
-                    account_id: Type.String(),
-                    order_no: Type.String(),
-                    amount: Type.String(),
-                    currency: Type.String(),
-                    transaction_id: Type.String({ description: 'empty' }),
-                    order_status: Type.String({ description: '`0`' }),
-                    result_info: Type.String({ description: '`1011:Duplicate order`' }),
-                    encryption_data: Type.String({ description: 'the answer’s signature' }),
-                  },
-                  { xml: { name: 'respon' } },
-                ),
-              },
-            },
-          },
-          400: refusal(400, 'xml'),
-          401: refusal(401, 'xml'),
-          403: refusal(403, 'xml', '`1016:No processor configured for live mode`: a live account without a processor.'),
-          409: refusal(409, 'xml'),
-          413: refusal(413, 'xml'),
-          500: refusal(500, 'xml'),
-        },
-      },
-      config: { answer: 'xml', page: true },
-      ...answersAreStrings,
-      ...acquiringHooks(deps, CheckoutBody),
-    },
-    async (request, reply) => {
-      const creds = request.account!;
-      const body = request.body as Checkout;
-      if (!deps.processorFor(creds.account)) throw new ApiError('1016', 'this account is in live mode and no processor is configured for it');
-      const created = await checkout.create(creds, body, request.ip);
-      if (created.kind === 'duplicate') {
-        return sendSigned(request, reply, {
-          merchant_id: body.merchant_id,
-          account_id: body.account_id,
-          order_no: body.order_no,
-          amount: body.amount,
-          currency: body.currency,
-          transaction_id: '',
-          order_status: '0',
-          result_info: resultText('1011'),
-        });
-      }
-      const { session, payment } = created;
-      const request_fields = JSON.parse(session.request) as Record<string, unknown>;
-      const name = await merchantName(payment.merchant_id);
-      const fixed: LoadingInputs = {
-        gbc_id: session.session_id,
-        connector_code: deps.processorFor(creds.account)?.name ?? '',
-        account_name: name,
-        webSite: typeof body.website === 'string' ? body.website : '',
-        pm_id: '',
-        apm_type: '',
-        descriptor: name,
-        orderprefix: '',
-        rrtimezone: 'UTC',
-        ordernumlength: String(payment.order_no.length),
-        sendbgoods: body.items ? '1' : '0',
-        replacename: '0',
-        send_bank_website: '0',
-        replace_up_id: '',
-        replace_match_address: '0',
-        to_pass_page: '1',
-      };
-      const s: Session = { session, payment };
-      return show(request, reply, 200, s, (lang) =>
-        loadingPage(lang, {
-          session_id: session.session_id,
-          fixed,
-          signInfo: checkout.signInfo(session.session_id),
-          fields: loadingFields(request_fields, session.source_ip),
-        }),
-      );
-    },
+    { schema: checkoutSchema(), config: { answer: 'xml', page: true }, ...answersAreStrings, ...acquiringHooks(deps, CheckoutBody) },
+    (request, reply) => createCheckout(ctx, request, reply),
   );
-
-  // ---------- the loading page's form ----------
-
-  app.post(
-    '/v1/checkout/:id',
-    {
-      schema: {
-        operationId: 'checkoutForward',
-        summary: 'The loading page’s form: on to the payment page',
-        description: 'Posted by the loading page (by its script, or its button without JavaScript). Only the session’s own `signInfo` is accepted.',
-        ...SHOPPER_PAGE,
-        consumes: ['application/x-www-form-urlencoded'],
-        params: Params,
-        body: LoadingFormBody,
-        response: {
-          200: htmlPage('The session had ended (the loading page posted again): its result.'),
-          303: seeOther('To the payment page.', '/pay/<session id>'),
-          403: htmlPage('`signInfo` is not this session’s.'),
-          404: htmlPage('No such session.'),
-          400: refusal(400, 'json', 'The form has no signInfo.'),
-        },
-      },
-      config: { answer: 'html' },
-      ...answersAreStrings,
-    },
-    async (request, reply) => {
-      const { id } = request.params as { id: string };
-      const s = await checkout.load(id);
-      if (!s) return notFound(request, reply);
-      const { signInfo } = request.body as { signInfo: string };
-      if (!CheckoutService.same(signInfo, checkout.signInfo(id))) return forbidden(request, reply, s);
-      // Open: on to the payment page. Ended (the loading page again, by the back button): its result.
-      return isOpen(s.payment) ? toPage(reply, s) : view(request, reply, s);
-    },
-  );
-
-  // ---------- the payment page ----------
-
-  app.get(
-    '/pay/:id',
-    {
-      schema: {
-        operationId: 'checkoutPage',
-        summary: 'The hosted payment page',
-        description:
-          'While the session is open: the amount, the merchant, a card form and the alternative methods the account offers for the currency and billing country, in the order `/v1/paymentmethods` ranks them, and "Cancel". Once a method was chosen or the session ended: its result, with the way back to the merchant.',
-        ...SHOPPER_PAGE,
-        params: Params,
-        response: {
-          200: htmlPage('The payment page, or the session’s result.'),
-          404: htmlPage('No such session.'),
-          400: refusal(400, 'json', 'The id is too long.'),
-        },
-      },
-      config: { answer: 'html' },
-      ...answersAreStrings,
-    },
-    async (request, reply) => {
-      const s = await load((request.params as { id: string }).id);
-      if (!s) return notFound(request, reply);
-      return view(request, reply, s);
-    },
-  );
-
-  app.post(
-    '/pay/:id',
-    {
-      schema: {
-        operationId: 'checkoutPayCard',
-        summary: 'The payment page’s card form',
-        description:
-          'Pays the session by card through the direct payment’s own authorisation: risk, 3-D Secure, ledger and notification. Paid at most once: a second submit, a reload or another tab shows the result and charges nothing. A card number that fails its check, a past expiry or a wrong security-code length re-shows the form (400) and charges nothing.',
-        ...SHOPPER_PAGE,
-        consumes: ['application/x-www-form-urlencoded'],
-        params: Params,
-        body: CardFormBody,
-        response: {
-          200: htmlPage('The session was paid, cancelled or expired already (another tab, a reload): its result; nothing charged.'),
-          303: seeOther('To the 3-D Secure challenge, or back to the payment page, which shows the result.', '/threeds/<id> or /pay/<session id>'),
-          400: htmlPage('The form again, with the fields to correct (a form without its fields is refused as JSON).'),
-          403: htmlPage('The form token is not this session’s.'),
-          404: htmlPage('No such session.'),
-        },
-      },
-      config: { answer: 'html' },
-      ...answersAreStrings,
-    },
-    async (request, reply) => {
-      const form = request.body as CardForm;
-      const s = await load((request.params as { id: string }).id);
-      if (!s) return notFound(request, reply);
-      if (!CheckoutService.same(form.form_token, checkout.formToken(s.session.session_id))) return forbidden(request, reply, s);
-      if (!isOpen(s.payment)) return view(request, reply, s); // paid, cancelled or expired: the result, nothing charged
-
-      const pan = form.card_number.replace(/[\s-]/g, '');
-      const facts = /^\d{12,19}$/.test(pan) ? cardFacts(pan) : null;
-      const errors: Record<string, 'checkout.error.card_number' | 'checkout.error.expiry' | 'checkout.error.security_code' | 'checkout.error.holder'> = {};
-      if (!facts?.valid) errors.card_number = 'checkout.error.card_number';
-      const month = /^(0?[1-9]|1[0-2])$/.test(form.expiry_month.trim()) ? Number(form.expiry_month) : 0;
-      const yearText = form.expiry_year.trim();
-      const year = /^(\d{2}|\d{4})$/.test(yearText) ? fourDigitYear(yearText) : 0;
-      if (!month || !year || isExpired(month, year, deps.now())) errors.expiry_month = 'checkout.error.expiry';
-      const cvc = form.security_code.trim();
-      if (!/^\d{3,4}$/.test(cvc) || (facts?.valid && cvc.length !== facts.security_code_length)) errors.security_code = 'checkout.error.security_code';
-      const holder = (form.holder ?? '').trim();
-      const values = { expiry_month: form.expiry_month, expiry_year: form.expiry_year, holder }; // never the card number or code
-      if (Object.keys(errors).length > 0) return view(request, reply, s, { failed: 'card', errors, values });
-
-      const body: AuthoriseDirect = {
-        ...checkout.requestOf(s),
-        card: pan,
-        expiration_month: String(month),
-        expiration_year: String(year),
-        security_code: cvc,
-      };
-      if (holder && !body.first_name && !body.last_name) {
-        const parts = holder.split(/\s+/);
-        body.last_name = parts.length > 1 ? (parts.pop() as string) : '';
-        body.first_name = parts.join(' ').slice(0, 64);
-      }
-      try {
-        const paid = await authorise.payCheckout(await credsOf(s), body, s.payment);
-        if (!paid) return view(request, reply, (await load(s.session.session_id)) ?? s); // another tab paid it first: its result
-        if (paid.threeds_url) return sendRedirect(reply, paid.threeds_url);
-        return toPage(reply, s);
-      } catch (e) {
-        const field = e instanceof ApiError && e.code === '0400' && e.field ? CARD_FIELD_OF[e.field] : undefined;
-        if (!field) throw e;
-        return view(request, reply, s, {
-          failed: 'card',
-          errors: {
-            [field]:
-              field === 'card_number' ? 'checkout.error.card_number' : field === 'security_code' ? 'checkout.error.security_code' : 'checkout.error.expiry',
-          },
-          values,
-        });
-      }
-    },
-  );
-
-  app.post(
-    '/pay/:id/apm',
-    {
-      schema: {
-        operationId: 'checkoutPayApm',
-        summary: 'The payment page’s form of an alternative method',
-        description:
-          'Starts the chosen method on the session’s payment and sends the shopper to its issuer page. A missing or invalid field re-shows the form (400) naming it; a method the session does not offer is refused on the form.',
-        ...SHOPPER_PAGE,
-        consumes: ['application/x-www-form-urlencoded'],
-        params: Params,
-        body: ApmFormBody,
-        response: {
-          200: htmlPage('The session was paid, cancelled or expired already: its result.'),
-          303: seeOther('To the issuer page.', 'the issuer_url'),
-          400: htmlPage('The form again, with the field to correct (a form without its fields is refused as JSON).'),
-          403: htmlPage('The form token is not this session’s.'),
-          404: htmlPage('No such session.'),
-        },
-      },
-      config: { answer: 'html' },
-      ...answersAreStrings,
-    },
-    async (request, reply) => {
-      const form = request.body as ApmForm;
-      const s = await load((request.params as { id: string }).id);
-      if (!s) return notFound(request, reply);
-      if (!CheckoutService.same(form.form_token, checkout.formToken(s.session.session_id))) return forbidden(request, reply, s);
-      if (!isOpen(s.payment)) return view(request, reply, s);
-      const person = Object.fromEntries(
-        Object.entries(form.person ?? {})
-          .filter(([, v]) => typeof v === 'string' && v.trim() !== '')
-          .map(([k, v]) => [k, (v as string).trim()]),
-      );
-      const body: AuthoriseDirect = { ...checkout.requestOf(s), payment_method: form.payment_method };
-      if (Object.keys(person).length > 0) body.person = person;
-      if (form.bank_code) body.bank_code = form.bank_code;
-      const values: Record<string, string> = Object.fromEntries(Object.entries(person).map(([k, v]) => [`person.${k}`, v]));
-      if (form.bank_code) values.bank_code = form.bank_code;
-      try {
-        const started = await apm.startOnCheckout(await credsOf(s), body, s.payment);
-        return started ? sendRedirect(reply, started.issuer_url) : view(request, reply, (await load(s.session.session_id)) ?? s);
-      } catch (e) {
-        if (!(e instanceof ApiError) || (e.code !== '0400' && e.code !== '0404')) throw e;
-        const method: ApmMethod | undefined = apmMethod(form.payment_method);
-        const known = method?.required.some((r) => r.path === e.field);
-        const errors: FormErrors =
-          e.code === '0404' || !known || !e.field
-            ? { payment_method: 'checkout.error.method' }
-            : { [e.field]: /is required/.test(e.message) ? 'checkout.error.required' : 'checkout.error.invalid' };
-        return view(request, reply, s, { failed: form.payment_method, errors, values });
-      }
-    },
-  );
-
-  app.post(
-    '/pay/:id/cancel',
-    {
-      schema: {
-        operationId: 'checkoutCancel',
-        summary: 'The payment page’s "Cancel"',
-        description:
-          'Cancels the open session (`payment_status` `5000`, `1019:Cancelled by the shopper`, notified) and sends the shopper to `cancel_url` with the signed result, `order_status` `0`. After a payment it only shows the result.',
-        ...SHOPPER_PAGE,
-        consumes: ['application/x-www-form-urlencoded'],
-        params: Params,
-        body: FormTokenBody,
-        response: {
-          200: htmlPage('The session had ended already (paid, cancelled or expired): its result.'),
-          303: seeOther('To `cancel_url` with the signed result.', 'cancel_url with the result fields'),
-          403: htmlPage('The form token is not this session’s.'),
-          404: htmlPage('No such session.'),
-          400: refusal(400, 'json', 'The form has no form_token.'),
-        },
-      },
-      config: { answer: 'html' },
-      ...answersAreStrings,
-    },
-    async (request, reply) => {
-      const form = request.body as { form_token: string };
-      const s = await load((request.params as { id: string }).id);
-      if (!s) return notFound(request, reply);
-      if (!CheckoutService.same(form.form_token, checkout.formToken(s.session.session_id))) return forbidden(request, reply, s);
-      const cancelled = await checkout.cancel(s);
-      if (!cancelled) return view(request, reply, (await load(s.session.session_id)) ?? s); // it had ended: its result
-      const creds = await credsOf(s);
-      return sendRedirect(reply, signedReturnUrl(s.session.cancel_url, cancelled, creds.signing_secret));
-    },
-  );
-
-  app.get(
-    '/pay/:id/return',
-    {
-      schema: {
-        operationId: 'checkoutReturn',
-        summary: 'Back to the merchant with the signed result',
-        description:
-          'The result page’s link (followed by itself after a few seconds): `303` to `return_url` (to `cancel_url` when the shopper cancelled) with `merchant_id`, `account_id`, `order_no`, `transaction_id`, `order_status`, `result_info`, `threeds_result` and `encryption_data` signing them. While the session is open it shows the payment page.',
-        ...SHOPPER_PAGE,
-        params: Params,
-        response: {
-          200: htmlPage('The session is still open: the payment page.'),
-          303: seeOther('To the merchant with the signed result.', 'return_url or cancel_url with the result fields'),
-          404: htmlPage('No such session.'),
-          400: refusal(400, 'json', 'The id is too long.'),
-        },
-      },
-      config: { answer: 'html' },
-      ...answersAreStrings,
-    },
-    async (request, reply) => {
-      const s = await load((request.params as { id: string }).id);
-      if (!s) return notFound(request, reply);
-      if (isOpen(s.payment)) return view(request, reply, s);
-      const creds = await credsOf(s);
-      const url = s.payment.status === 'cancelled' ? s.session.cancel_url : s.payment.return_url;
-      return sendRedirect(reply, signedReturnUrl(url, s.payment, creds.signing_secret));
-    },
-  );
+  app.post('/v1/checkout/:id', { schema: forwardSchema(), ...page }, (request, reply) => forwardToPage(ctx, request, reply));
+  app.get('/pay/:id', { schema: pageSchema(), ...page }, (request, reply) => showPayPage(ctx, request, reply));
+  app.post('/pay/:id', { schema: payCardSchema(), ...page }, (request, reply) => payByCard(ctx, request, reply));
+  app.post('/pay/:id/apm', { schema: payApmSchema(), ...page }, (request, reply) => payByApm(ctx, request, reply));
+  app.post('/pay/:id/cancel', { schema: cancelSchema(), ...page }, (request, reply) => cancelCheckout(ctx, request, reply));
+  app.get('/pay/:id/return', { schema: returnSchema(), ...page }, (request, reply) => returnToMerchant(ctx, request, reply));
 }

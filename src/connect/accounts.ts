@@ -1,7 +1,7 @@
 // `/v1/accounts` (docs/contract.md §12, §18; issue 13): connected accounts created under the calling
 // (platform) account, in its mode. Create, retrieve, update, delete, list. The object keeps
 // the platform family's field names, so its official client library reads it unchanged.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { newId } from '../crypto/ids.js';
 import type { Tx } from '../db/store.js';
@@ -187,193 +187,185 @@ export async function findAccount(
     .executeTakeFirst();
 }
 
+/** What every account route's schema carries besides its own parts (new objects per registration). */
+const doc = () => ({ tags: [CONNECT_TAG], security: [{ bearer: [] }] });
+
+const createAccountSchema = () => ({
+  operationId: 'createAccount',
+  summary: 'Create a connected account',
+  description: 'A connected account under your (platform) account, in your key’s mode. Capabilities requested become `active`. Answers the account object.',
+  ...doc(),
+  body: CreateAccount,
+  response: { ...objectAnswers(AccountObject, 'The new connected account.'), ...errorAnswers([400, 401, 409, 429]) },
+});
+
+const retrieveAccountSchema = () => ({
+  operationId: 'retrieveAccount',
+  summary: 'Retrieve a connected account',
+  description: 'One of your connected accounts; another account’s id, a deleted one or one of the other mode is 404.',
+  ...doc(),
+  params: IdParams('acct_'),
+  querystring: RetrieveQuery,
+  response: { ...objectAnswers(AccountObject, 'The connected account.'), ...errorAnswers([401, 403, 404, 429]) },
+});
+
+const updateAccountSchema = () => ({
+  operationId: 'updateAccount',
+  summary: 'Update a connected account',
+  description: 'Changes the given fields; `metadata` keys are merged (a key set to an empty string is removed).',
+  ...doc(),
+  params: IdParams('acct_'),
+  body: UpdateAccount,
+  response: { ...objectAnswers(AccountObject, 'The connected account after the update.'), ...errorAnswers([400, 401, 404, 409, 429]) },
+});
+
+const deleteAccountSchema = () => ({
+  operationId: 'deleteAccount',
+  summary: 'Delete a connected account',
+  description:
+    'Only an account whose balance is zero in every currency can be deleted (reverse its transfers first): money is never left in an account nobody can reach. Its transfers stay listed.',
+  ...doc(),
+  params: IdParams('acct_'),
+  response: { ...objectAnswers(DeletedAccount, 'The account is deleted.'), ...errorAnswers([400, 401, 404, 429]) },
+});
+
+const listAccountsSchema = () => ({
+  operationId: 'listAccounts',
+  summary: 'List connected accounts',
+  description: 'Newest first; `limit` (1 to 100, default 10), `starting_after` / `ending_before` cursors, `created` filter.',
+  ...doc(),
+  querystring: ListAccounts,
+  response: {
+    ...objectAnswers(ListEnvelope(AccountObject, 'A page of connected accounts, newest first.'), 'A page of connected accounts.'),
+    ...errorAnswers([400, 401, 403, 429]),
+  },
+});
+
+type IdRequest = FastifyRequest<{ Params: { id: string } }>;
+
+/** POST /v1/accounts */
+async function createConnectedAccount(deps: Deps, request: FastifyRequest<{ Body: CreateAccount }>, reply: FastifyReply) {
+  const caller = callerOf(request);
+  const b = request.body;
+  const now = deps.now();
+  const row: ConnectedAccountRow = {
+    id: newId('connected_account'),
+    platform_account_id: caller.creds.account.account_id,
+    merchant_id: caller.creds.account.merchant_id,
+    livemode: caller.livemode ? 1 : 0,
+    type: b.type ?? 'custom',
+    country: checkCountry(b.country),
+    email: b.email ?? '',
+    default_currency: checkCurrency(b.default_currency),
+    business_profile: JSON.stringify(b.business_profile ?? {}),
+    capabilities: JSON.stringify(capabilitiesAfter({ card_payments: 'inactive', transfers: 'inactive' }, b.capabilities)),
+    metadata: JSON.stringify(newMetadata(b.metadata as MetadataInput | undefined)),
+    business_type: b.business_type ?? '',
+    deleted: 0,
+    created_at: now,
+    updated_at: now,
+  };
+  await deps.store.transaction((tx) => tx.insertInto('connected_accounts').values(row).execute());
+  return sendObject(request, reply, accountObject(row));
+}
+
+/** GET /v1/accounts/:id */
+async function retrieveConnectedAccount(deps: Deps, request: IdRequest, reply: FastifyReply) {
+  const caller = callerOf(request);
+  const row = await findAccount(deps.store.db, caller.creds.account.account_id, caller.livemode, request.params.id);
+  if (!row) throw noSuch('account', request.params.id);
+  return sendObject(request, reply, accountObject(row));
+}
+
+/** POST /v1/accounts/:id */
+async function updateConnectedAccount(deps: Deps, request: FastifyRequest<{ Params: { id: string }; Body: UpdateAccount }>, reply: FastifyReply) {
+  const caller = callerOf(request);
+  const b = request.body;
+  const updated = await deps.store.transaction(async (tx) => {
+    // Lock the row first (a no-op update), then read and merge: concurrent updates are
+    // never lost on PostgreSQL, and one that finds it deleted is a 404.
+    const locked = await tx
+      .updateTable('connected_accounts')
+      .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+      .where('id', '=', request.params.id)
+      .where('platform_account_id', '=', caller.creds.account.account_id)
+      .where('livemode', '=', caller.livemode ? 1 : 0)
+      .where('deleted', '=', 0)
+      .executeTakeFirst();
+    const row = Number(locked.numUpdatedRows) === 1 ? await findAccount(tx, caller.creds.account.account_id, caller.livemode, request.params.id) : undefined;
+    if (!row) throw noSuch('account', request.params.id);
+    const profile = b.business_profile ? { ...(JSON.parse(row.business_profile) as object), ...b.business_profile } : JSON.parse(row.business_profile);
+    const next: ConnectedAccountRow = {
+      ...row,
+      email: b.email ?? row.email,
+      default_currency: b.default_currency !== undefined ? checkCurrency(b.default_currency) : row.default_currency,
+      business_profile: JSON.stringify(profile),
+      capabilities: JSON.stringify(capabilitiesAfter(JSON.parse(row.capabilities), b.capabilities)),
+      metadata: JSON.stringify(mergeMetadata(row.metadata, b.metadata as MetadataInput | undefined)),
+      business_type: b.business_type ?? row.business_type,
+      updated_at: deps.now(),
+    };
+    const { id, platform_account_id, merchant_id, livemode, created_at, deleted, ...patch } = next;
+    await tx.updateTable('connected_accounts').set(patch).where('id', '=', id).where('deleted', '=', 0).execute();
+    return next;
+  });
+  return sendObject(request, reply, accountObject(updated));
+}
+
+/** DELETE /v1/accounts/:id */
+async function deleteConnectedAccount(deps: Deps, request: IdRequest, reply: FastifyReply) {
+  const caller = callerOf(request);
+  await deps.store.transaction(async (tx) => {
+    // Mark it deleted first: the update locks the row until commit, so a transfer to it
+    // (which locks the same row) either committed before and shows in the balance read
+    // next, or waits and then finds it deleted. A refusal rolls the mark back.
+    const owner = { platform_account_id: caller.creds.account.account_id, livemode: caller.livemode ? 1 : 0 };
+    const marked = await deleteAccount(tx, request.params.id, owner, deps.now());
+    if (!marked) throw noSuch('account', request.params.id);
+    const held = (await accountBalances(tx, marked.id)).filter((x) => x.available_minor !== 0 || x.pending_minor !== 0);
+    const first = held[0];
+    if (first) {
+      throw invalidParam(
+        'id',
+        `The account still holds a balance in ${lower(first.currency)}; reverse its transfers before deleting it.`,
+        'balance_insufficient',
+      );
+    }
+  });
+  return sendObject(request, reply, { id: request.params.id, object: 'account', deleted: true });
+}
+
+/** GET /v1/accounts */
+async function listConnectedAccounts(deps: Deps, request: FastifyRequest<{ Querystring: ListQuery }>, reply: FastifyReply) {
+  const caller = callerOf(request);
+  const platform = caller.creds.account.account_id;
+  const livemode = caller.livemode ? 1 : 0;
+  const scoped = () =>
+    deps.store.db
+      .selectFrom('connected_accounts')
+      .selectAll()
+      .where('platform_account_id', '=', platform)
+      .where('livemode', '=', livemode)
+      .where('deleted', '=', 0);
+  const page = await listPage<ConnectedAccountRow>(request.query, 'account', scoped, (id) => scoped().where('id', '=', id).executeTakeFirst());
+  return sendObject(request, reply, listObject('/v1/accounts', page, page.rows.map(accountObject)));
+}
+
 export function registerAccountRoutes(app: FastifyInstance, deps: Deps): void {
   const opts = genericRouteOptions(deps);
-  const tags = [CONNECT_TAG];
-
-  app.post<{ Body: CreateAccount }>(
-    '/v1/accounts',
-    {
-      ...opts,
-      schema: {
-        operationId: 'createAccount',
-        summary: 'Create a connected account',
-        description:
-          'A connected account under your (platform) account, in your key’s mode. Capabilities requested become `active`. Answers the account object.',
-        tags,
-        security: [{ bearer: [] }],
-        body: CreateAccount,
-        response: { ...objectAnswers(AccountObject, 'The new connected account.'), ...errorAnswers([400, 401, 409, 429]) },
-      },
-    },
-    async (request, reply) => {
-      const caller = callerOf(request);
-      const b = request.body;
-      const now = deps.now();
-      const row: ConnectedAccountRow = {
-        id: newId('connected_account'),
-        platform_account_id: caller.creds.account.account_id,
-        merchant_id: caller.creds.account.merchant_id,
-        livemode: caller.livemode ? 1 : 0,
-        type: b.type ?? 'custom',
-        country: checkCountry(b.country),
-        email: b.email ?? '',
-        default_currency: checkCurrency(b.default_currency),
-        business_profile: JSON.stringify(b.business_profile ?? {}),
-        capabilities: JSON.stringify(capabilitiesAfter({ card_payments: 'inactive', transfers: 'inactive' }, b.capabilities)),
-        metadata: JSON.stringify(newMetadata(b.metadata as MetadataInput | undefined)),
-        business_type: b.business_type ?? '',
-        deleted: 0,
-        created_at: now,
-        updated_at: now,
-      };
-      await deps.store.transaction((tx) => tx.insertInto('connected_accounts').values(row).execute());
-      return sendObject(request, reply, accountObject(row));
-    },
+  app.post<{ Body: CreateAccount }>('/v1/accounts', { ...opts, schema: createAccountSchema() }, (request, reply) =>
+    createConnectedAccount(deps, request, reply),
   );
-
-  app.get<{ Params: { id: string } }>(
-    '/v1/accounts/:id',
-    {
-      ...opts,
-      schema: {
-        operationId: 'retrieveAccount',
-        summary: 'Retrieve a connected account',
-        description: 'One of your connected accounts; another account’s id, a deleted one or one of the other mode is 404.',
-        tags,
-        security: [{ bearer: [] }],
-        params: IdParams('acct_'),
-        querystring: RetrieveQuery,
-        response: { ...objectAnswers(AccountObject, 'The connected account.'), ...errorAnswers([401, 403, 404, 429]) },
-      },
-    },
-    async (request, reply) => {
-      const caller = callerOf(request);
-      const row = await findAccount(deps.store.db, caller.creds.account.account_id, caller.livemode, request.params.id);
-      if (!row) throw noSuch('account', request.params.id);
-      return sendObject(request, reply, accountObject(row));
-    },
+  app.get<{ Params: { id: string } }>('/v1/accounts/:id', { ...opts, schema: retrieveAccountSchema() }, (request, reply) =>
+    retrieveConnectedAccount(deps, request, reply),
   );
-
-  app.post<{ Params: { id: string }; Body: UpdateAccount }>(
-    '/v1/accounts/:id',
-    {
-      ...opts,
-      schema: {
-        operationId: 'updateAccount',
-        summary: 'Update a connected account',
-        description: 'Changes the given fields; `metadata` keys are merged (a key set to an empty string is removed).',
-        tags,
-        security: [{ bearer: [] }],
-        params: IdParams('acct_'),
-        body: UpdateAccount,
-        response: { ...objectAnswers(AccountObject, 'The connected account after the update.'), ...errorAnswers([400, 401, 404, 409, 429]) },
-      },
-    },
-    async (request, reply) => {
-      const caller = callerOf(request);
-      const b = request.body;
-      const updated = await deps.store.transaction(async (tx) => {
-        // Lock the row first (a no-op update), then read and merge: concurrent updates are
-        // never lost on PostgreSQL, and one that finds it deleted is a 404.
-        const locked = await tx
-          .updateTable('connected_accounts')
-          .set((eb) => ({ updated_at: eb.ref('updated_at') }))
-          .where('id', '=', request.params.id)
-          .where('platform_account_id', '=', caller.creds.account.account_id)
-          .where('livemode', '=', caller.livemode ? 1 : 0)
-          .where('deleted', '=', 0)
-          .executeTakeFirst();
-        const row =
-          Number(locked.numUpdatedRows) === 1 ? await findAccount(tx, caller.creds.account.account_id, caller.livemode, request.params.id) : undefined;
-        if (!row) throw noSuch('account', request.params.id);
-        const profile = b.business_profile ? { ...(JSON.parse(row.business_profile) as object), ...b.business_profile } : JSON.parse(row.business_profile);
-        const next: ConnectedAccountRow = {
-          ...row,
-          email: b.email ?? row.email,
-          default_currency: b.default_currency !== undefined ? checkCurrency(b.default_currency) : row.default_currency,
-          business_profile: JSON.stringify(profile),
-          capabilities: JSON.stringify(capabilitiesAfter(JSON.parse(row.capabilities), b.capabilities)),
-          metadata: JSON.stringify(mergeMetadata(row.metadata, b.metadata as MetadataInput | undefined)),
-          business_type: b.business_type ?? row.business_type,
-          updated_at: deps.now(),
-        };
-        const { id, platform_account_id, merchant_id, livemode, created_at, deleted, ...patch } = next;
-        await tx.updateTable('connected_accounts').set(patch).where('id', '=', id).where('deleted', '=', 0).execute();
-        return next;
-      });
-      return sendObject(request, reply, accountObject(updated));
-    },
+  app.post<{ Params: { id: string }; Body: UpdateAccount }>('/v1/accounts/:id', { ...opts, schema: updateAccountSchema() }, (request, reply) =>
+    updateConnectedAccount(deps, request, reply),
   );
-
-  app.delete<{ Params: { id: string } }>(
-    '/v1/accounts/:id',
-    {
-      ...opts,
-      schema: {
-        operationId: 'deleteAccount',
-        summary: 'Delete a connected account',
-        description:
-          'Only an account whose balance is zero in every currency can be deleted (reverse its transfers first): money is never left in an account nobody can reach. Its transfers stay listed.',
-        tags,
-        security: [{ bearer: [] }],
-        params: IdParams('acct_'),
-        response: { ...objectAnswers(DeletedAccount, 'The account is deleted.'), ...errorAnswers([400, 401, 404, 429]) },
-      },
-    },
-    async (request, reply) => {
-      const caller = callerOf(request);
-      await deps.store.transaction(async (tx) => {
-        // Mark it deleted first: the update locks the row until commit, so a transfer to it
-        // (which locks the same row) either committed before and shows in the balance read
-        // next, or waits and then finds it deleted. A refusal rolls the mark back.
-        const owner = { platform_account_id: caller.creds.account.account_id, livemode: caller.livemode ? 1 : 0 };
-        const marked = await deleteAccount(tx, request.params.id, owner, deps.now());
-        if (!marked) throw noSuch('account', request.params.id);
-        const held = (await accountBalances(tx, marked.id)).filter((x) => x.available_minor !== 0 || x.pending_minor !== 0);
-        const first = held[0];
-        if (first) {
-          throw invalidParam(
-            'id',
-            `The account still holds a balance in ${lower(first.currency)}; reverse its transfers before deleting it.`,
-            'balance_insufficient',
-          );
-        }
-      });
-      return sendObject(request, reply, { id: request.params.id, object: 'account', deleted: true });
-    },
+  app.delete<{ Params: { id: string } }>('/v1/accounts/:id', { ...opts, schema: deleteAccountSchema() }, (request, reply) =>
+    deleteConnectedAccount(deps, request, reply),
   );
-
-  app.get<{ Querystring: ListQuery }>(
-    '/v1/accounts',
-    {
-      ...opts,
-      schema: {
-        operationId: 'listAccounts',
-        summary: 'List connected accounts',
-        description: 'Newest first; `limit` (1 to 100, default 10), `starting_after` / `ending_before` cursors, `created` filter.',
-        tags,
-        security: [{ bearer: [] }],
-        querystring: ListAccounts,
-        response: {
-          ...objectAnswers(ListEnvelope(AccountObject, 'A page of connected accounts, newest first.'), 'A page of connected accounts.'),
-          ...errorAnswers([400, 401, 403, 429]),
-        },
-      },
-    },
-    async (request, reply) => {
-      const caller = callerOf(request);
-      const platform = caller.creds.account.account_id;
-      const livemode = caller.livemode ? 1 : 0;
-      const scoped = () =>
-        deps.store.db
-          .selectFrom('connected_accounts')
-          .selectAll()
-          .where('platform_account_id', '=', platform)
-          .where('livemode', '=', livemode)
-          .where('deleted', '=', 0);
-      const page = await listPage<ConnectedAccountRow>(request.query, 'account', scoped, (id) => scoped().where('id', '=', id).executeTakeFirst());
-      return sendObject(request, reply, listObject('/v1/accounts', page, page.rows.map(accountObject)));
-    },
+  app.get<{ Querystring: ListQuery }>('/v1/accounts', { ...opts, schema: listAccountsSchema() }, (request, reply) =>
+    listConnectedAccounts(deps, request, reply),
   );
 }

@@ -13,7 +13,7 @@
 // Idempotency-Key is handled by src/idempotency; the key's row id is stored with what a
 // request made (`idempotency_ref`, unique), so a re-run after a crash cut the answer off
 // (the key's lease taken over) answers the transfer already made instead of a second one.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import { type Static, Type } from 'typebox';
 import { newId } from '../crypto/ids.js';
@@ -271,369 +271,367 @@ const insufficient = (what: string, currency: string, available: number, amount:
 /** The platform family answers an unknown destination with 400 (a body parameter), not 404. */
 const noDestination = (id: string): GenericError => new GenericError(400, noSuch('destination', id, 'destination').body);
 
-export function registerTransferRoutes(app: FastifyInstance, deps: Deps): void {
-  const opts = genericRouteOptions(deps);
-  const tags = [CONNECT_TAG];
-  const security = [{ bearer: [] }];
+/** What every transfer route's schema carries besides its own parts (new objects per registration). */
+const doc = () => ({ tags: [CONNECT_TAG], security: [{ bearer: [] }] });
 
-  app.post<{ Body: CreateTransfer }>(
-    '/v1/transfers',
-    {
-      ...opts,
-      schema: {
-        operationId: 'createTransfer',
-        summary: 'Create a transfer',
-        description:
-          'Moves `amount` of your available balance in `currency` to one of your connected accounts, at once. Refused with `balance_insufficient` (nothing moves) when your available balance is smaller: it never goes below zero.',
-        tags,
-        security,
-        body: CreateTransfer,
-        response: { ...objectAnswers(TransferObject, 'The transfer.'), ...errorAnswers([400, 401, 409, 429]) },
-      },
-    },
-    async (request, reply) => {
-      const s = scopeOf(request);
-      const b = request.body;
-      const currency = checkCurrency(b.currency);
-      const amount = b.amount;
-      if (!(await findAccount(deps.store.db, s.platform, s.livemode === 1, b.destination))) throw noDestination(b.destination);
-      const idem = request.idempotency?.id ?? null;
-      const now = deps.now();
-      const { row, made } = await deps.store.transaction(async (tx) => {
-        await holdFunding(tx, s.platform, currency, now);
-        if (idem) {
-          const made = await tx
-            .selectFrom('transfers')
-            .selectAll()
-            .where('idempotency_ref', '=', idem)
-            .where('platform_account_id', '=', s.platform)
-            .executeTakeFirst();
-          if (made) return { row: made, made: true };
-        }
-        // The destination's row, locked until commit: a delete of the account waits for this transfer.
-        const open = await tx
-          .updateTable('connected_accounts')
-          .set((eb) => ({ updated_at: eb.ref('updated_at') }))
-          .where('id', '=', b.destination)
-          .where('platform_account_id', '=', s.platform)
-          .where('livemode', '=', s.livemode)
-          .where('deleted', '=', 0)
-          .returning(['id', 'capabilities'])
-          .executeTakeFirst();
-        if (!open) throw noDestination(b.destination);
-        // As the platform family does: only an account with the transfers capability receives transfers.
-        if ((JSON.parse(open.capabilities) as Record<string, string>).transfers !== 'active') {
-          throw new GenericError(400, {
-            type: 'invalid_request_error',
-            code: 'insufficient_capabilities_for_transfer',
-            param: 'destination',
-            message: `Account ${b.destination} does not have the transfers capability active: request it with capabilities[transfers][requested]=true.`,
-          });
-        }
-        const available = await availableMinor(tx, s.platform, currency);
-        if (amount > available) throw insufficient('your account', currency, available, amount);
-        const row: TransferRow = {
-          id: newId('transfer', now),
-          platform_account_id: s.platform,
-          merchant_id: s.merchant_id,
-          livemode: s.livemode,
-          destination: b.destination,
-          currency,
-          amount_minor: amount,
-          reversed_minor: 0,
-          description: b.description ?? '',
-          transfer_group: b.transfer_group ?? '',
-          metadata: JSON.stringify(newMetadata(b.metadata as MetadataInput | undefined)),
-          idempotency_ref: idem,
-          created_at: now,
-          updated_at: now,
-        };
-        await tx.insertInto('transfers').values(row).execute();
-        await postMove(tx, { from: s.platform, to: row.destination, currency, amount_minor: amount, reason: 'transfer', ref: row.id }, now);
-        return { row, made: false };
-      });
-      const [answer] = made ? await answerTransfers(deps.store.db, [row]) : [transferObject(row)];
-      return sendObject(request, reply, answer);
-    },
-  );
+const createTransferSchema = () => ({
+  operationId: 'createTransfer',
+  summary: 'Create a transfer',
+  description:
+    'Moves `amount` of your available balance in `currency` to one of your connected accounts, at once. Refused with `balance_insufficient` (nothing moves) when your available balance is smaller: it never goes below zero.',
+  ...doc(),
+  body: CreateTransfer,
+  response: { ...objectAnswers(TransferObject, 'The transfer.'), ...errorAnswers([400, 401, 409, 429]) },
+});
 
-  app.get<{ Params: { id: string } }>(
-    '/v1/transfers/:id',
-    {
-      ...opts,
-      schema: {
-        operationId: 'retrieveTransfer',
-        summary: 'Retrieve a transfer',
-        description: 'One of your transfers, with its newest reversals; another account’s id or one of the other mode is 404.',
-        tags,
-        security,
-        params: IdParams('tr_'),
-        querystring: RetrieveQuery,
-        response: { ...objectAnswers(TransferObject, 'The transfer.'), ...errorAnswers([401, 403, 404, 429]) },
-      },
-    },
-    async (request, reply) => {
-      const s = scopeOf(request);
-      const row = await findTransfer(deps.store.db, s.platform, s.livemode, request.params.id);
-      if (!row) throw noSuch('transfer', request.params.id);
-      const [answer] = await answerTransfers(deps.store.db, [row]);
-      return sendObject(request, reply, answer);
-    },
-  );
+const retrieveTransferSchema = () => ({
+  operationId: 'retrieveTransfer',
+  summary: 'Retrieve a transfer',
+  description: 'One of your transfers, with its newest reversals; another account’s id or one of the other mode is 404.',
+  ...doc(),
+  params: IdParams('tr_'),
+  querystring: RetrieveQuery,
+  response: { ...objectAnswers(TransferObject, 'The transfer.'), ...errorAnswers([401, 403, 404, 429]) },
+});
 
-  app.post<{ Params: { id: string }; Body: UpdateTransfer }>(
-    '/v1/transfers/:id',
-    {
-      ...opts,
-      schema: {
-        operationId: 'updateTransfer',
-        summary: 'Update a transfer',
-        description: 'Changes `description` and `metadata` only (metadata keys are merged; a key set to an empty string is removed).',
-        tags,
-        security,
-        params: IdParams('tr_'),
-        body: UpdateTransfer,
-        response: { ...objectAnswers(TransferObject, 'The transfer after the update.'), ...errorAnswers([400, 401, 404, 409, 429]) },
-      },
-    },
-    async (request, reply) => {
-      const s = scopeOf(request);
-      const b = request.body;
-      const now = deps.now();
-      const updated = await deps.store.transaction(async (tx) => {
-        // Locked first, then merged: concurrent metadata updates both land.
-        const row = await tx
-          .updateTable('transfers')
-          .set({ updated_at: now })
-          .where('id', '=', request.params.id)
-          .where('platform_account_id', '=', s.platform)
-          .where('livemode', '=', s.livemode)
-          .returningAll()
-          .executeTakeFirst();
-        if (!row) throw noSuch('transfer', request.params.id);
-        const patch = {
-          description: b.description ?? row.description,
-          metadata: JSON.stringify(mergeMetadata(row.metadata, b.metadata as MetadataInput | undefined)),
-        };
-        await tx.updateTable('transfers').set(patch).where('id', '=', row.id).execute();
-        return { ...row, ...patch };
-      });
-      const [answer] = await answerTransfers(deps.store.db, [updated]);
-      return sendObject(request, reply, answer);
-    },
-  );
+const updateTransferSchema = () => ({
+  operationId: 'updateTransfer',
+  summary: 'Update a transfer',
+  description: 'Changes `description` and `metadata` only (metadata keys are merged; a key set to an empty string is removed).',
+  ...doc(),
+  params: IdParams('tr_'),
+  body: UpdateTransfer,
+  response: { ...objectAnswers(TransferObject, 'The transfer after the update.'), ...errorAnswers([400, 401, 404, 409, 429]) },
+});
 
-  app.get<{ Querystring: ListTransfers }>(
-    '/v1/transfers',
-    {
-      ...opts,
-      schema: {
-        operationId: 'listTransfers',
-        summary: 'List transfers',
-        description:
-          'Newest first; `limit` (1 to 100, default 10), `starting_after` / `ending_before` cursors, `created`, `destination` and `transfer_group` filters.',
-        tags,
-        security,
-        querystring: ListTransfers,
-        response: {
-          ...objectAnswers(ListEnvelope(TransferObject, 'A page of transfers, newest first.'), 'A page of transfers.'),
-          ...errorAnswers([400, 401, 403, 404, 429]),
-        },
-      },
-    },
-    async (request, reply) => {
-      const s = scopeOf(request);
-      const q = request.query;
-      const mine = () => deps.store.db.selectFrom('transfers').selectAll().where('platform_account_id', '=', s.platform).where('livemode', '=', s.livemode);
-      // A destination that is not one of the caller's accounts (deleted ones count) is "no such account".
-      if (q.destination !== undefined) {
-        const known = await deps.store.db
-          .selectFrom('connected_accounts')
-          .select('id')
-          .where('id', '=', q.destination)
-          .where('platform_account_id', '=', s.platform)
-          .where('livemode', '=', s.livemode)
-          .executeTakeFirst();
-        if (!known) throw noSuch('account', q.destination, 'destination');
-      }
-      const filtered = () => {
-        let query = mine();
-        if (q.destination !== undefined) query = query.where('destination', '=', q.destination);
-        if (q.transfer_group !== undefined) query = query.where('transfer_group', '=', q.transfer_group);
-        return query;
-      };
-      // A cursor is any of the caller's transfers, filtered out or not.
-      const page = await listPage<TransferRow>(q, 'transfer', filtered, (id) => mine().where('id', '=', id).executeTakeFirst());
-      return sendObject(request, reply, listObject('/v1/transfers', page, await answerTransfers(deps.store.db, page.rows)));
-    },
-  );
+const listTransfersSchema = () => ({
+  operationId: 'listTransfers',
+  summary: 'List transfers',
+  description:
+    'Newest first; `limit` (1 to 100, default 10), `starting_after` / `ending_before` cursors, `created`, `destination` and `transfer_group` filters.',
+  ...doc(),
+  querystring: ListTransfers,
+  response: {
+    ...objectAnswers(ListEnvelope(TransferObject, 'A page of transfers, newest first.'), 'A page of transfers.'),
+    ...errorAnswers([400, 401, 403, 404, 429]),
+  },
+});
 
-  app.post<{ Params: { id: string }; Body: CreateReversal }>(
-    '/v1/transfers/:id/reversals',
-    {
-      ...opts,
-      schema: {
-        operationId: 'createTransferReversal',
-        summary: 'Reverse a transfer',
-        description:
-          'Takes `amount` (default: all that is not reversed yet) back from the connected account to your available balance. Several partial reversals may be made, never more than was transferred (`amount_too_large`), and never more than the connected account has available (`balance_insufficient`).',
-        tags,
-        security,
-        params: IdParams('tr_'),
-        body: CreateReversal,
-        response: { ...objectAnswers(ReversalObject, 'The reversal.'), ...errorAnswers([400, 401, 404, 409, 429]) },
-      },
-    },
-    async (request, reply) => {
-      const s = scopeOf(request);
-      const b = request.body;
-      const t = await findTransfer(deps.store.db, s.platform, s.livemode, request.params.id);
-      if (!t) throw noSuch('transfer', request.params.id);
-      const idem = request.idempotency?.id ?? null;
-      const now = deps.now();
-      const reversal = await deps.store.transaction(async (tx) => {
-        // The connected account's balance is what this takes down: its funding row first.
-        await holdFunding(tx, t.destination, t.currency, now);
-        if (idem) {
-          const made = await tx
-            .selectFrom('transfer_reversals')
-            .selectAll()
-            .where('idempotency_ref', '=', idem)
-            .where('transfer_id', '=', t.id)
-            .executeTakeFirst();
-          if (made) return made;
-        }
-        const current = await tx.selectFrom('transfers').select(['amount_minor', 'reversed_minor']).where('id', '=', t.id).executeTakeFirstOrThrow();
-        const left = Number(current.amount_minor) - Number(current.reversed_minor);
-        if (!canApplyTransfer('reverse_partial', transferState(current)))
-          throw invalidParam('amount', `Transfer ${t.id} is already fully reversed.`, 'amount_too_large');
-        const n = b.amount ?? left;
-        const tooLarge = () => invalidParam('amount', `Amount ${n} is more than the ${left} of transfer ${t.id} not reversed yet.`, 'amount_too_large');
-        if (n > left) throw tooLarge();
-        const available = await availableMinor(tx, t.destination, t.currency);
-        if (n > available) throw insufficient(`connected account ${t.destination}`, t.currency, available, n);
-        // Compare-and-set bounded by the transferred amount (never read-then-write).
-        if (!(await reserveReversal(tx, t.id, n, now))) throw tooLarge();
-        const row: TransferReversalRow = {
-          id: newId('transfer_reversal', now),
-          transfer_id: t.id,
-          platform_account_id: s.platform,
-          livemode: s.livemode,
-          currency: t.currency,
-          amount_minor: n,
-          description: b.description ?? '',
-          metadata: JSON.stringify(newMetadata(b.metadata as MetadataInput | undefined)),
-          idempotency_ref: idem,
-          created_at: now,
-          updated_at: now,
-        };
-        await tx.insertInto('transfer_reversals').values(row).execute();
-        await postMove(tx, { from: t.destination, to: s.platform, currency: t.currency, amount_minor: n, reason: 'transfer_reversal', ref: row.id }, now);
-        return row;
-      });
-      return sendObject(request, reply, reversalObject(reversal));
-    },
-  );
+const createReversalSchema = () => ({
+  operationId: 'createTransferReversal',
+  summary: 'Reverse a transfer',
+  description:
+    'Takes `amount` (default: all that is not reversed yet) back from the connected account to your available balance. Several partial reversals may be made, never more than was transferred (`amount_too_large`), and never more than the connected account has available (`balance_insufficient`).',
+  ...doc(),
+  params: IdParams('tr_'),
+  body: CreateReversal,
+  response: { ...objectAnswers(ReversalObject, 'The reversal.'), ...errorAnswers([400, 401, 404, 409, 429]) },
+});
 
-  app.get<{ Params: { id: string }; Querystring: ListQuery }>(
-    '/v1/transfers/:id/reversals',
-    {
-      ...opts,
-      schema: {
-        operationId: 'listTransferReversals',
-        summary: 'List the reversals of a transfer',
-        description: 'Newest first; `limit` (1 to 100, default 10), `starting_after` / `ending_before` cursors, `created` filter.',
-        tags,
-        security,
-        params: IdParams('tr_'),
-        querystring: ListReversals,
-        response: {
-          ...objectAnswers(ListEnvelope(ReversalObject, 'A page of reversals, newest first.'), 'A page of reversals.'),
-          ...errorAnswers([400, 401, 403, 404, 429]),
-        },
-      },
-    },
-    async (request, reply) => {
-      const s = scopeOf(request);
-      const t = await findTransfer(deps.store.db, s.platform, s.livemode, request.params.id);
-      if (!t) throw noSuch('transfer', request.params.id);
-      const scoped = () => deps.store.db.selectFrom('transfer_reversals').selectAll().where('transfer_id', '=', t.id);
-      const page = await listPage<TransferReversalRow>(request.query, 'transfer_reversal', scoped, (id) => scoped().where('id', '=', id).executeTakeFirst());
-      return sendObject(request, reply, listObject(`/v1/transfers/${t.id}/reversals`, page, page.rows.map(reversalObject)));
-    },
-  );
+const listReversalsSchema = () => ({
+  operationId: 'listTransferReversals',
+  summary: 'List the reversals of a transfer',
+  description: 'Newest first; `limit` (1 to 100, default 10), `starting_after` / `ending_before` cursors, `created` filter.',
+  ...doc(),
+  params: IdParams('tr_'),
+  querystring: ListReversals,
+  response: {
+    ...objectAnswers(ListEnvelope(ReversalObject, 'A page of reversals, newest first.'), 'A page of reversals.'),
+    ...errorAnswers([400, 401, 403, 404, 429]),
+  },
+});
 
-  /** A reversal of one of the caller's transfers; both ids must match. */
-  const findReversal = async (db: Db, request: FastifyRequest<{ Params: { id: string; reversal_id: string } }>) => {
-    const s = scopeOf(request);
-    const { id, reversal_id } = request.params;
-    const row = await db
-      .selectFrom('transfer_reversals')
+const retrieveReversalSchema = () => ({
+  operationId: 'retrieveTransferReversal',
+  summary: 'Retrieve a transfer reversal',
+  description: 'One reversal of one of your transfers.',
+  ...doc(),
+  params: ReversalParams,
+  querystring: RetrieveQuery,
+  response: { ...objectAnswers(ReversalObject, 'The reversal.'), ...errorAnswers([401, 403, 404, 429]) },
+});
+
+const updateReversalSchema = () => ({
+  operationId: 'updateTransferReversal',
+  summary: 'Update a transfer reversal',
+  description: 'Changes `metadata` only (keys are merged; a key set to an empty string is removed).',
+  ...doc(),
+  params: ReversalParams,
+  body: UpdateReversal,
+  response: { ...objectAnswers(ReversalObject, 'The reversal after the update.'), ...errorAnswers([400, 401, 404, 409, 429]) },
+});
+
+type Scope = ReturnType<typeof scopeOf>;
+type IdRequest = FastifyRequest<{ Params: { id: string } }>;
+type ReversalRequest = FastifyRequest<{ Params: { id: string; reversal_id: string } }>;
+
+/** The transfer's writes, in the transaction that holds the platform's funding row: the replay of a key, or the checks and the move. */
+async function makeTransfer(
+  tx: Tx,
+  s: Scope,
+  b: CreateTransfer,
+  currency: string,
+  idem: string | null,
+  now: number,
+): Promise<{ row: TransferRow; made: boolean }> {
+  const amount = b.amount;
+  await holdFunding(tx, s.platform, currency, now);
+  if (idem) {
+    const made = await tx
+      .selectFrom('transfers')
       .selectAll()
-      .where('id', '=', reversal_id)
-      .where('transfer_id', '=', id)
+      .where('idempotency_ref', '=', idem)
+      .where('platform_account_id', '=', s.platform)
+      .executeTakeFirst();
+    if (made) return { row: made, made: true };
+  }
+  // The destination's row, locked until commit: a delete of the account waits for this transfer.
+  const open = await tx
+    .updateTable('connected_accounts')
+    .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+    .where('id', '=', b.destination)
+    .where('platform_account_id', '=', s.platform)
+    .where('livemode', '=', s.livemode)
+    .where('deleted', '=', 0)
+    .returning(['id', 'capabilities'])
+    .executeTakeFirst();
+  if (!open) throw noDestination(b.destination);
+  // As the platform family does: only an account with the transfers capability receives transfers.
+  if ((JSON.parse(open.capabilities) as Record<string, string>).transfers !== 'active') {
+    throw new GenericError(400, {
+      type: 'invalid_request_error',
+      code: 'insufficient_capabilities_for_transfer',
+      param: 'destination',
+      message: `Account ${b.destination} does not have the transfers capability active: request it with capabilities[transfers][requested]=true.`,
+    });
+  }
+  const available = await availableMinor(tx, s.platform, currency);
+  if (amount > available) throw insufficient('your account', currency, available, amount);
+  const row: TransferRow = {
+    id: newId('transfer', now),
+    platform_account_id: s.platform,
+    merchant_id: s.merchant_id,
+    livemode: s.livemode,
+    destination: b.destination,
+    currency,
+    amount_minor: amount,
+    reversed_minor: 0,
+    description: b.description ?? '',
+    transfer_group: b.transfer_group ?? '',
+    metadata: JSON.stringify(newMetadata(b.metadata as MetadataInput | undefined)),
+    idempotency_ref: idem,
+    created_at: now,
+    updated_at: now,
+  };
+  await tx.insertInto('transfers').values(row).execute();
+  await postMove(tx, { from: s.platform, to: row.destination, currency, amount_minor: amount, reason: 'transfer', ref: row.id }, now);
+  return { row, made: false };
+}
+
+/** POST /v1/transfers */
+async function createTransfer(deps: Deps, request: FastifyRequest<{ Body: CreateTransfer }>, reply: FastifyReply) {
+  const s = scopeOf(request);
+  const b = request.body;
+  const currency = checkCurrency(b.currency);
+  if (!(await findAccount(deps.store.db, s.platform, s.livemode === 1, b.destination))) throw noDestination(b.destination);
+  const idem = request.idempotency?.id ?? null;
+  const now = deps.now();
+  const { row, made } = await deps.store.transaction((tx) => makeTransfer(tx, s, b, currency, idem, now));
+  const [answer] = made ? await answerTransfers(deps.store.db, [row]) : [transferObject(row)];
+  return sendObject(request, reply, answer);
+}
+
+/** GET /v1/transfers/:id */
+async function retrieveTransfer(deps: Deps, request: IdRequest, reply: FastifyReply) {
+  const s = scopeOf(request);
+  const row = await findTransfer(deps.store.db, s.platform, s.livemode, request.params.id);
+  if (!row) throw noSuch('transfer', request.params.id);
+  const [answer] = await answerTransfers(deps.store.db, [row]);
+  return sendObject(request, reply, answer);
+}
+
+/** POST /v1/transfers/:id */
+async function updateTransfer(deps: Deps, request: FastifyRequest<{ Params: { id: string }; Body: UpdateTransfer }>, reply: FastifyReply) {
+  const s = scopeOf(request);
+  const b = request.body;
+  const now = deps.now();
+  const updated = await deps.store.transaction(async (tx) => {
+    // Locked first, then merged: concurrent metadata updates both land.
+    const row = await tx
+      .updateTable('transfers')
+      .set({ updated_at: now })
+      .where('id', '=', request.params.id)
+      .where('platform_account_id', '=', s.platform)
+      .where('livemode', '=', s.livemode)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw noSuch('transfer', request.params.id);
+    const patch = {
+      description: b.description ?? row.description,
+      metadata: JSON.stringify(mergeMetadata(row.metadata, b.metadata as MetadataInput | undefined)),
+    };
+    await tx.updateTable('transfers').set(patch).where('id', '=', row.id).execute();
+    return { ...row, ...patch };
+  });
+  const [answer] = await answerTransfers(deps.store.db, [updated]);
+  return sendObject(request, reply, answer);
+}
+
+/** GET /v1/transfers */
+async function listTransfers(deps: Deps, request: FastifyRequest<{ Querystring: ListTransfers }>, reply: FastifyReply) {
+  const s = scopeOf(request);
+  const q = request.query;
+  const mine = () => deps.store.db.selectFrom('transfers').selectAll().where('platform_account_id', '=', s.platform).where('livemode', '=', s.livemode);
+  // A destination that is not one of the caller's accounts (deleted ones count) is "no such account".
+  if (q.destination !== undefined) {
+    const known = await deps.store.db
+      .selectFrom('connected_accounts')
+      .select('id')
+      .where('id', '=', q.destination)
       .where('platform_account_id', '=', s.platform)
       .where('livemode', '=', s.livemode)
       .executeTakeFirst();
-    if (!row) throw noSuch('transfer_reversal', reversal_id);
-    return row;
+    if (!known) throw noSuch('account', q.destination, 'destination');
+  }
+  const filtered = () => {
+    let query = mine();
+    if (q.destination !== undefined) query = query.where('destination', '=', q.destination);
+    if (q.transfer_group !== undefined) query = query.where('transfer_group', '=', q.transfer_group);
+    return query;
   };
+  // A cursor is any of the caller's transfers, filtered out or not.
+  const page = await listPage<TransferRow>(q, 'transfer', filtered, (id) => mine().where('id', '=', id).executeTakeFirst());
+  return sendObject(request, reply, listObject('/v1/transfers', page, await answerTransfers(deps.store.db, page.rows)));
+}
 
+/** The reversal's writes, in the transaction that holds the connected account's funding row: the replay of a key, or the checks and the move back. */
+async function makeReversal(tx: Tx, s: Scope, t: TransferRow, b: CreateReversal, idem: string | null, now: number): Promise<TransferReversalRow> {
+  // The connected account's balance is what this takes down: its funding row first.
+  await holdFunding(tx, t.destination, t.currency, now);
+  if (idem) {
+    const made = await tx.selectFrom('transfer_reversals').selectAll().where('idempotency_ref', '=', idem).where('transfer_id', '=', t.id).executeTakeFirst();
+    if (made) return made;
+  }
+  const current = await tx.selectFrom('transfers').select(['amount_minor', 'reversed_minor']).where('id', '=', t.id).executeTakeFirstOrThrow();
+  const left = Number(current.amount_minor) - Number(current.reversed_minor);
+  if (!canApplyTransfer('reverse_partial', transferState(current)))
+    throw invalidParam('amount', `Transfer ${t.id} is already fully reversed.`, 'amount_too_large');
+  const n = b.amount ?? left;
+  const tooLarge = () => invalidParam('amount', `Amount ${n} is more than the ${left} of transfer ${t.id} not reversed yet.`, 'amount_too_large');
+  if (n > left) throw tooLarge();
+  const available = await availableMinor(tx, t.destination, t.currency);
+  if (n > available) throw insufficient(`connected account ${t.destination}`, t.currency, available, n);
+  // Compare-and-set bounded by the transferred amount (never read-then-write).
+  if (!(await reserveReversal(tx, t.id, n, now))) throw tooLarge();
+  const row: TransferReversalRow = {
+    id: newId('transfer_reversal', now),
+    transfer_id: t.id,
+    platform_account_id: s.platform,
+    livemode: s.livemode,
+    currency: t.currency,
+    amount_minor: n,
+    description: b.description ?? '',
+    metadata: JSON.stringify(newMetadata(b.metadata as MetadataInput | undefined)),
+    idempotency_ref: idem,
+    created_at: now,
+    updated_at: now,
+  };
+  await tx.insertInto('transfer_reversals').values(row).execute();
+  await postMove(tx, { from: t.destination, to: s.platform, currency: t.currency, amount_minor: n, reason: 'transfer_reversal', ref: row.id }, now);
+  return row;
+}
+
+/** POST /v1/transfers/:id/reversals */
+async function createReversal(deps: Deps, request: FastifyRequest<{ Params: { id: string }; Body: CreateReversal }>, reply: FastifyReply) {
+  const s = scopeOf(request);
+  const b = request.body;
+  const t = await findTransfer(deps.store.db, s.platform, s.livemode, request.params.id);
+  if (!t) throw noSuch('transfer', request.params.id);
+  const idem = request.idempotency?.id ?? null;
+  const now = deps.now();
+  const reversal = await deps.store.transaction((tx) => makeReversal(tx, s, t, b, idem, now));
+  return sendObject(request, reply, reversalObject(reversal));
+}
+
+/** GET /v1/transfers/:id/reversals */
+async function listReversals(deps: Deps, request: FastifyRequest<{ Params: { id: string }; Querystring: ListQuery }>, reply: FastifyReply) {
+  const s = scopeOf(request);
+  const t = await findTransfer(deps.store.db, s.platform, s.livemode, request.params.id);
+  if (!t) throw noSuch('transfer', request.params.id);
+  const scoped = () => deps.store.db.selectFrom('transfer_reversals').selectAll().where('transfer_id', '=', t.id);
+  const page = await listPage<TransferReversalRow>(request.query, 'transfer_reversal', scoped, (id) => scoped().where('id', '=', id).executeTakeFirst());
+  return sendObject(request, reply, listObject(`/v1/transfers/${t.id}/reversals`, page, page.rows.map(reversalObject)));
+}
+
+/** A reversal of one of the caller's transfers; both ids must match. */
+async function findReversal(db: Db, request: ReversalRequest) {
+  const s = scopeOf(request);
+  const { id, reversal_id } = request.params;
+  const row = await db
+    .selectFrom('transfer_reversals')
+    .selectAll()
+    .where('id', '=', reversal_id)
+    .where('transfer_id', '=', id)
+    .where('platform_account_id', '=', s.platform)
+    .where('livemode', '=', s.livemode)
+    .executeTakeFirst();
+  if (!row) throw noSuch('transfer_reversal', reversal_id);
+  return row;
+}
+
+/** GET /v1/transfers/:id/reversals/:reversal_id */
+async function retrieveReversal(deps: Deps, request: ReversalRequest, reply: FastifyReply) {
+  return sendObject(request, reply, reversalObject(await findReversal(deps.store.db, request)));
+}
+
+/** POST /v1/transfers/:id/reversals/:reversal_id */
+async function updateReversal(deps: Deps, request: FastifyRequest<{ Params: { id: string; reversal_id: string }; Body: UpdateReversal }>, reply: FastifyReply) {
+  const s = scopeOf(request);
+  const now = deps.now();
+  const updated = await deps.store.transaction(async (tx) => {
+    // Locked first, then merged, as for transfers.
+    const row = await tx
+      .updateTable('transfer_reversals')
+      .set({ updated_at: now })
+      .where('id', '=', request.params.reversal_id)
+      .where('transfer_id', '=', request.params.id)
+      .where('platform_account_id', '=', s.platform)
+      .where('livemode', '=', s.livemode)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw noSuch('transfer_reversal', request.params.reversal_id);
+    const metadata = JSON.stringify(mergeMetadata(row.metadata, request.body.metadata as MetadataInput | undefined));
+    await tx.updateTable('transfer_reversals').set({ metadata }).where('id', '=', row.id).execute();
+    return { ...row, metadata };
+  });
+  return sendObject(request, reply, reversalObject(updated));
+}
+
+export function registerTransferRoutes(app: FastifyInstance, deps: Deps): void {
+  const opts = genericRouteOptions(deps);
+  app.post<{ Body: CreateTransfer }>('/v1/transfers', { ...opts, schema: createTransferSchema() }, (request, reply) => createTransfer(deps, request, reply));
+  app.get<{ Params: { id: string } }>('/v1/transfers/:id', { ...opts, schema: retrieveTransferSchema() }, (request, reply) =>
+    retrieveTransfer(deps, request, reply),
+  );
+  app.post<{ Params: { id: string }; Body: UpdateTransfer }>('/v1/transfers/:id', { ...opts, schema: updateTransferSchema() }, (request, reply) =>
+    updateTransfer(deps, request, reply),
+  );
+  app.get<{ Querystring: ListTransfers }>('/v1/transfers', { ...opts, schema: listTransfersSchema() }, (request, reply) => listTransfers(deps, request, reply));
+  app.post<{ Params: { id: string }; Body: CreateReversal }>('/v1/transfers/:id/reversals', { ...opts, schema: createReversalSchema() }, (request, reply) =>
+    createReversal(deps, request, reply),
+  );
+  app.get<{ Params: { id: string }; Querystring: ListQuery }>('/v1/transfers/:id/reversals', { ...opts, schema: listReversalsSchema() }, (request, reply) =>
+    listReversals(deps, request, reply),
+  );
   app.get<{ Params: { id: string; reversal_id: string } }>(
     '/v1/transfers/:id/reversals/:reversal_id',
-    {
-      ...opts,
-      schema: {
-        operationId: 'retrieveTransferReversal',
-        summary: 'Retrieve a transfer reversal',
-        description: 'One reversal of one of your transfers.',
-        tags,
-        security,
-        params: ReversalParams,
-        querystring: RetrieveQuery,
-        response: { ...objectAnswers(ReversalObject, 'The reversal.'), ...errorAnswers([401, 403, 404, 429]) },
-      },
-    },
-    async (request, reply) => sendObject(request, reply, reversalObject(await findReversal(deps.store.db, request))),
+    { ...opts, schema: retrieveReversalSchema() },
+    (request, reply) => retrieveReversal(deps, request, reply),
   );
-
   app.post<{ Params: { id: string; reversal_id: string }; Body: UpdateReversal }>(
     '/v1/transfers/:id/reversals/:reversal_id',
-    {
-      ...opts,
-      schema: {
-        operationId: 'updateTransferReversal',
-        summary: 'Update a transfer reversal',
-        description: 'Changes `metadata` only (keys are merged; a key set to an empty string is removed).',
-        tags,
-        security,
-        params: ReversalParams,
-        body: UpdateReversal,
-        response: { ...objectAnswers(ReversalObject, 'The reversal after the update.'), ...errorAnswers([400, 401, 404, 409, 429]) },
-      },
-    },
-    async (request, reply) => {
-      const s = scopeOf(request);
-      const now = deps.now();
-      const updated = await deps.store.transaction(async (tx) => {
-        // Locked first, then merged, as for transfers.
-        const row = await tx
-          .updateTable('transfer_reversals')
-          .set({ updated_at: now })
-          .where('id', '=', request.params.reversal_id)
-          .where('transfer_id', '=', request.params.id)
-          .where('platform_account_id', '=', s.platform)
-          .where('livemode', '=', s.livemode)
-          .returningAll()
-          .executeTakeFirst();
-        if (!row) throw noSuch('transfer_reversal', request.params.reversal_id);
-        const metadata = JSON.stringify(mergeMetadata(row.metadata, request.body.metadata as MetadataInput | undefined));
-        await tx.updateTable('transfer_reversals').set({ metadata }).where('id', '=', row.id).execute();
-        return { ...row, metadata };
-      });
-      return sendObject(request, reply, reversalObject(updated));
-    },
+    { ...opts, schema: updateReversalSchema() },
+    (request, reply) => updateReversal(deps, request, reply),
   );
-
   registerBalanceRoute(app, deps);
 }

@@ -1,5 +1,5 @@
 // Routes of capture and cancel: parse, run each item, answer in request order.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { acquiringHooks, sendSigned } from '../http/acquiring.js';
 import type { Deps } from '../http/context.js';
@@ -59,82 +59,79 @@ export const CancelBody = Type.Object(
   { additionalProperties: false },
 );
 
+const captureSchema = () => ({
+  operationId: 'capture',
+  summary: 'Capture authorised payments',
+  description:
+    'At most 50 orders. `amount` is the amount to capture, at most the authorised amount; a payment is captured once and a partial capture releases the rest of the authorisation. `capture_status` `1` success, `0` failure with `error_message`.',
+  tags: ['payments'],
+  security: SIGNED,
+  consumes: REQUEST_MEDIA_TYPES,
+  body: CaptureBody,
+  response: answers({
+    media: 'json',
+    ok: batchAnswer('capture_orders', 'capture_status'),
+    ok_description: 'One result per order, signed.',
+    refusals: SIGNED_REFUSALS,
+  }),
+});
+
+const cancelSchema = () => ({
+  operationId: 'cancel',
+  summary: 'Cancel authorised or pending payments',
+  description:
+    'At most 50 orders; `amount` is the original order amount. Releases the authorisation hold. A captured payment must be refunded instead. `cancel_status` `1` success, `0` failure with `error_message`.',
+  tags: ['payments'],
+  security: SIGNED,
+  consumes: REQUEST_MEDIA_TYPES,
+  body: CancelBody,
+  response: answers({
+    media: 'json',
+    ok: batchAnswer('cancel_orders', 'cancel_status'),
+    ok_description: 'One result per order, signed.',
+    refusals: SIGNED_REFUSALS,
+  }),
+});
+
+/** POST /v1/capture */
+async function captureRoute(deps: Deps, request: FastifyRequest, reply: FastifyReply) {
+  const creds = request.account!;
+  const items = (request.body as { capture_orders: OrderItem[] }).capture_orders;
+  const results = await eachItem(deps.store, items, (item) =>
+    captureItem(deps, request.log, creds.account.account_id, item, request.idempotency?.rerun === true),
+  );
+  return sendSigned(request, reply, {
+    merchant_id: creds.account.merchant_id,
+    account_id: creds.account.account_id,
+    return_status: '1',
+    return_message: 'OK',
+    capture_orders: results,
+  });
+}
+
+/** POST /v1/cancel */
+async function cancelRoute(deps: Deps, request: FastifyRequest, reply: FastifyReply) {
+  const creds = request.account!;
+  const items = (request.body as { cancel_orders: OrderItem[] }).cancel_orders;
+  const results = await eachItem(deps.store, items, (item) =>
+    cancelItem(deps, request.log, creds.account.account_id, item, request.idempotency?.rerun === true),
+  );
+  return sendSigned(request, reply, {
+    merchant_id: creds.account.merchant_id,
+    account_id: creds.account.account_id,
+    return_status: '1',
+    return_message: 'OK',
+    cancel_orders: results,
+  });
+}
+
 export function registerLifecycleRoutes(app: FastifyInstance, deps: Deps): void {
   app.post(
     '/v1/capture',
-    {
-      schema: {
-        operationId: 'capture',
-        summary: 'Capture authorised payments',
-        description:
-          'At most 50 orders. `amount` is the amount to capture, at most the authorised amount; a payment is captured once and a partial capture releases the rest of the authorisation. `capture_status` `1` success, `0` failure with `error_message`.',
-        tags: ['payments'],
-        security: SIGNED,
-        consumes: REQUEST_MEDIA_TYPES,
-        body: CaptureBody,
-        response: answers({
-          media: 'json',
-          ok: batchAnswer('capture_orders', 'capture_status'),
-          ok_description: 'One result per order, signed.',
-          refusals: SIGNED_REFUSALS,
-        }),
-      },
-      config: { answer: 'json' },
-      ...answersAreStrings,
-      ...acquiringHooks(deps, CaptureBody),
-    },
-    async (request, reply) => {
-      const creds = request.account!;
-      const items = (request.body as { capture_orders: OrderItem[] }).capture_orders;
-      const results = await eachItem(deps.store, items, (item) =>
-        captureItem(deps, request.log, creds.account.account_id, item, request.idempotency?.rerun === true),
-      );
-      return sendSigned(request, reply, {
-        merchant_id: creds.account.merchant_id,
-        account_id: creds.account.account_id,
-        return_status: '1',
-        return_message: 'OK',
-        capture_orders: results,
-      });
-    },
+    { schema: captureSchema(), config: { answer: 'json' }, ...answersAreStrings, ...acquiringHooks(deps, CaptureBody) },
+    (request, reply) => captureRoute(deps, request, reply),
   );
-
-  app.post(
-    '/v1/cancel',
-    {
-      schema: {
-        operationId: 'cancel',
-        summary: 'Cancel authorised or pending payments',
-        description:
-          'At most 50 orders; `amount` is the original order amount. Releases the authorisation hold. A captured payment must be refunded instead. `cancel_status` `1` success, `0` failure with `error_message`.',
-        tags: ['payments'],
-        security: SIGNED,
-        consumes: REQUEST_MEDIA_TYPES,
-        body: CancelBody,
-        response: answers({
-          media: 'json',
-          ok: batchAnswer('cancel_orders', 'cancel_status'),
-          ok_description: 'One result per order, signed.',
-          refusals: SIGNED_REFUSALS,
-        }),
-      },
-      config: { answer: 'json' },
-      ...answersAreStrings,
-      ...acquiringHooks(deps, CancelBody),
-    },
-    async (request, reply) => {
-      const creds = request.account!;
-      const items = (request.body as { cancel_orders: OrderItem[] }).cancel_orders;
-      const results = await eachItem(deps.store, items, (item) =>
-        cancelItem(deps, request.log, creds.account.account_id, item, request.idempotency?.rerun === true),
-      );
-      return sendSigned(request, reply, {
-        merchant_id: creds.account.merchant_id,
-        account_id: creds.account.account_id,
-        return_status: '1',
-        return_message: 'OK',
-        cancel_orders: results,
-      });
-    },
+  app.post('/v1/cancel', { schema: cancelSchema(), config: { answer: 'json' }, ...answersAreStrings, ...acquiringHooks(deps, CancelBody) }, (request, reply) =>
+    cancelRoute(deps, request, reply),
   );
 }

@@ -1,5 +1,5 @@
 // Routes of the payments capability: each only parses, calls the domain and answers.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ApmService } from '../apm/service.js';
 import { acquiringHooks, sendSigned } from '../http/acquiring.js';
@@ -12,87 +12,89 @@ import { AuthoriseService } from './authorise.js';
 import { QueryBody, type QueryInput, queryOrders } from './query.js';
 import { ApmAnswer, AuthoriseAnswer, type AuthoriseDirect, AuthoriseDirectBody, QueryAnswer } from './schema.js';
 
+const authoriseSchema = () => ({
+  operationId: 'authorise',
+  summary: 'Create a direct card payment, or an alternative-method payment',
+  description:
+    'Card: send `card`, `expiration_month`, `expiration_year` and `security_code`, or a `token_id` from an earlier payment of the account. Answers XML, root `respon`: `result_info` carries the outcome (`0000:Success` is success; declines are answered with HTTP 200 too). Alternative method: send `payment_method` (`pix`, `boleto`, `ideal`), its required fields and `return_url`, and no card fields; the answer carries `issuer_url` (send the shopper there) with `order_status` `2` and `0003:Pending shopper action`; a method that is unknown or not offered for the account, currency and billing country is `404`, a missing or invalid field `400` naming it. The same body sent again gets the original answer; another body with a used `order_no` gets `1011:Duplicate order`.',
+  tags: ['payments'],
+  security: SIGNED,
+  consumes: REQUEST_MEDIA_TYPES,
+  body: AuthoriseDirectBody,
+  response: answers({
+    media: 'xml',
+    ok: Type.Union([AuthoriseAnswer, ApmAnswer], {
+      xml: { name: 'respon' },
+      description: 'A card payment’s answer, or an alternative-method payment’s (with `issuer_url`).',
+    }),
+    ok_description: 'The card payment’s outcome (also for declines, risk refusals and duplicates), or the alternative-method payment’s `issuer_url`; signed.',
+    refusals: {
+      ...SIGNED_REFUSALS,
+      403: '`1016:No processor configured for live mode`: a live account without a processor.',
+      404: '`0404:Record not found`: the `payment_method` is unknown, or not offered by the account for this currency and billing country.',
+    },
+  }),
+});
+
+const retrievalTransSchema = () => ({
+  operationId: 'retrievalTrans',
+  summary: 'Query transactions',
+  description:
+    'Select by `order_nos` and/or `transaction_ids` (at most 100 ids together), or by `start_date` and `end_date` with `cursor`. Only IP addresses registered for the account may call it. An id the account does not have is answered with `query_result` `0`.',
+  tags: ['payments'],
+  security: SIGNED,
+  consumes: REQUEST_MEDIA_TYPES,
+  body: QueryBody,
+  response: answers({
+    media: 'json',
+    ok: QueryAnswer,
+    ok_description: 'The order records, signed.',
+    refusals: { ...SIGNED_REFUSALS, ...IP_REFUSAL },
+  }),
+});
+
+/** The services behind POST /v1/authorise: a card payment or an alternative method. */
+interface AuthoriseContext {
+  authorise: AuthoriseService;
+  apm: ApmService;
+}
+
+/** POST /v1/authorise */
+async function authoriseRoute(ctx: AuthoriseContext, request: FastifyRequest, reply: FastifyReply) {
+  const body = request.body as AuthoriseDirect;
+  if (body.payment_method !== undefined) return sendSigned(request, reply, await ctx.apm.authorise(request.account!, body));
+  const { record } = await ctx.authorise.authorise(request.account!, body);
+  return sendSigned(request, reply, record);
+}
+
+/** POST /v1/retrievalTrans */
+async function retrievalTransRoute(deps: Deps, request: FastifyRequest, reply: FastifyReply) {
+  const creds = request.account!;
+  const { orders, next_cursor } = await queryOrders(deps.store, creds, request.body as QueryInput);
+  return sendSigned(request, reply, {
+    merchant_id: creds.account.merchant_id,
+    account_id: creds.account.account_id,
+    return_status: '1',
+    return_message: 'OK',
+    orders_list: orders,
+    ...(next_cursor ? { next_cursor } : {}),
+  });
+}
+
 export function registerPaymentRoutes(
   app: FastifyInstance,
   deps: Deps,
   risk: RiskEngine = deps.settings.risk_rules ? createRiskEngine(deps.store.db) : basicRiskEngine,
 ): void {
-  const authorise = new AuthoriseService(deps, risk);
-  const apm = new ApmService(deps);
-
+  const ctx: AuthoriseContext = { authorise: new AuthoriseService(deps, risk), apm: new ApmService(deps) };
   app.post(
     '/v1/authorise',
-    {
-      schema: {
-        operationId: 'authorise',
-        summary: 'Create a direct card payment, or an alternative-method payment',
-        description:
-          'Card: send `card`, `expiration_month`, `expiration_year` and `security_code`, or a `token_id` from an earlier payment of the account. Answers XML, root `respon`: `result_info` carries the outcome (`0000:Success` is success; declines are answered with HTTP 200 too). Alternative method: send `payment_method` (`pix`, `boleto`, `ideal`), its required fields and `return_url`, and no card fields; the answer carries `issuer_url` (send the shopper there) with `order_status` `2` and `0003:Pending shopper action`; a method that is unknown or not offered for the account, currency and billing country is `404`, a missing or invalid field `400` naming it. The same body sent again gets the original answer; another body with a used `order_no` gets `1011:Duplicate order`.',
-        tags: ['payments'],
-        security: SIGNED,
-        consumes: REQUEST_MEDIA_TYPES,
-        body: AuthoriseDirectBody,
-        response: answers({
-          media: 'xml',
-          ok: Type.Union([AuthoriseAnswer, ApmAnswer], {
-            xml: { name: 'respon' },
-            description: 'A card payment’s answer, or an alternative-method payment’s (with `issuer_url`).',
-          }),
-          ok_description:
-            'The card payment’s outcome (also for declines, risk refusals and duplicates), or the alternative-method payment’s `issuer_url`; signed.',
-          refusals: {
-            ...SIGNED_REFUSALS,
-            403: '`1016:No processor configured for live mode`: a live account without a processor.',
-            404: '`0404:Record not found`: the `payment_method` is unknown, or not offered by the account for this currency and billing country.',
-          },
-        }),
-      },
-      config: { answer: 'xml' },
-      ...answersAreStrings,
-      ...acquiringHooks(deps, AuthoriseDirectBody),
-    },
-    async (request, reply) => {
-      const body = request.body as AuthoriseDirect;
-      if (body.payment_method !== undefined) return sendSigned(request, reply, await apm.authorise(request.account!, body));
-      const { record } = await authorise.authorise(request.account!, body);
-      return sendSigned(request, reply, record);
-    },
+    { schema: authoriseSchema(), config: { answer: 'xml' }, ...answersAreStrings, ...acquiringHooks(deps, AuthoriseDirectBody) },
+    (request, reply) => authoriseRoute(ctx, request, reply),
   );
-
   app.post(
     '/v1/retrievalTrans',
-    {
-      schema: {
-        operationId: 'retrievalTrans',
-        summary: 'Query transactions',
-        description:
-          'Select by `order_nos` and/or `transaction_ids` (at most 100 ids together), or by `start_date` and `end_date` with `cursor`. Only IP addresses registered for the account may call it. An id the account does not have is answered with `query_result` `0`.',
-        tags: ['payments'],
-        security: SIGNED,
-        consumes: REQUEST_MEDIA_TYPES,
-        body: QueryBody,
-        response: answers({
-          media: 'json',
-          ok: QueryAnswer,
-          ok_description: 'The order records, signed.',
-          refusals: { ...SIGNED_REFUSALS, ...IP_REFUSAL },
-        }),
-      },
-      config: { answer: 'json' },
-      ...answersAreStrings,
-      ...withIpAllowList(acquiringHooks(deps, QueryBody)),
-    },
-    async (request, reply) => {
-      const creds = request.account!;
-      const { orders, next_cursor } = await queryOrders(deps.store, creds, request.body as QueryInput);
-      return sendSigned(request, reply, {
-        merchant_id: creds.account.merchant_id,
-        account_id: creds.account.account_id,
-        return_status: '1',
-        return_message: 'OK',
-        orders_list: orders,
-        ...(next_cursor ? { next_cursor } : {}),
-      });
-    },
+    { schema: retrievalTransSchema(), config: { answer: 'json' }, ...answersAreStrings, ...withIpAllowList(acquiringHooks(deps, QueryBody)) },
+    (request, reply) => retrievalTransRoute(deps, request, reply),
   );
 }

@@ -1,5 +1,5 @@
 // Routes of the refunds capability: parse, call the domain, answer.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { acquiringHooks, sendSigned } from '../http/acquiring.js';
 import type { Deps } from '../http/context.js';
 import { answers, answersAreStrings, REQUEST_MEDIA_TYPES, SIGNED, SIGNED_REFUSALS } from '../http/route-schema.js';
@@ -13,74 +13,71 @@ export { RefundBody };
 
 import { RefundSearchBody, type RefundSearchInput, searchRefunds } from './search.js';
 
-export function registerRefundRoutes(app: FastifyInstance, deps: Deps): void {
-  app.post(
-    '/v1/refund',
-    {
-      schema: {
-        operationId: 'refund',
-        summary: 'Refund captured payments',
-        description:
-          'At most 50 refunds. Several partial refunds may be made up to the captured amount, under any concurrency. `refund_status` `1` refunded, `0` failed (`refund_message` says why), `2` pending.',
-        tags: ['refunds'],
-        security: SIGNED,
-        consumes: REQUEST_MEDIA_TYPES,
-        body: RefundBody,
-        response: answers({ media: 'json', ok: RefundAnswer, ok_description: 'One result per refund item, signed.', refusals: SIGNED_REFUSALS }),
-      },
-      config: { answer: 'json' },
-      ...answersAreStrings,
-      ...acquiringHooks(deps, RefundBody),
-    },
-    async (request, reply) => {
-      const creds = request.account!;
-      const items = (request.body as { refund_orders: RefundItem[] }).refund_orders;
-      const idem = request.idempotency?.id;
-      const results = await eachItem(deps.store, items, (item, i) => refundItem(deps, request.log, creds.account, item, idem ? `${idem}:${i}` : null));
-      return sendSigned(request, reply, {
-        merchant_id: creds.account.merchant_id,
-        account_id: creds.account.account_id,
-        return_status: '1',
-        return_message: 'OK',
-        refund_orders: results,
-      });
-    },
-  );
+const refundSchema = () => ({
+  operationId: 'refund',
+  summary: 'Refund captured payments',
+  description:
+    'At most 50 refunds. Several partial refunds may be made up to the captured amount, under any concurrency. `refund_status` `1` refunded, `0` failed (`refund_message` says why), `2` pending.',
+  tags: ['refunds'],
+  security: SIGNED,
+  consumes: REQUEST_MEDIA_TYPES,
+  body: RefundBody,
+  response: answers({ media: 'json', ok: RefundAnswer, ok_description: 'One result per refund item, signed.', refusals: SIGNED_REFUSALS }),
+});
 
+const retrievalRefundSchema = () => ({
+  operationId: 'retrievalRefund',
+  summary: 'Search refunds',
+  description:
+    'Select by `refund_reference_ids`, `transaction_ids` or `order_nos` (at most 100 ids together), or by `start_date` and `end_date` over `refund_date`; at most 100 refunds per answer, `next_cursor` when there are more. A requested id that matches no refund is answered with `query_result` `0`. Only IP addresses registered for the account may call it.',
+  tags: ['refunds'],
+  security: SIGNED,
+  consumes: REQUEST_MEDIA_TYPES,
+  body: RefundSearchBody,
+  response: answers({
+    media: 'json',
+    ok: RefundSearchAnswer,
+    ok_description: 'The matching refunds, signed.',
+    refusals: { ...SIGNED_REFUSALS, ...IP_REFUSAL },
+  }),
+});
+
+/** POST /v1/refund */
+async function refundRoute(deps: Deps, request: FastifyRequest, reply: FastifyReply) {
+  const creds = request.account!;
+  const items = (request.body as { refund_orders: RefundItem[] }).refund_orders;
+  const idem = request.idempotency?.id;
+  const results = await eachItem(deps.store, items, (item, i) => refundItem(deps, request.log, creds.account, item, idem ? `${idem}:${i}` : null));
+  return sendSigned(request, reply, {
+    merchant_id: creds.account.merchant_id,
+    account_id: creds.account.account_id,
+    return_status: '1',
+    return_message: 'OK',
+    refund_orders: results,
+  });
+}
+
+/** POST /v1/retrievalRefund */
+async function retrievalRefundRoute(deps: Deps, request: FastifyRequest, reply: FastifyReply) {
+  const creds = request.account!;
+  const { refunds, next_cursor } = await searchRefunds(deps.store, creds.account.account_id, request.body as RefundSearchInput);
+  return sendSigned(request, reply, {
+    merchant_id: creds.account.merchant_id,
+    account_id: creds.account.account_id,
+    return_status: '1',
+    return_message: 'OK',
+    refund_orders: refunds,
+    ...(next_cursor ? { next_cursor } : {}),
+  });
+}
+
+export function registerRefundRoutes(app: FastifyInstance, deps: Deps): void {
+  app.post('/v1/refund', { schema: refundSchema(), config: { answer: 'json' }, ...answersAreStrings, ...acquiringHooks(deps, RefundBody) }, (request, reply) =>
+    refundRoute(deps, request, reply),
+  );
   app.post(
     '/v1/retrievalRefund',
-    {
-      schema: {
-        operationId: 'retrievalRefund',
-        summary: 'Search refunds',
-        description:
-          'Select by `refund_reference_ids`, `transaction_ids` or `order_nos` (at most 100 ids together), or by `start_date` and `end_date` over `refund_date`; at most 100 refunds per answer, `next_cursor` when there are more. A requested id that matches no refund is answered with `query_result` `0`. Only IP addresses registered for the account may call it.',
-        tags: ['refunds'],
-        security: SIGNED,
-        consumes: REQUEST_MEDIA_TYPES,
-        body: RefundSearchBody,
-        response: answers({
-          media: 'json',
-          ok: RefundSearchAnswer,
-          ok_description: 'The matching refunds, signed.',
-          refusals: { ...SIGNED_REFUSALS, ...IP_REFUSAL },
-        }),
-      },
-      config: { answer: 'json' },
-      ...answersAreStrings,
-      ...withIpAllowList(acquiringHooks(deps, RefundSearchBody)),
-    },
-    async (request, reply) => {
-      const creds = request.account!;
-      const { refunds, next_cursor } = await searchRefunds(deps.store, creds.account.account_id, request.body as RefundSearchInput);
-      return sendSigned(request, reply, {
-        merchant_id: creds.account.merchant_id,
-        account_id: creds.account.account_id,
-        return_status: '1',
-        return_message: 'OK',
-        refund_orders: refunds,
-        ...(next_cursor ? { next_cursor } : {}),
-      });
-    },
+    { schema: retrievalRefundSchema(), config: { answer: 'json' }, ...answersAreStrings, ...withIpAllowList(acquiringHooks(deps, RefundSearchBody)) },
+    (request, reply) => retrievalRefundRoute(deps, request, reply),
   );
 }

@@ -34,105 +34,114 @@ const PAGE_ANSWERS = {
 
 const shopperPage = SHOPPER_PAGE;
 
+const pageSchema = () => ({
+  operationId: 'threedsChallengePage',
+  summary: 'The sandbox issuer’s 3-D Secure challenge page',
+  description: 'Where `threeds_url` sends the shopper: shows the payment and lets the shopper complete or fail the challenge (test accounts).',
+  ...shopperPage,
+  params: Params,
+  response: { 200: page('The challenge page.'), ...PAGE_ANSWERS, 400: refusal(400, 'json', 'The id is too long.') },
+});
+
+const answerSchema = () => ({
+  operationId: 'threedsChallengeAnswer',
+  summary: 'The shopper’s answer to the challenge page',
+  description:
+    'Sent by the page’s form. Authorises the payment with the 3-D Secure result (or declines it with `1009`), sends the notification, and redirects the shopper to the payment’s `return_url` with the signed result, or shows the result when there is none.',
+  ...shopperPage,
+  consumes: ['application/x-www-form-urlencoded'],
+  params: Params,
+  body: Answer,
+  response: {
+    200: page('The result page (the payment has no `return_url`).'),
+    303: {
+      type: 'null',
+      description:
+        'To `return_url` with `merchant_id`, `account_id`, `order_no`, `transaction_id`, `order_status`, `result_info`, `threeds_result` and `encryption_data` signing them.',
+      headers: { location: Type.String({ description: 'the merchant’s return_url with the result fields' }) },
+    },
+    ...PAGE_ANSWERS,
+    400: refusal(400, 'json', 'The form fields are missing or invalid.'),
+  },
+});
+
+/** What both handlers share: the app's dependencies, the challenges and the frame-origin reader. */
+interface ThreedsContext {
+  deps: Deps;
+  challenges: ChallengeService;
+  frames: ReturnType<typeof frameOriginsOf>;
+}
+
+/** The payment behind a challenge id, for the pages that end a challenge without one in hand. */
+async function payerOf(ctx: ThreedsContext, id: string): Promise<Payer | null> {
+  if (!CHALLENGE_ID.test(id)) return null;
+  const row = await ctx.deps.store.db
+    .selectFrom('threeds_challenges')
+    .innerJoin('payments', 'payments.transaction_id', 'threeds_challenges.transaction_id')
+    .select(['payments.account_id', 'payments.details'])
+    .where('threeds_challenges.id_hash', '=', hashId(id))
+    .executeTakeFirst();
+  return row ?? null;
+}
+
+function langOf(request: FastifyRequest, payer: Payer | null): Lang {
+  return paymentLang(request, payer?.details);
+}
+
+async function show(
+  ctx: ThreedsContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  payer: Payer | null,
+  page: (lang: Lang) => PageContent,
+  formTarget = '',
+) {
+  const frameAncestors = payer ? await ctx.frames.list(payer.account_id) : [];
+  return sendPage(reply, { ...page(langOf(request, payer)), status, frameAncestors, formTargets: formTarget ? [formTarget] : [] });
+}
+
+async function answer(ctx: ThreedsContext, request: FastifyRequest, reply: FastifyReply, id: string, o: PageOutcome): Promise<FastifyReply> {
+  switch (o.kind) {
+    case 'not_found':
+      return show(ctx, request, reply, 404, null, (lang) => refusalPage(lang, 'not_found'));
+    case 'used':
+      return show(ctx, request, reply, 410, await payerOf(ctx, id), (lang) => refusalPage(lang, 'used'));
+    case 'forbidden':
+      return show(ctx, request, reply, 403, await payerOf(ctx, id), (lang) => refusalPage(lang, 'forbidden'));
+    case 'done':
+      if (o.redirect) return sendRedirect(reply, o.redirect);
+      return show(ctx, request, reply, 200, o.payment, (lang) => resultPage(lang, o.payment));
+    case 'show':
+      return show(
+        ctx,
+        request,
+        reply,
+        200,
+        o.payment,
+        (lang) => challengePage(lang, { id, form_token: o.challenge.form_token, merchant_name: o.merchant_name, payment: o.payment }),
+        originOf(o.payment.return_url),
+      );
+  }
+}
+
+/** GET /threeds/:id: the challenge page, or why there is none. */
+async function showChallenge(ctx: ThreedsContext, request: FastifyRequest, reply: FastifyReply) {
+  const { id } = request.params as { id: string };
+  return answer(ctx, request, reply, id, await ctx.challenges.view(id));
+}
+
+/** POST /threeds/:id: the shopper's answer. */
+async function takeChallengeAnswer(ctx: ThreedsContext, request: FastifyRequest, reply: FastifyReply) {
+  const { id } = request.params as { id: string };
+  const body = request.body as { form_token: string; outcome: 'complete' | 'fail' };
+  return answer(ctx, request, reply, id, await ctx.challenges.decide(id, body.form_token, body.outcome));
+}
+
 export function registerThreedsRoutes(app: FastifyInstance, deps: Deps): void {
-  const challenges = new ChallengeService(deps);
-  const frames = frameOriginsOf(deps.store);
-
-  /** The payment behind a challenge id, for the pages that end a challenge without one in hand. */
-  async function payerOf(id: string): Promise<Payer | null> {
-    if (!CHALLENGE_ID.test(id)) return null;
-    const row = await deps.store.db
-      .selectFrom('threeds_challenges')
-      .innerJoin('payments', 'payments.transaction_id', 'threeds_challenges.transaction_id')
-      .select(['payments.account_id', 'payments.details'])
-      .where('threeds_challenges.id_hash', '=', hashId(id))
-      .executeTakeFirst();
-    return row ?? null;
-  }
-
-  function langOf(request: FastifyRequest, payer: Payer | null): Lang {
-    return paymentLang(request, payer?.details);
-  }
-
-  async function show(request: FastifyRequest, reply: FastifyReply, status: number, payer: Payer | null, page: (lang: Lang) => PageContent, formTarget = '') {
-    const frameAncestors = payer ? await frames.list(payer.account_id) : [];
-    return sendPage(reply, { ...page(langOf(request, payer)), status, frameAncestors, formTargets: formTarget ? [formTarget] : [] });
-  }
-
-  async function answer(request: FastifyRequest, reply: FastifyReply, id: string, o: PageOutcome): Promise<FastifyReply> {
-    switch (o.kind) {
-      case 'not_found':
-        return show(request, reply, 404, null, (lang) => refusalPage(lang, 'not_found'));
-      case 'used':
-        return show(request, reply, 410, await payerOf(id), (lang) => refusalPage(lang, 'used'));
-      case 'forbidden':
-        return show(request, reply, 403, await payerOf(id), (lang) => refusalPage(lang, 'forbidden'));
-      case 'done':
-        if (o.redirect) return sendRedirect(reply, o.redirect);
-        return show(request, reply, 200, o.payment, (lang) => resultPage(lang, o.payment));
-      case 'show':
-        return show(
-          request,
-          reply,
-          200,
-          o.payment,
-          (lang) => challengePage(lang, { id, form_token: o.challenge.form_token, merchant_name: o.merchant_name, payment: o.payment }),
-          originOf(o.payment.return_url),
-        );
-    }
-  }
-
-  app.get(
-    '/threeds/:id',
-    {
-      schema: {
-        operationId: 'threedsChallengePage',
-        summary: 'The sandbox issuer’s 3-D Secure challenge page',
-        description: 'Where `threeds_url` sends the shopper: shows the payment and lets the shopper complete or fail the challenge (test accounts).',
-        ...shopperPage,
-        params: Params,
-        response: { 200: page('The challenge page.'), ...PAGE_ANSWERS, 400: refusal(400, 'json', 'The id is too long.') },
-      },
-      config: { answer: 'html' },
-      ...answersAreStrings,
-    },
-    async (request, reply) => {
-      const { id } = request.params as { id: string };
-      return answer(request, reply, id, await challenges.view(id));
-    },
-  );
-
-  app.post(
-    '/threeds/:id',
-    {
-      schema: {
-        operationId: 'threedsChallengeAnswer',
-        summary: 'The shopper’s answer to the challenge page',
-        description:
-          'Sent by the page’s form. Authorises the payment with the 3-D Secure result (or declines it with `1009`), sends the notification, and redirects the shopper to the payment’s `return_url` with the signed result, or shows the result when there is none.',
-        ...shopperPage,
-        consumes: ['application/x-www-form-urlencoded'],
-        params: Params,
-        body: Answer,
-        response: {
-          200: page('The result page (the payment has no `return_url`).'),
-          303: {
-            type: 'null',
-            description:
-              'To `return_url` with `merchant_id`, `account_id`, `order_no`, `transaction_id`, `order_status`, `result_info`, `threeds_result` and `encryption_data` signing them.',
-            headers: { location: Type.String({ description: 'the merchant’s return_url with the result fields' }) },
-          },
-          ...PAGE_ANSWERS,
-          400: refusal(400, 'json', 'The form fields are missing or invalid.'),
-        },
-      },
-      config: { answer: 'html' },
-      ...answersAreStrings,
-    },
-    async (request, reply) => {
-      const { id } = request.params as { id: string };
-      const body = request.body as { form_token: string; outcome: 'complete' | 'fail' };
-      return answer(request, reply, id, await challenges.decide(id, body.form_token, body.outcome));
-    },
+  const ctx: ThreedsContext = { deps, challenges: new ChallengeService(deps), frames: frameOriginsOf(deps.store) };
+  app.get('/threeds/:id', { schema: pageSchema(), config: { answer: 'html' }, ...answersAreStrings }, (request, reply) => showChallenge(ctx, request, reply));
+  app.post('/threeds/:id', { schema: answerSchema(), config: { answer: 'html' }, ...answersAreStrings }, (request, reply) =>
+    takeChallengeAnswer(ctx, request, reply),
   );
 }
