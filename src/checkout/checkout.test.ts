@@ -273,12 +273,18 @@ describe('POST /v1/checkout: the loading page (interface.md, docs/contract.md §
 describe('the payment page', () => {
   test('amount, merchant, card form, cancel; no alternative method for USD/US', async () => {
     const o = await open();
-    assert.match(o.page, /id="amount">42\.00 USD</);
+    assert.match(o.page, /id="amount">\$42\.00</);
     assert.match(o.page, /name="card_number"/);
     assert.match(o.page, /autocomplete="cc-number"/);
     assert.match(o.page, /id="cancel"/);
     assert.match(o.page, /id="test-mode"/);
     assert.ok(!o.page.includes('method-pix'));
+  });
+
+  test('the amount as the page language writes it (issue 36 item 10: the German page said 42.00 EUR)', async () => {
+    const o = await open({ default_lang: 'de', currency: 'EUR' });
+    assert.match(o.page, /id="amount">42,00\u00a0€</);
+    assert.match(o.page, /42,00\u00a0€ bezahlen/, 'the pay button too');
   });
 
   test('BRL/BR lists Pix and Boleto with the card, in the ranking’s order (docs/contract.md §8)', async () => {
@@ -361,7 +367,9 @@ describe('paying once', () => {
     const o = await open();
     for (const [number, extra, field] of [
       ['4242 4242 4242 4241', {}, 'card_number'],
-      ['4242424242424242', { expiry_year: '2020' }, 'expiry_month'],
+      ['4242424242424242', { expiry_year: '2020' }, 'expiry_year'], // a past year under the year (issue 36 item 10)
+      ['4242424242424242', { expiry_year: '20x4' }, 'expiry_year'],
+      ['4242424242424242', { expiry_month: '13' }, 'expiry_month'],
       ['4242424242424242', { security_code: '12' }, 'security_code'],
       ['378282246310005', { security_code: '123' }, 'security_code'], // Amex: four digits
     ] as Array<[string, Record<string, string>, string]>) {

@@ -20,8 +20,7 @@ import { ApiError, resultText } from '../http/errors.js';
 import { answersAreStrings } from '../http/route-schema.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import { rankedPaymentMethods } from '../methods/service.js';
-import { formatAmount } from '../money/currency.js';
-import { frameOriginsOf, type Lang, type PageContent, sendPage, sendRedirect, standardMessage } from '../pages/index.js';
+import { formatMoney, frameOriginsOf, type Lang, type PageContent, sendPage, sendRedirect, standardMessage } from '../pages/index.js';
 import { AuthoriseService } from '../payments/authorise.js';
 import { expireIfDue } from '../payments/expiry.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
@@ -150,7 +149,8 @@ type FormAgain = { failed: string; errors: FormErrors; values: Record<string, st
 
 const merchantName = (ctx: CheckoutContext, merchant_id: string) => ctx.deps.merchants.displayName(merchant_id);
 
-const amountOf = (p: PaymentRow) => `${formatAmount(p.amount_minor, p.currency)} ${p.currency}`;
+/** The amount as the page's language writes it (`59,90 €`, `$42.00`). */
+const amountOf = (lang: Lang, p: PaymentRow) => formatMoney(lang, p.amount_minor, p.currency);
 
 async function show(
   ctx: CheckoutContext,
@@ -197,7 +197,7 @@ async function view(ctx: CheckoutContext, request: FastifyRequest, reply: Fastif
   const merchant_name = await merchantName(ctx, p.merchant_id);
   if (!isOpen(p)) {
     return show(ctx, request, reply, 200, s, (lang) =>
-      checkoutResult(lang, { outcome: outcomeOf(p), order_no: p.order_no, merchant_name, amount: amountOf(p), session_id: s.session.session_id }),
+      checkoutResult(lang, { outcome: outcomeOf(p), order_no: p.order_no, merchant_name, amount: amountOf(lang, p), session_id: s.session.session_id }),
     );
   }
   const creds = await credsOf(ctx, s);
@@ -216,13 +216,13 @@ async function view(ctx: CheckoutContext, request: FastifyRequest, reply: Fastif
     session_id: s.session.session_id,
     form_token: checkout.formToken(s.session.session_id),
     merchant_name,
-    amount: amountOf(p),
+    amount: '',
     order_no: p.order_no,
     test_mode: creds.account.mode === 'test',
     methods,
     ...(form ?? {}),
   };
-  return show(ctx, request, reply, form ? 400 : 200, s, (lang) => payPage(lang, v));
+  return show(ctx, request, reply, form ? 400 : 200, s, (lang) => payPage(lang, { ...v, amount: amountOf(lang, p) }));
 }
 
 /** POST /v1/checkout: the loading page of a new (or the same) session, or `1011` for a used order_no. */
@@ -306,7 +306,11 @@ function readCardForm(form: CardForm, now_ms: number) {
   const month = /^(0?[1-9]|1[0-2])$/.test(form.expiry_month.trim()) ? Number(form.expiry_month) : 0;
   const yearText = form.expiry_year.trim();
   const year = /^(\d{2}|\d{4})$/.test(yearText) ? fourDigitYear(yearText) : 0;
-  if (!month || !year || isExpired(month, year, now_ms)) errors.expiry_month = 'checkout.error.expiry';
+  // The error goes under the field that is wrong: a year already past under the year (issue 36
+  // item 10: it showed under the month), a month past in this year under the month.
+  if (!month) errors.expiry_month = 'checkout.error.expiry';
+  else if (!year || year < new Date(now_ms).getUTCFullYear()) errors.expiry_year = 'checkout.error.expiry';
+  else if (isExpired(month, year, now_ms)) errors.expiry_month = 'checkout.error.expiry';
   const cvc = form.security_code.trim();
   if (!/^\d{3,4}$/.test(cvc) || (facts?.valid && cvc.length !== facts.security_code_length)) errors.security_code = 'checkout.error.security_code';
   const holder = (form.holder ?? '').trim();
