@@ -200,14 +200,18 @@ describe(`write units on ${ENGINE}: one round trip on PostgreSQL, the same contr
     await store.close();
   });
 
-  test('a NUL in text fails the unit before anything is sent (PostgreSQL’s text cannot hold one)', {
-    skip: ENGINE !== 'postgres' && 'SQLite stores a NUL',
-  }, async () => {
+  test('a NUL in text: PostgreSQL’s text cannot hold one, so the unit fails before anything is sent; SQLite stores it as written', async () => {
     const store = await fresh();
     const u = new WriteUnit(store.engine);
     u.insert(T(u).insertInto('t').values({ id: 'nul', n: 1, s: 'a\u0000b' }));
-    const trips = await roundTrips(() => assert.rejects(store.write(u), (e: { code?: string }) => e.code === '22021'));
-    assert.equal(trips, 0);
+    if (ENGINE === 'postgres') {
+      const trips = await roundTrips(() => assert.rejects(store.write(u), (e: { code?: string }) => e.code === '22021'));
+      assert.equal(trips, 0);
+    } else {
+      await store.write(u);
+      const row = await sql<{ s: string }>`SELECT s FROM t WHERE id = 'nul'`.execute(migrationDb(store));
+      assert.equal(row.rows[0]?.s, 'a\u0000b');
+    }
     await store.close();
   });
 });
@@ -219,150 +223,153 @@ describe(`write units on ${ENGINE}: one round trip on PostgreSQL, the same contr
  * (a NUL) before sending anything, the parameterised statement must fail too (with 22021,
  * or with the error of a value it checks before that one).
  */
-describe('literals equal parameters on a real PostgreSQL', { skip: ENGINE !== 'postgres' && 'PostgreSQL only' }, () => {
-  const COLUMNS = ['s', 'i', 'b', 'f', 'm'] as const; // text, integer, bigint, boolean, numeric
-  let client: pg.Client;
-  before(async () => {
-    client = new pg.Client({ connectionString: await freshUrl() });
-    await client.connect();
-    await client.query('CREATE TABLE p (id integer PRIMARY KEY, s text, i integer, b bigint, f boolean, m numeric)');
-  });
-  after(async () => {
-    await client?.end();
-  });
+// PostgreSQL's suite only: the literal encoder exists for PostgreSQL alone, and the SQLite
+// suite must not count a skipped test (CI refuses any skip).
+if (ENGINE === 'postgres')
+  describe('literals equal parameters on a real PostgreSQL', () => {
+    const COLUMNS = ['s', 'i', 'b', 'f', 'm'] as const; // text, integer, bigint, boolean, numeric
+    let client: pg.Client;
+    before(async () => {
+      client = new pg.Client({ connectionString: await freshUrl() });
+      await client.connect();
+      await client.query('CREATE TABLE p (id integer PRIMARY KEY, s text, i integer, b bigint, f boolean, m numeric)');
+    });
+    after(async () => {
+      await client?.end();
+    });
 
-  type Outcome = { row: string | null } | { code: string };
-  /** The encoder's refusal compared with what the server did with the parameters. */
-  const refusedLike = (viaParameters: Outcome): Outcome => ('code' in viaParameters ? viaParameters : { code: 'the encoder refused what the server stored' });
-  const read = async (id: number): Promise<Outcome> => ({
-    row: ((await client.query(`SELECT (to_jsonb(p) - 'id')::text AS r FROM p WHERE id = ${id}`)).rows[0]?.r as string | undefined) ?? null,
-  });
-  const code = (e: unknown): { code: string } => ({ code: String((e as { code?: unknown }).code ?? (e as Error).message) });
+    type Outcome = { row: string | null } | { code: string };
+    /** The encoder's refusal compared with what the server did with the parameters. */
+    const refusedLike = (viaParameters: Outcome): Outcome => ('code' in viaParameters ? viaParameters : { code: 'the encoder refused what the server stored' });
+    const read = async (id: number): Promise<Outcome> => ({
+      row: ((await client.query(`SELECT (to_jsonb(p) - 'id')::text AS r FROM p WHERE id = ${id}`)).rows[0]?.r as string | undefined) ?? null,
+    });
+    const code = (e: unknown): { code: string } => ({ code: String((e as { code?: unknown }).code ?? (e as Error).message) });
 
-  const hostile = [
-    "'",
-    "''",
-    '\\',
-    "\\'",
-    '\\x41',
-    '$1',
-    '$$',
-    '$1$',
-    '"',
-    ';',
-    '--',
-    '/*',
-    "E'",
-    "e'\\n'",
-    'é',
-    '😀',
-    '\uD800',
-    '\u0000',
-    '\n',
-    ' ',
-    'NULL',
-    'null',
-  ];
-  const numeric = [
-    '0',
-    '-0',
-    '1e3',
-    ' 12 ',
-    '+5',
-    '0x10',
-    '1_000',
-    'NaN',
-    'Infinity',
-    '-Infinity',
-    'true',
-    't',
-    'yes',
-    'off',
-    '9223372036854775807',
-    '9223372036854775808',
-    '2147483648',
-    '1.5',
-    '.5',
-  ];
-  const strings = fc.oneof(
-    fc.string({ unit: 'binary', maxLength: 40 }),
-    fc.array(fc.constantFrom(...hostile, ...numeric), { maxLength: 12 }).map((p) => p.join('')),
-    fc.constantFrom(...numeric),
-    fc.tuple(fc.constantFrom(...hostile), fc.integer({ min: 1_000, max: 40_000 })).map(([p, n]) => p.repeat(n)),
-  );
-  const numbers = fc.oneof(
-    fc.integer(),
-    fc.double({ noNaN: true, noDefaultInfinity: true }),
-    fc.constantFrom(-0, 2 ** 31, -(2 ** 31) - 1, 2 ** 53, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, Number.MAX_VALUE, Number.MIN_VALUE, 1e21, 0.1),
-  );
-  const bigints = fc.oneof(
-    fc.bigInt({ min: -(2n ** 64n), max: 2n ** 64n }),
-    fc.constantFrom(2n ** 63n - 1n, -(2n ** 63n), 2n ** 63n, -(2n ** 63n) - 1n, 2n ** 31n, 0n),
-  );
-  const values: fc.Arbitrary<UnitValue> = fc.oneof(strings, numbers, bigints, fc.constant(null));
-
-  let next = 0;
-  test('an insert of any value into any column: the same row, or the same error', async () => {
-    await fc.assert(
-      fc.asyncProperty(values, fc.constantFrom(...COLUMNS), async (v, column) => {
-        const u = new WriteUnit('postgres');
-        const q = (id: number) =>
-          (u.q as unknown as Kysely<{ p: Record<string, unknown> }>)
-            .insertInto('p')
-            .values({ id, [column]: v })
-            .compile();
-        const a = ++next;
-        const b = ++next;
-        const viaParameters: Outcome = await client.query(q(a).sql, [...q(a).parameters]).then(() => read(a), code);
-        let text: string | null = null;
-        try {
-          text = inlineParameters(q(b).sql, q(b).parameters as UnitValue[]);
-        } catch (e) {
-          assert.equal(code(e).code, '22021');
-        }
-        const viaLiteral = text === null ? refusedLike(viaParameters) : await client.query(text).then(() => read(b), code);
-        assert.deepEqual(viaLiteral, viaParameters, `${column} ← ${typeof v} ${String(v).slice(0, 80)}`);
-      }),
-      { numRuns: 400, seed: 304 },
+    const hostile = [
+      "'",
+      "''",
+      '\\',
+      "\\'",
+      '\\x41',
+      '$1',
+      '$$',
+      '$1$',
+      '"',
+      ';',
+      '--',
+      '/*',
+      "E'",
+      "e'\\n'",
+      'é',
+      '😀',
+      '\uD800',
+      '\u0000',
+      '\n',
+      ' ',
+      'NULL',
+      'null',
+    ];
+    const numeric = [
+      '0',
+      '-0',
+      '1e3',
+      ' 12 ',
+      '+5',
+      '0x10',
+      '1_000',
+      'NaN',
+      'Infinity',
+      '-Infinity',
+      'true',
+      't',
+      'yes',
+      'off',
+      '9223372036854775807',
+      '9223372036854775808',
+      '2147483648',
+      '1.5',
+      '.5',
+    ];
+    const strings = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 40 }),
+      fc.array(fc.constantFrom(...hostile, ...numeric), { maxLength: 12 }).map((p) => p.join('')),
+      fc.constantFrom(...numeric),
+      fc.tuple(fc.constantFrom(...hostile), fc.integer({ min: 1_000, max: 40_000 })).map(([p, n]) => p.repeat(n)),
     );
-  });
+    const numbers = fc.oneof(
+      fc.integer(),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.constantFrom(-0, 2 ** 31, -(2 ** 31) - 1, 2 ** 53, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, Number.MAX_VALUE, Number.MIN_VALUE, 1e21, 0.1),
+    );
+    const bigints = fc.oneof(
+      fc.bigInt({ min: -(2n ** 64n), max: 2n ** 64n }),
+      fc.constantFrom(2n ** 63n - 1n, -(2n ** 63n), 2n ** 63n, -(2n ** 63n) - 1n, 2n ** 31n, 0n),
+    );
+    const values: fc.Arbitrary<UnitValue> = fc.oneof(strings, numbers, bigints, fc.constant(null));
 
-  test('a value in an expression and a condition (n + $1, where s = $2): the same rows changed, the same result', async () => {
-    await client.query(`INSERT INTO p (id, s, b, m) VALUES (0, 'k', 1, 1)`);
-    await fc.assert(
-      fc.asyncProperty(fc.oneof(numbers, bigints, strings), strings, async (d, key) => {
-        const u = new WriteUnit('postgres');
-        const p = u.q as unknown as Kysely<{ p: { id: number; s: string | null; b: number | null; m: number | null } }>;
-        const statement = p
-          .updateTable('p')
-          .set((eb) => ({ m: eb('m', '+', d as number) }))
-          .where('s', '=', key)
-          .compile();
-        const outcome = async (run: () => Promise<pg.QueryResult>): Promise<string> => {
-          await client.query('BEGIN');
+    let next = 0;
+    test('an insert of any value into any column: the same row, or the same error', async () => {
+      await fc.assert(
+        fc.asyncProperty(values, fc.constantFrom(...COLUMNS), async (v, column) => {
+          const u = new WriteUnit('postgres');
+          const q = (id: number) =>
+            (u.q as unknown as Kysely<{ p: Record<string, unknown> }>)
+              .insertInto('p')
+              .values({ id, [column]: v })
+              .compile();
+          const a = ++next;
+          const b = ++next;
+          const viaParameters: Outcome = await client.query(q(a).sql, [...q(a).parameters]).then(() => read(a), code);
+          let text: string | null = null;
           try {
-            const r = await run();
-            const after = (await client.query('SELECT m::text AS m FROM p WHERE id = 0')).rows[0]?.m as string;
-            return `${r.rowCount} ${after}`;
+            text = inlineParameters(q(b).sql, q(b).parameters as UnitValue[]);
           } catch (e) {
-            return code(e).code;
-          } finally {
-            await client.query('ROLLBACK');
+            assert.equal(code(e).code, '22021');
           }
-        };
-        const viaParameters = await outcome(() => client.query(statement.sql, [...statement.parameters]));
-        let text: string | null = null;
-        try {
-          text = inlineParameters(statement.sql, statement.parameters as UnitValue[]);
-        } catch (e) {
-          assert.equal(code(e).code, '22021');
-        }
-        const literalText = text;
-        // Refused by the encoder: the parameterised statement must fail too (an error code, not "n rows").
-        const viaLiteral = literalText === null ? (/^\d+ /.test(viaParameters) ? 'stored' : viaParameters) : await outcome(() => client.query(literalText));
-        assert.equal(viaLiteral, viaParameters, `m + ${String(d).slice(0, 40)} where s = ${key.slice(0, 40)}`);
-      }),
-      { numRuns: 200, seed: 305 },
-    );
+          const viaLiteral = text === null ? refusedLike(viaParameters) : await client.query(text).then(() => read(b), code);
+          assert.deepEqual(viaLiteral, viaParameters, `${column} ← ${typeof v} ${String(v).slice(0, 80)}`);
+        }),
+        { numRuns: 400, seed: 304 },
+      );
+    });
+
+    test('a value in an expression and a condition (n + $1, where s = $2): the same rows changed, the same result', async () => {
+      await client.query(`INSERT INTO p (id, s, b, m) VALUES (0, 'k', 1, 1)`);
+      await fc.assert(
+        fc.asyncProperty(fc.oneof(numbers, bigints, strings), strings, async (d, key) => {
+          const u = new WriteUnit('postgres');
+          const p = u.q as unknown as Kysely<{ p: { id: number; s: string | null; b: number | null; m: number | null } }>;
+          const statement = p
+            .updateTable('p')
+            .set((eb) => ({ m: eb('m', '+', d as number) }))
+            .where('s', '=', key)
+            .compile();
+          const outcome = async (run: () => Promise<pg.QueryResult>): Promise<string> => {
+            await client.query('BEGIN');
+            try {
+              const r = await run();
+              const after = (await client.query('SELECT m::text AS m FROM p WHERE id = 0')).rows[0]?.m as string;
+              return `${r.rowCount} ${after}`;
+            } catch (e) {
+              return code(e).code;
+            } finally {
+              await client.query('ROLLBACK');
+            }
+          };
+          const viaParameters = await outcome(() => client.query(statement.sql, [...statement.parameters]));
+          let text: string | null = null;
+          try {
+            text = inlineParameters(statement.sql, statement.parameters as UnitValue[]);
+          } catch (e) {
+            assert.equal(code(e).code, '22021');
+          }
+          const literalText = text;
+          // Refused by the encoder: the parameterised statement must fail too (an error code, not "n rows").
+          const viaLiteral = literalText === null ? (/^\d+ /.test(viaParameters) ? 'stored' : viaParameters) : await outcome(() => client.query(literalText));
+          assert.equal(viaLiteral, viaParameters, `m + ${String(d).slice(0, 40)} where s = ${key.slice(0, 40)}`);
+        }),
+        { numRuns: 200, seed: 305 },
+      );
+    });
   });
-});
