@@ -358,6 +358,30 @@ describe('Request-Id, unknown URLs and hostile input', () => {
     assert.equal(JSON.parse(put.body).error.type, 'invalid_request_error');
   });
 
+  test('an unknown generic URL checks the key before the body: a bad key and a bad body answer 401', async () => {
+    // `%2e%2e` reaches no route (the fuzz found it, seed 484546731): the 404 handler parsed the
+    // body first and told an unknown caller its body was wrong.
+    const deep = `metadata[k]${'[a]'.repeat(40)}=x`;
+    for (const url of ['/v1/transfers/tr_x/reversals/%2e%2e', '/v1/accounts/x/y', '/v1/payments/pay_x/capture/x']) {
+      for (const [contentType, payload] of [
+        ['application/x-www-form-urlencoded', deep],
+        ['application/json', '{"a":'],
+      ] as const) {
+        const r = await gw.app.inject({ method: 'POST', url, payload, headers: { authorization: 'Bearer sk_test_nope', 'content-type': contentType } });
+        const res: TestResponse = { statusCode: r.statusCode, headers: r.headers as Record<string, string>, body: r.body, json: () => JSON.parse(r.body) };
+        assertErrorShape(res, 401, `${url} ${contentType}`);
+      }
+      // With the key, the same request is told the body is wrong (400) or the path is unknown (404), never a 5xx.
+      const ok = await gw.app.inject({
+        method: 'POST',
+        url,
+        payload: deep,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      assert.ok([400, 404].includes(ok.statusCode), `${url}: ${ok.statusCode} ${ok.body.slice(0, 200)}`);
+    }
+  });
+
   /** A raw POST to /v1/accounts with the key: never a 5xx, and a refusal in the error shape that created nothing. */
   const raw = async (payload: string | Buffer, contentType: string, status: number) => {
     const before = (await gw.runtime.store.db.selectFrom('connected_accounts').select('id').execute()).length;
@@ -423,18 +447,25 @@ describe('Request-Id, unknown URLs and hostile input', () => {
     assertErrorShape(await gw.generic('GET', '/v1/accounts/%E0%A4%A', key), 400, 'malformed percent-encoding');
   });
 
-  test('a generic path that matches no route, refused by a hook first (a malformed Idempotency-Key), is answered in the error shape', async () => {
-    const r = await gw.app.inject({
-      method: 'POST',
-      url: '/v1/transfers/tr_x/reversals/%2e%2e',
-      headers: { authorization: 'Bearer sk_test_nope', 'idempotency-key': 'été', 'content-type': 'application/x-www-form-urlencoded' },
-      payload: 'metadata%5Bk%5D=1',
-    });
-    assertErrorShape(
-      { statusCode: r.statusCode, headers: r.headers as Record<string, string>, body: r.body, json: () => r.json() },
-      400,
-      'malformed key on an unknown path',
-    );
-    assert.ok(r.headers['request-id']);
+  test('a generic path that matches no route, refused by a hook (a malformed Idempotency-Key), is answered in the error shape, the key checked first as on every route', async () => {
+    const send = (authorization: string) =>
+      gw.app.inject({
+        method: 'POST',
+        url: '/v1/transfers/tr_x/reversals/%2e%2e',
+        headers: { authorization, 'idempotency-key': 'été', 'content-type': 'application/x-www-form-urlencoded' },
+        payload: 'metadata%5Bk%5D=1',
+      });
+    for (const [authorization, status] of [
+      ['Bearer sk_test_nope', 401],
+      [`Bearer ${key}`, 400],
+    ] as const) {
+      const r = await send(authorization);
+      assertErrorShape(
+        { statusCode: r.statusCode, headers: r.headers as Record<string, string>, body: r.body, json: () => r.json() },
+        status,
+        `malformed Idempotency-Key on an unknown path, ${authorization.slice(0, 14)}`,
+      );
+      assert.ok(r.headers['request-id']);
+    }
   });
 });

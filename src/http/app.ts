@@ -197,15 +197,19 @@ export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.Writ
     return sendError(request, reply, { code: '0500', detail: 'the request failed; it is safe to retry with the same Idempotency-Key' });
   });
 
+  // An unknown generic path: the key first, before the body is parsed, as on every generic
+  // route (their onRequest hook): an unknown path or a bad body tells an unknown caller nothing.
+  app.addHook('onRequest', async (request, reply) => {
+    if (!request.is404 || !GENERIC_PATH.test(request.url)) return;
+    try {
+      await bearerCaller(deps, request.headers.authorization);
+    } catch (e) {
+      if (e instanceof GenericError) return sendGenericError(request, reply.header('request-id', request.id), e);
+      throw e;
+    }
+  });
   app.setNotFoundHandler(async (request, reply) => {
     if (GENERIC_PATH.test(request.url)) {
-      // As on every generic route, the key first: an unknown path tells an unknown caller nothing.
-      try {
-        await bearerCaller(deps, request.headers.authorization);
-      } catch (e) {
-        if (e instanceof GenericError) return sendGenericError(request, reply.header('request-id', request.id), e);
-        throw e;
-      }
       const path = request.url.split('?')[0] ?? '';
       return sendGenericError(
         request,
