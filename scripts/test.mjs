@@ -1,30 +1,50 @@
 #!/usr/bin/env node
-// `npm test`: lint + format check, typecheck, then the whole suite on SQLite, again on
-// PostgreSQL, and the browser tests on both engines. Without PostgreSQL or Chromium those parts are
-// skipped and named; with CI=true nothing may be skipped.
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+// `npm test`: lint and format check, one TypeScript compile (the typecheck, the build the CLI
+// runs, and the compiled tests), then every test file on SQLite and on PostgreSQL and the
+// browser tests on both, as one pool of processes: the longest files first, as many at once
+// as the machine has cores (plus one: files wait on their databases and timers), at most one
+// Chromium at a time. Without PostgreSQL or Chromium those parts are skipped and named; with
+// CI=true nothing may be skipped.
+//
+//   node scripts/test.mjs [substring…]   only the files whose path contains one of them
+//   TOLLGATE_TEST_JOBS=N                  processes at once (default: cores + 1)
+//   TOLLGATE_TEST_TSX=1                   run the sources through tsx instead of the compiled tests
+//   TOLLGATE_TEST_VERBOSE=1               print every file's output, not only a failing one's
+//   --record-times                        write this run's durations to scripts/test-times.json
+//
+// Test databases live on tmpfs (/dev/shm) where the machine has one: durability is what the
+// crash and fault runs test, not the suite. Every file's temporary files go under one folder
+// of this run, removed at the end.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
+const ROOT = path.resolve(import.meta.dirname, '..');
 const CI = process.env.CI === 'true' || process.env.CI === '1';
 const PG_URL = process.env.TOLLGATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const CHROMIUM = process.env.TOLLGATE_CHROMIUM ?? '/usr/bin/chromium';
-const only = process.argv.slice(2); // optional file filters
+const TSX = process.env.TOLLGATE_TEST_TSX === '1';
+const VERBOSE = process.env.TOLLGATE_TEST_VERBOSE === '1';
+const JOBS = Math.max(1, Number(process.env.TOLLGATE_TEST_JOBS) || os.availableParallelism() + 1);
+/** A file still running after this long is killed and counted as failed. */
+const FILE_TIMEOUT_MS = 20 * 60_000;
+const TIMES_FILE = path.join(ROOT, 'scripts', 'test-times.json');
+const argv = process.argv.slice(2);
+const RECORD = argv.includes('--record-times');
+const only = argv.filter((a) => !a.startsWith('--'));
 
-function run(cmd, args, env = {}) {
-  const r = spawnSync(cmd, args, { stdio: 'inherit', env: { ...process.env, ...env } });
-  return r.status ?? 1;
-}
+const started = Date.now();
+const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
 
 function files(dir, suffix, out = []) {
   for (const name of readdirSync(dir)) {
     const p = path.join(dir, name);
     if (statSync(p).isDirectory()) files(p, suffix, out);
-    else if (name.endsWith(suffix)) out.push(p);
+    else if (name.endsWith(suffix)) out.push(path.relative(ROOT, p));
   }
-  return out;
+  return out.sort();
 }
 
 function reachable(url) {
@@ -44,74 +64,161 @@ function reachable(url) {
   });
 }
 
-const totals = { passed: 0, failed: 0, skipped: 0 };
-const skippedParts = [];
+/** Runs a command to its end, its output captured; resolves with the status and the output. */
+function capture(cmd, args, opts = {}) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+    const chunks = [];
+    child.stdout.on('data', (d) => chunks.push(d));
+    child.stderr.on('data', (d) => chunks.push(d));
+    const timer = opts.timeout_ms ? setTimeout(() => child.kill('SIGKILL'), opts.timeout_ms) : null;
+    child.once('close', (code, signal) => {
+      if (timer) clearTimeout(timer);
+      resolve({ status: code ?? 1, signal, output: Buffer.concat(chunks).toString('utf8') });
+    });
+  });
+}
+
 const failedParts = [];
+const skippedParts = [];
 
-function suite(label, testFiles, env) {
-  const selected = only.length ? testFiles.filter((f) => only.some((o) => f.includes(o))) : testFiles;
-  if (selected.length === 0) return;
-  console.log(`\n=== ${label}: ${selected.length} test files ===`);
-  const tap = path.join(mkdtempSync(path.join(os.tmpdir(), 'tollgate-tap-')), 'out.tap');
-  const status = run(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      '--test',
-      '--test-concurrency=2',
-      '--test-reporter=spec',
-      '--test-reporter-destination=stdout',
-      '--test-reporter=tap',
-      `--test-reporter-destination=${tap}`,
-      ...selected,
-    ],
-    env,
-  );
-  const text = existsSync(tap) ? readFileSync(tap, 'utf8') : '';
-  const n = (k) => Number((new RegExp(`^# ${k} (\\d+)$`, 'm').exec(text) ?? [])[1] ?? 0);
-  totals.passed += n('pass');
-  totals.failed += n('fail') + n('cancelled');
-  totals.skipped += n('skipped') + n('todo');
-  if (status !== 0) failedParts.push(label);
+// 1. Lint and one compile, side by side. tsc emits even on a type error, so the suite still
+//    runs and says what else is wrong; the type error fails the run.
+const node = process.execPath;
+const bin = (p) => path.join(ROOT, 'node_modules', p);
+const prep = await Promise.all([
+  only.length === 0 ? capture(node, [bin('@biomejs/biome/bin/biome'), 'check', 'src', 'scripts', 'bin', 'bench']) : null,
+  // bin/tollgate.js runs dist/ (the CLI tests use it); the tests run from dist-test/.
+  capture(node, [bin('typescript/bin/tsc'), '-p', 'tsconfig.build.json']),
+  TSX ? null : capture(node, [bin('typescript/bin/tsc'), '-p', 'tsconfig.test.json']),
+]);
+for (const [label, r] of [
+  ['lint and format (biome)', prep[0]],
+  ['build (tsc -p tsconfig.build.json)', prep[1]],
+  ['typecheck and compiled tests (tsc -p tsconfig.test.json)', prep[2]],
+]) {
+  if (!r) continue;
+  console.log(`=== ${label}: ${r.status === 0 ? 'ok' : 'FAILED'} ===`);
+  if (r.status !== 0) {
+    process.stdout.write(r.output);
+    failedParts.push(label);
+  }
 }
 
-const step = (label, cmd, args) => {
-  console.log(`\n=== ${label} ===`);
-  if (run(cmd, args) !== 0) failedParts.push(label);
-};
-
-if (only.length === 0) {
-  step('lint and format (biome)', process.execPath, ['node_modules/@biomejs/biome/bin/biome', 'check', 'src', 'scripts', 'bin', 'bench']);
-  step('typecheck (tsc)', process.execPath, ['node_modules/typescript/bin/tsc', '--noEmit', '-p', 'tsconfig.json']);
-}
-// bin/tollgate.js runs the compiled build, so tests that call the CLI need it current.
-step('build (tsc)', process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json']);
-
+// 2. The jobs: every test file on each engine that is here.
 const unit = files('src', '.test.ts').filter((f) => !f.endsWith('.browser.test.ts'));
 const browser = files('src', '.browser.test.ts');
+const select = (list) => (only.length ? list.filter((f) => only.some((o) => f.includes(o))) : list);
+const pg = await reachable(PG_URL);
+const chromium = existsSync(CHROMIUM);
+const engines = pg ? ['sqlite', 'postgres'] : ['sqlite'];
+if (!pg) skippedParts.push(`PostgreSQL suite and browser tests on PostgreSQL (no server at ${PG_URL}; set TOLLGATE_TEST_PG_URL)`);
+if (!chromium && select(browser).length) skippedParts.push(`browser tests (no Chromium at ${CHROMIUM}; apt-get install -y chromium)`);
 
-suite('suite on SQLite', unit, { TOLLGATE_TEST_ENGINE: 'sqlite' });
+const times = existsSync(TIMES_FILE) ? JSON.parse(readFileSync(TIMES_FILE, 'utf8')) : {};
+const jobs = [];
+for (const engine of engines) {
+  for (const file of select(unit)) jobs.push({ file, engine, browser: false });
+  if (chromium) for (const file of select(browser)) jobs.push({ file, engine, browser: true });
+}
+const key = (j) => `${j.engine} ${j.file}`;
+// Longest first, so the last minutes are not one long file alone; an unknown file counts as 20 s.
+const expected = (j) => times[key(j)] ?? 20_000;
+jobs.sort((a, b) => expected(b) - expected(a));
 
-if (await reachable(PG_URL)) {
-  suite('suite on PostgreSQL', unit, { TOLLGATE_TEST_ENGINE: 'postgres', TOLLGATE_TEST_PG_URL: PG_URL });
-} else {
-  skippedParts.push(`PostgreSQL suite (no server at ${PG_URL}; set TOLLGATE_TEST_PG_URL)`);
+// One folder for every file's temporary files (databases, browser profiles), on tmpfs if there is one.
+const shm = '/dev/shm';
+const tmpBase = existsSync(shm) && statSync(shm).isDirectory() ? shm : os.tmpdir();
+const runTmp = mkdtempSync(path.join(tmpBase, 'tollgate-test-run-'));
+
+function argsFor(file) {
+  if (TSX) return ['--import', 'tsx', file];
+  return ['--enable-source-maps', path.join('dist-test', file.replace(/^src\//, '').replace(/\.ts$/, '.js'))];
 }
 
-// The browser tests on both engines too (issue 14: the portal's pages read and write through either).
-if (browser.length) {
-  if (existsSync(CHROMIUM)) {
-    suite('browser tests (Chromium) on SQLite', browser, { TOLLGATE_TEST_ENGINE: 'sqlite', TOLLGATE_CHROMIUM: CHROMIUM });
-    if (await reachable(PG_URL)) {
-      suite('browser tests (Chromium) on PostgreSQL', browser, { TOLLGATE_TEST_ENGINE: 'postgres', TOLLGATE_TEST_PG_URL: PG_URL, TOLLGATE_CHROMIUM: CHROMIUM });
-    } else skippedParts.push(`browser tests on PostgreSQL (no server at ${PG_URL})`);
-  } else skippedParts.push(`browser tests (no Chromium at ${CHROMIUM}; apt-get install -y chromium)`);
+/** The spec reporter's closing figures (`ℹ pass 12`); null when the file never got that far. */
+function figures(output) {
+  const n = (k) => {
+    const all = [...output.matchAll(new RegExp(`^ℹ ${k} (\\d+)$`, 'gm'))];
+    return all.length ? Number(all[all.length - 1][1]) : null;
+  };
+  const tests = n('tests');
+  if (tests === null) return null;
+  return { passed: n('pass') ?? 0, failed: (n('fail') ?? 0) + (n('cancelled') ?? 0), skipped: (n('skipped') ?? 0) + (n('todo') ?? 0) };
 }
 
-if (totals.skipped > 0) skippedParts.push(`${totals.skipped} test(s) skipped themselves (their "# SKIP" line above says why)`);
+const totals = { passed: 0, failed: 0, skipped: 0 };
+const results = [];
+const failedFiles = [];
 
+async function runJob(j) {
+  const dir = mkdtempSync(path.join(runTmp, `${j.engine}-`));
+  const env = {
+    ...process.env,
+    TMPDIR: dir,
+    TOLLGATE_TEST_ENGINE: j.engine,
+    TOLLGATE_TEST_PG_URL: PG_URL,
+    ...(j.browser ? { TOLLGATE_CHROMIUM: CHROMIUM } : {}),
+  };
+  const t0 = Date.now();
+  const r = await capture(node, ['--test-reporter=spec', '--test-reporter-destination=stdout', ...argsFor(j.file)], { env, timeout_ms: FILE_TIMEOUT_MS });
+  const ms = Date.now() - t0;
+  rmSync(dir, { recursive: true, force: true });
+  const f = figures(r.output);
+  const ok = r.status === 0 && f !== null && f.failed === 0;
+  if (f) {
+    totals.passed += f.passed;
+    totals.failed += f.failed;
+    totals.skipped += f.skipped;
+  }
+  if (!ok && (!f || f.failed === 0)) totals.failed++; // a file that crashed or hung counts once
+  results.push({ ...j, ms, ok });
+  const what = f ? `${f.passed} passed${f.failed ? `, ${f.failed} failed` : ''}${f.skipped ? `, ${f.skipped} skipped` : ''}` : 'no results';
+  const why = r.signal ? ` (killed by ${r.signal}${ms >= FILE_TIMEOUT_MS ? ` after ${seconds(FILE_TIMEOUT_MS)}` : ''})` : '';
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${j.engine.padEnd(8)} ${j.file}  ${what}  ${seconds(ms)}${why}`);
+  if (!ok) failedFiles.push(key(j));
+  if (!ok || VERBOSE || f?.skipped) process.stdout.write(`${r.output.replace(/^/gm, '     │ ')}\n`);
+}
+
+// 3. The pool: JOBS at once, at most one browser file at a time (Chromium wants the cores).
+console.log(`\n=== ${jobs.length} test files (${engines.join(' and ')}${chromium ? ', browser tests included' : ''}), ${JOBS} at once ===`);
+let browserBusy = false;
+const queue = [...jobs];
+async function worker() {
+  for (;;) {
+    const i = queue.findIndex((j) => !j.browser || !browserBusy);
+    if (i < 0) {
+      if (queue.length === 0) return;
+      await new Promise((r) => setTimeout(r, 200)); // only browser files are left and one runs
+      continue;
+    }
+    const [j] = queue.splice(i, 1);
+    if (j.browser) browserBusy = true;
+    try {
+      await runJob(j);
+    } finally {
+      if (j.browser) browserBusy = false;
+    }
+  }
+}
+await Promise.all(Array.from({ length: Math.min(JOBS, jobs.length) }, worker));
+rmSync(runTmp, { recursive: true, force: true });
+
+if (RECORD) {
+  const next = { ...times };
+  for (const r of results) next[key(r)] = r.ms;
+  writeFileSync(TIMES_FILE, `${JSON.stringify(Object.fromEntries(Object.entries(next).sort()), null, 1)}\n`);
+  console.log(`\nwrote ${path.relative(ROOT, TIMES_FILE)}`);
+}
+
+if (totals.skipped > 0) skippedParts.push(`${totals.skipped} test(s) skipped themselves (their output above says why)`);
+if (failedFiles.length) failedParts.push(`${failedFiles.length} test file(s): ${failedFiles.join(', ')}`);
+
+console.log('\n=== slowest 10 files ===');
+for (const r of [...results].sort((a, b) => b.ms - a.ms).slice(0, 10)) console.log(`${seconds(r.ms).padStart(8)}  ${r.engine.padEnd(8)} ${r.file}`);
+const byEngine = (e) => results.filter((r) => r.engine === e).reduce((s, r) => s + r.ms, 0);
 console.log('\n=== summary ===');
+console.log(`files: ${results.length} in ${seconds(Date.now() - started)} (${engines.map((e) => `${e} ${seconds(byEngine(e))} of file time`).join(', ')})`);
 for (const s of skippedParts) console.log(`SKIPPED: ${s}`);
 for (const f of failedParts) console.log(`FAILED: ${f}`);
 if (CI && skippedParts.length) console.log('CI=true: skipping is not allowed, so this run fails.');

@@ -6,9 +6,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import { ROOT, runnable } from '../test/process.js';
 import { commandList } from './commands.js';
 
-const SRC = path.resolve(import.meta.dirname, '..');
+const SRC = path.join(ROOT, 'src');
 
 /** Files that define commands: those that call `command({` (registry.ts's constructor). */
 function commandModules(): string[] {
@@ -34,7 +35,7 @@ test('every exported command is in commandList, once, and every name is unique',
   const missing: string[] = [];
   let found = 0;
   for (const file of commandModules()) {
-    const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    const mod = (await import(pathToFileURL(runnable(file)).href)) as Record<string, unknown>;
     for (const [exported, value] of Object.entries(mod)) {
       if (!looksLikeCommand(value)) continue;
       found++;

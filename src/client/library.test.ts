@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
 import { asXmlReadBack, sign as serverSign } from '../crypto/signature.js';
 import { toXml } from '../http/xml.js';
+import { ROOT } from '../test/process.js';
 import {
   AnswerFormatError,
   canonicalString,
@@ -285,7 +285,7 @@ describe('notifications', () => {
 
 describe('no server in the library', () => {
   test('src/client imports only node built-ins, fast-xml-parser and the signature code, which imports only node:crypto', () => {
-    const here = path.dirname(fileURLToPath(import.meta.url));
+    const here = path.join(ROOT, 'src', 'client');
     const seen = new Set<string>();
     const outside: string[] = [];
     const visit = (file: string) => {

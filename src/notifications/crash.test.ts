@@ -11,6 +11,7 @@ import { test } from 'node:test';
 import { sign } from '../crypto/signature.js';
 import { parseXmlBody } from '../http/xml.js';
 import { createPgDatabase, ENGINE, TEST_MASTER_KEY } from '../test/harness.js';
+import { nodeArgs } from '../test/process.js';
 import { type Received, startReceiver } from './test-receiver.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -38,7 +39,7 @@ async function until(what: string, check: () => boolean | Promise<boolean>, time
 
 /** Starts `serve` and waits for /readyz (the banner is an info log line, and this test logs at warn). */
 function startGateway(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs('src/cli/run.ts'), 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
     let done = false;

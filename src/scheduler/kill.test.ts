@@ -9,11 +9,11 @@
 // scheduler on it until killed.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import { openStore, type Store } from '../db/store.js';
 import { ENGINE, testGateway } from '../test/harness.js';
+import { nodeArgs } from '../test/process.js';
 import { enqueueJob, Scheduler } from './scheduler.js';
 
 const JOBS_PER_KIND = 1_500;
@@ -68,7 +68,7 @@ if (childUrl) {
       });
       const effects = async () => (await sql<{ n: number }>`SELECT count(*) AS n FROM kill_effects`.execute(store.db)).rows[0]?.n ?? 0;
 
-      const proc = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'kill.test.ts')], {
+      const proc = spawn(process.execPath, nodeArgs('src/scheduler/kill.test.ts'), {
         env: { ...process.env, SCHEDULER_KILL_CHILD: gw.database_url },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

@@ -18,6 +18,23 @@ export const MASTER_KEY = `harness1:${Buffer.alloc(32, 9).toString('base64')}`;
 
 export type Engine = 'sqlite' | 'postgres';
 
+/** Whether this process runs the compiled tests (dist-test/, `npm test`) or the sources through tsx. */
+export const COMPILED = !import.meta.url.endsWith('.ts');
+
+/**
+ * The module `src/…` as this process would run it: the compiled twin in dist-test/ when the
+ * tests run compiled, else the source (imported through tsx).
+ */
+export function runnable(srcFile: string): string {
+  const rel = path.relative(path.join(ROOT, 'src'), path.resolve(ROOT, srcFile));
+  return COMPILED ? path.join(ROOT, 'dist-test', rel.replace(/\.ts$/, '.js')) : path.join(ROOT, 'src', rel);
+}
+
+/** `node` arguments that run the module `src/…` (a file of `runnable`) the way this process runs its own. */
+export function nodeArgs(srcFile: string): string[] {
+  return COMPILED ? [runnable(srcFile)] : ['--import', 'tsx', runnable(srcFile)];
+}
+
 /** Compiles src to dist so the gateway under load runs plain JavaScript, not tsx. */
 export function buildDist(): void {
   const r = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(ROOT, 'tsconfig.build.json')], {
