@@ -35,7 +35,8 @@ import {
   sendPortalPage,
   withNotice,
 } from './context.js';
-import { cardOf, majorToMinor } from './search.js';
+import { resultWords, statusWords, when } from './format.js';
+import { cardOf, majorToMinor, shopperEmailOf } from './search.js';
 
 const Id = PathId;
 const Params = Type.Object({ transaction_id: Id });
@@ -52,7 +53,7 @@ type IdParams = Static<typeof Params>;
 /** Most events and ledger rows one page lists (a payment has a handful; the bound is docs/style.md §9). */
 const MAX_ROWS = 200;
 
-const time = (ms: number | null) => (ms === null ? '' : new Date(Number(ms)).toISOString());
+const time = when;
 const detailPath = (id: string) => `/portal/transactions/${encodeURIComponent(id)}`;
 
 /** The payment of the selected account, or 404 (another account's id included). */
@@ -155,16 +156,17 @@ function money(minor: number, currency: string): string {
 function summary(row: PaymentRow): SafeHtml {
   const capturable = row.status === 'authorised' ? Number(row.authorised_minor) : 0;
   return html`<section id="summary" aria-labelledby="h-summary"><h2 id="h-summary">Summary</h2><dl>
-<dt>Status</dt><dd id="status">${row.status}</dd>
+<dt>Status</dt><dd id="status">${statusWords(row.status)}</dd>
 <dt>Amount</dt><dd id="amount">${money(row.amount_minor, row.currency)}</dd>
 <dt>Capturable</dt><dd id="capturable">${money(capturable, row.currency)}</dd>
 <dt>Captured</dt><dd id="captured">${money(row.captured_minor, row.currency)}</dd>
 <dt>Refunded</dt><dd id="refunded">${money(row.refunded_minor, row.currency)}</dd>
 <dt>Order no</dt><dd id="order-no">${row.order_no}</dd>
+<dt>Shopper e-mail</dt><dd id="shopper-email">${shopperEmailOf(row) || '—'}</dd>
 <dt>Card</dt><dd id="card">${cardOf(row) || '—'}</dd>
 <dt>Method</dt><dd id="method">${row.card_brand || row.kind}</dd>
 <dt>Capture</dt><dd id="capture-method">${row.capture_method}</dd>
-<dt>Result</dt><dd id="result-code">${row.result_code}</dd>
+<dt>Result</dt><dd id="result-code">${resultWords(row.result_code)}</dd>
 <dt>Created (UTC)</dt><dd id="created">${time(row.created_at)}</dd>
 <dt>Updated (UTC)</dt><dd id="updated">${time(row.updated_at)}</dd>
 ${row.expires_at !== null && html`<dt>Lapses (UTC)</dt><dd id="expires">${time(row.expires_at)}</dd>`}
@@ -204,7 +206,7 @@ function threeds(d: Detail): SafeHtml {
   return html`<section id="threeds" aria-labelledby="h-threeds"><h2 id="h-threeds">3-D Secure</h2><dl>
 <dt>Used</dt><dd id="threeds-used">${Number(d.row.is3ds) === 1 || d.challenge ? 'yes' : 'no'}</dd>
 <dt>Result</dt><dd id="threeds-result">${THREEDS_WORDS[d.row.threeds_result] ?? (d.row.threeds_result || '—')}</dd>
-${d.challenge && html`<dt>Challenge</dt><dd id="threeds-challenge">${d.challenge.status}, opened ${time(d.challenge.created_at)}${d.challenge.decided_at !== null && html`, decided ${time(d.challenge.decided_at)}`}</dd>`}
+${d.challenge && html`<dt>Challenge</dt><dd id="threeds-challenge">${statusWords(d.challenge.status)}, opened ${time(d.challenge.created_at)}${d.challenge.decided_at !== null && html`, decided ${time(d.challenge.decided_at)}`}</dd>`}
 </dl></section>`;
 }
 
@@ -212,11 +214,11 @@ function refunds(d: Detail): SafeHtml {
   const cur = d.row.currency;
   return html`<section id="refunds" aria-labelledby="h-refunds"><h2 id="h-refunds">Refunds</h2>${
     d.refunds.length
-      ? html`<table><thead><tr><th scope="col">Refund</th><th scope="col">Reference</th><th scope="col" class="num">Amount</th><th scope="col">Status</th><th scope="col">Created (UTC)</th><th scope="col">Reason</th></tr></thead><tbody>
+      ? html`<div class="scroll"><table><thead><tr><th scope="col">Refund</th><th scope="col">Reference</th><th scope="col" class="num">Amount</th><th scope="col">Status</th><th scope="col">Created (UTC)</th><th scope="col">Reason</th></tr></thead><tbody>
 ${d.refunds.map(
   (r) =>
-    html`<tr data-refund-id="${r.refund_reference_id}"><td>${r.refund_reference_id}</td><td>${r.refund_reference}</td><td class="num">${money(r.refund_amount_minor, cur)}</td><td>${r.status}</td><td>${time(r.created_at)}</td><td>${r.refund_reason}</td></tr>`,
-)}</tbody></table>`
+    html`<tr data-refund-id="${r.refund_reference_id}"><td>${r.refund_reference_id}</td><td>${r.refund_reference}</td><td class="num">${money(r.refund_amount_minor, cur)}</td><td>${statusWords(r.status)}</td><td>${time(r.created_at)}</td><td>${r.refund_reason}</td></tr>`,
+)}</tbody></table></div>`
       : html`<p>No refunds.</p>`
   }</section>`;
 }
@@ -224,13 +226,13 @@ ${d.refunds.map(
 function ledger(d: Detail): SafeHtml {
   return html`<section id="ledger" aria-labelledby="h-ledger"><h2 id="h-ledger">Ledger</h2>${
     d.postings.length
-      ? html`<table><thead><tr><th scope="col">Posting</th><th scope="col">Reason</th><th scope="col">Time (UTC)</th><th scope="col">Ledger account</th><th scope="col" class="num">Amount</th></tr></thead><tbody>
+      ? html`<div class="scroll"><table><thead><tr><th scope="col">Posting</th><th scope="col">Reason</th><th scope="col">Time (UTC)</th><th scope="col">Ledger account</th><th scope="col" class="num">Amount</th></tr></thead><tbody>
 ${d.postings.map((p) =>
   (d.entries.get(p.posting_id) ?? []).map(
     (e, i) =>
       html`<tr data-posting-id="${p.posting_id}"><td>${i === 0 ? p.posting_id : ''}</td><td>${i === 0 ? `${p.reason}${p.ref ? ` (${p.ref})` : ''}` : ''}</td><td>${i === 0 ? time(p.created_at) : ''}</td><td>${e.ledger_account}</td><td class="num">${money(e.amount_minor, e.currency)}</td></tr>`,
   ),
-)}</tbody></table>`
+)}</tbody></table></div>`
       : html`<p>No postings.</p>`
   }</section>`;
 }
@@ -241,7 +243,7 @@ function notifications(request: FastifyRequest, d: Detail, operate: boolean): Sa
     d.events.length
       ? d.events.map(
           (e) =>
-            html`<article ${attrs({ class: 'card', 'data-event-id': e.event_id })}><p><strong>${e.event_type}</strong> — ${e.status}, ${e.attempts} attempt(s)${
+            html`<article ${attrs({ class: 'card', 'data-event-id': e.event_id })}><p><strong>${e.event_type}</strong> — ${statusWords(e.status)}, ${e.attempts} attempt(s)${
               e.delivered_at !== null && html`, delivered ${time(e.delivered_at)}`
             }${e.last_error && html`, last error: ${e.last_error}`}</p>${
               (d.attempts.get(e.event_id) ?? []).length > 0 &&

@@ -38,7 +38,7 @@ const refundsOf = (transaction_id: string) =>
 
 /** The rows of the list's table: each row's cells as text. */
 function tableRows(page: string): string[][] {
-  const table = /<table id="transactions">[\s\S]*?<\/table>/.exec(page)?.[0] ?? '';
+  const table = /<table id="transactions"[^>]*>[\s\S]*?<\/table>/.exec(page)?.[0] ?? '';
   const body = /<tbody>([\s\S]*)<\/tbody>/.exec(table)?.[1] ?? '';
   const text = (s: string) =>
     s
@@ -146,8 +146,9 @@ describe('the list', () => {
       [made.now, made.yen, made.mid, made.old].map((x) => x?.transaction_id),
     );
     const rows = tableRows(r.body);
-    assert.deepEqual(rows[0]?.slice(2), [made.now?.order_no, '12.34', 'EUR', 'authorised', '555555******4444', 'mastercard']);
-    assert.deepEqual(rows[1]?.slice(3, 5), ['1234', 'JPY']);
+    assert.deepEqual(rows[0]?.slice(2), [made.now?.order_no, '', '12.34 EUR', 'authorised', '555555******4444', 'mastercard']);
+    assert.deepEqual(rows[1]?.slice(4, 5), ['1234 JPY']);
+    assert.match(rows[0]?.[0] ?? '', /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$/, 'the time as YYYY-MM-DD hh:mm');
     assert.match(r.body, /<a href="\/portal\/transactions\/[0-9A-Z]+">/);
     assert.ok(href(r.body, 'export-csv').startsWith('/portal/transactions.csv'));
     assert.equal(href(r.body, 'next-page'), '', 'one page only');
@@ -161,6 +162,37 @@ describe('the list', () => {
     assert.deepEqual(idsOf((await list('?status=captured')).body), [made.mid?.transaction_id]);
     assert.deepEqual(idsOf((await list('?status=refunded')).body), []);
     assert.deepEqual(idsOf((await list('?status=captured&last4=4444')).body), [made.mid?.transaction_id], 'filters combine');
+  });
+
+  test('by the beginning of an order number (exactly: case, `_` and `%` as written), and by the shopper e-mail, which the list shows', async () => {
+    const shop = await gw.newMerchant();
+    const a = await pay(shop, { order_no: 'SHOP-2026-001', shopper_email: 'Ana.Lima@Example.com' });
+    gw.clock.advance(1);
+    const b = await pay(shop, { order_no: 'SHOP-2026-002', shopper_email: 'bruno@example.org' });
+    gw.clock.advance(1);
+    const c = await pay(shop, { order_no: 'shop_2026%003' });
+    const viewer = await portal(shop, 'viewer');
+    const found = async (q: string) => {
+      const r = await viewer.get(`/portal/transactions${q}`);
+      assert.equal(r.status, 200, r.body.slice(0, 500));
+      return idsOf(r.body);
+    };
+    assert.deepEqual(await found('?order_no=SHOP-2026-00'), [b.transaction_id, a.transaction_id], 'a prefix finds both');
+    assert.deepEqual(await found('?order_no=SHOP-2026-002'), [b.transaction_id], 'a whole number finds its payment');
+    assert.deepEqual(await found('?order_no=shop-'), [], 'case as written');
+    assert.deepEqual(await found('?order_no=SHOP_'), [], '`_` is no wildcard');
+    assert.deepEqual(await found(`?order_no=${encodeURIComponent('shop_2026%')}`), [c.transaction_id], '`%` is no wildcard, and is found as written');
+    assert.deepEqual(await found('?email=ana.lima@example.com'), [a.transaction_id], 'an e-mail in any case');
+    assert.deepEqual(await found('?email=BRUNO'), [b.transaction_id], 'the beginning of an e-mail');
+    assert.deepEqual(await found('?email=example'), [], 'the beginning, not any part');
+    assert.deepEqual(await found(`?email=${encodeURIComponent('%')}`), [], '`%` is no wildcard');
+    assert.deepEqual(await found('?email=ana&order_no=SHOP-2026-002'), [], 'filters combine');
+    const rows = tableRows((await viewer.get('/portal/transactions')).body);
+    assert.deepEqual(
+      rows.map((r) => r[3]),
+      ['', 'bruno@example.org', 'Ana.Lima@Example.com'],
+      'the e-mail column, as the shopper gave it',
+    );
   });
 
   test('by amount in major units: 12.34 in any currency, but not 1234 yen; 1234 finds the yen', async () => {
@@ -186,7 +218,7 @@ describe('the list', () => {
     assert.equal(await lead({ last4: '4242', status: 'refunded' }), 'status', 'no refunded payment: the status leads');
     assert.equal(await lead({ last4: '4444', status: 'authorised' }), 'last4', 'two 4444 cards, three authorised');
     assert.equal(await lead({ status: 'captured' }), undefined, 'one filter: nothing to choose');
-    assert.equal(await lead({ order_no: 'x', status: 'captured', last4: '4444' }), undefined, 'a unique filter: its index');
+    assert.equal(await lead({ transaction_id: 'x', status: 'captured', last4: '4444' }), undefined, 'a unique filter: its index');
     const day = new Date(gw.clock.now - 3 * DAY_MS).toISOString().slice(0, 10);
     const f = parseFilters({ last4: '4444', status: 'captured', amount: '20', from: day });
     const ids = async (l?: Lead) => (await searchPayments(db, m.account_id, f, undefined, 50, l)).map((r) => r.transaction_id);
@@ -215,23 +247,40 @@ describe('the list', () => {
     }
   });
 
-  test('a filter value the form cannot mean is a 400 page naming the field, never a 500', async () => {
-    const bad: Array<[string, RegExp]> = [
-      ['?last4=12', /last4/],
-      ['?last4=abcd', /last4/],
-      ['?from=2025-13-01', /from/],
-      ['?from=2025-02-30', /from/],
-      ['?from=2025-03-02&to=2025-03-01', /to/],
-      ['?status=paid', /status/],
-      ['?amount=12,34', /amount/],
-      ['?amount=1.23456', /amount/],
+  test('a filter value the form cannot mean is a 400 naming the field, never a 500: on the list page above the form, as sent', async () => {
+    // What a person can type is refused on the list page itself, in words (no pattern quoted).
+    const typed: Array<[string, RegExp]> = [
+      ['?last4=12', /^Card last four: must be the four last digits/],
+      ['?last4=abcd', /^Card last four:/],
+      ['?from=2025-13-01', /^From: "2025-13-01" is not a date/],
+      ['?from=2025-02-30', /^From:/],
+      ['?from=2025-03-02&to=2025-03-01', /^To: is before from/],
+      ['?status=paid', /^Status: must be one of/],
+      ['?amount=12,34', /^Amount: must be a decimal amount/],
+      ['?amount=1.23456', /^Amount:/],
+      ['?email=a%20b', /^Shopper e-mail:/],
+    ];
+    for (const [q, said] of typed) {
+      const r = await agent.get(`/portal/transactions${q}`);
+      assert.equal(r.status, 400, `${q}: ${r.body.slice(0, 300)}`);
+      const text = /<p class="error" role="alert" id="filter-error">([^<]*)</.exec(r.body)?.[1] ?? '';
+      assert.match(text.replace(/&quot;/g, '"'), said, q);
+      assert.doesNotMatch(text, /\^|\\d|\$/, 'no regular expression');
+      assert.match(r.body, /<form method="get" action="\/portal\/transactions" id="filters"/, 'the form is on the page');
+      assert.equal(idsOf(r.body).length, 0, 'no rows for a refused filter');
+      const csv = await agent.get(`/portal/transactions.csv${q}`);
+      assert.equal(csv.status, 400, `csv ${q}`);
+      assert.match((/<p id="message">([^<]*)</.exec(csv.body)?.[1] ?? '').replace(/&quot;/g, '"'), new RegExp(said.source.replace('^', '')), `csv ${q}`);
+    }
+    // What only a crafted URL can send is refused before the handler, still naming the field.
+    const crafted: Array<[string, RegExp]> = [
       [`?order_no=${'x'.repeat(65)}`, /order_no/],
       ['?last4[a]=1', /last4/],
       ['?status=captured&status=refunded', /status/],
       ['?order_no=A%00B', /order_no/],
       ['?transaction_id=%0A', /transaction_id/],
     ];
-    for (const [q, field] of bad) {
+    for (const [q, field] of crafted) {
       for (const path of ['/portal/transactions', '/portal/transactions.csv']) {
         const r = await agent.get(`${path}${q}`);
         assert.equal(r.status, 400, `${path}${q}: ${r.body.slice(0, 300)}`);
@@ -305,9 +354,34 @@ describe('pages and the CSV', () => {
       assert.match(csv.headers['content-type'] ?? '', /^text\/csv/);
       assert.match(csv.headers['content-disposition'] ?? '', /^attachment; filename="transactions-.*\.csv"$/);
       const [header, ...records] = parseCsv(csv.body);
-      assert.deepEqual(header, ['Created (UTC)', 'Transaction ID', 'Order no', 'Amount', 'Currency', 'Status', 'Card', 'Method']);
+      assert.deepEqual(header, [
+        'Created (UTC)',
+        'Transaction ID',
+        'Order no',
+        'Shopper e-mail',
+        'Amount',
+        'Currency',
+        'Captured',
+        'Refunded',
+        'Fee',
+        'Status',
+        'Result',
+        'Card',
+        'Method',
+      ]);
       const unquoted = records.map((r) => r.map((cell) => cell.replace(/^'(?=[=+\-@])/, '')));
-      assert.deepEqual(unquoted, rows, q);
+      // The list shows the same values, the time to the minute and the status in words.
+      const shown = unquoted.map(([created, id, order, email, amount, currency, , , , status, , card, method]) => [
+        (created ?? '').slice(0, 16).replace('T', ' '),
+        id,
+        order,
+        email,
+        `${amount} ${currency}`,
+        (status ?? '').replace(/_/g, ' '),
+        card,
+        method,
+      ]);
+      assert.deepEqual(shown, rows, q);
       assert.ok(rows.length > 0);
     }
     const all = (await agent.get('/portal/transactions.csv')).body;
