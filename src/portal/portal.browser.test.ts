@@ -171,6 +171,8 @@ describe('the merchant portal in Chromium', () => {
       await page.goto(`${origin}/portal/transactions/${toRefund.transaction_id}`);
       await page.fill('form[action$="/refund"] input[name="amount"]', amount);
       await page.click('#refund');
+      // A refund asks first (issue 36 item 4).
+      await page.click('#confirm-refund');
       await page.waitForSelector('#notice');
     }
     const refunds = await gw.runtime.store.db.selectFrom('refunds').selectAll().where('transaction_id', '=', toRefund.transaction_id).execute();

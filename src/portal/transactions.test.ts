@@ -9,7 +9,7 @@ import { setThresholds } from '../risk/settings.js';
 import { directPayment, type TestGateway, testGateway } from '../test/harness.js';
 import { authorise } from '../threeds/testing.js';
 import { chooseLead, type Lead, majorToMinor, parseFilters, searchPayments, searchQuery } from './search.js';
-import { type PortalAgent, signedInUser } from './testing.js';
+import { formFields, type PortalAgent, signedInUser } from './testing.js';
 
 let gw: TestGateway;
 before(async () => {
@@ -29,6 +29,14 @@ async function pay(m: CreatedMerchant, overrides: Record<string, unknown> = {}):
 
 async function portal(m: CreatedMerchant, role = 'operator'): Promise<PortalAgent> {
   return (await signedInUser(gw, { role, merchant_id: m.merchant_id })).agent;
+}
+
+/** Submits the form posting to `action` on `page`, then the confirmation page's form (cancel and refund ask first). */
+async function confirmed(agent: PortalAgent, page: string, action: string, fields: Record<string, string> = {}) {
+  const asked = await agent.submit(page, action, fields);
+  assert.equal(asked.status, 200, `the confirmation page: ${asked.body.slice(0, 400)}`);
+  assert.match(asked.body, /id="confirm-question"/);
+  return agent.request('POST', action, formFields(asked.body, action));
 }
 
 const payment = (transaction_id: string) =>
@@ -442,7 +450,7 @@ describe('the detail page and its actions', () => {
     assert.doesNotMatch(after.body, /id="capture"/);
 
     for (const amount of ['10.00', '5.50']) {
-      const r = await operator.submit(path, `${path}/refund`, { amount });
+      const r = await confirmed(operator, path, `${path}/refund`, { amount });
       assert.equal(r.status, 303, r.body);
       assert.equal(r.location, `${path}?done=refunded`);
     }
@@ -453,16 +461,30 @@ describe('the detail page and its actions', () => {
       [1000, 550],
     );
 
-    const over = await operator.submit(path, `${path}/refund`, { amount: '9.51' });
+    // Over what is left: the detail page again, the error under the amount, the amount as typed; no confirmation asked.
+    const over = await operator.submit(path, `${path}/refund`, { amount: '9.51', reason: 'broken' });
     assert.equal(over.status, 422, over.body.slice(0, 500));
-    assert.match(over.body, /9\.50 left to refund/);
-    assert.match(over.body, new RegExp(`id="back"[^>]*|href="${path}"`));
+    assert.match(over.body, /<p class="error" id="f-refund-amount-error">[^<]*9\.50 left to refund/);
+    assert.match(over.body, /<input [^>]*id="f-refund-amount"[^>]*value="9.51"/);
+    assert.match(over.body, /<input [^>]*id="f-refund-reason"[^>]*value="broken"/);
+    assert.doesNotMatch(over.body, /id="confirm-question"/);
+    // The same when the domain refuses at the confirmed step (the amount left changed in between).
+    const late = await operator.request('POST', `${path}/refund`, {
+      ...hiddenOf((await operator.get(path)).body, `${path}/refund`),
+      amount: '9.51',
+      confirm: 'yes',
+    });
+    assert.equal(late.status, 422, late.body.slice(0, 500));
+    assert.match(late.body, /<p class="error" id="f-refund-amount-error">[^<]*9\.50/);
     row = await payment(x.transaction_id);
     assert.deepEqual([row.status, Number(row.refunded_minor)], ['partially_refunded', 1550]);
     assert.equal((await refundsOf(x.transaction_id)).length, 2);
 
     const page = await detail(operator, x.transaction_id);
     assert.match(page.body, /<dd id="refunded">15\.50 USD<\/dd>/);
+    assert.match(page.body, /<dd id="status">partially refunded<\/dd>/, 'the status in words');
+    assert.match(page.body, /<dd id="result-code">0000 Success<\/dd>/, 'the result code with its text');
+    assert.match(page.body, /<dd id="created">\d{4}-\d{2}-\d{2} \d{2}:\d{2}<\/dd>/, 'the time as YYYY-MM-DD hh:mm');
     assert.match(page.body, new RegExp(`data-refund-id="${x.transaction_id}-01"`));
     assert.match(page.body, new RegExp(`data-refund-id="${x.transaction_id}-02"`));
     assert.match(page.body, /refund\.succeeded/);
@@ -490,7 +512,13 @@ describe('the detail page and its actions', () => {
   test('cancel an authorised payment', async () => {
     const x = await pay(manual);
     const path = `/portal/transactions/${x.transaction_id}`;
-    const r = await operator.submit(path, `${path}/cancel`);
+    // The button asks first and changes nothing until confirmed.
+    const asked = await operator.submit(path, `${path}/cancel`);
+    assert.equal(asked.status, 200);
+    assert.match(asked.body, /<p id="confirm-question">Cancel the payment of 10\.00 USD, order /);
+    assert.match(asked.body, new RegExp(`<a class="button" href="${path}" id="back">`));
+    assert.equal((await payment(x.transaction_id)).status, 'authorised');
+    const r = await operator.request('POST', `${path}/cancel`, formFields(asked.body, `${path}/cancel`));
     assert.equal(r.status, 303, r.body);
     assert.equal((await payment(x.transaction_id)).status, 'cancelled');
     const page = await detail(operator, x.transaction_id);
@@ -507,7 +535,7 @@ describe('the detail page and its actions', () => {
     const x = await pay(auto, { amount: '40.00' });
     const path = `/portal/transactions/${x.transaction_id}`;
     const shown = await autoOperator.get(path);
-    const fields = { ...hiddenOf(shown.body, `${path}/refund`), amount: '7.00' };
+    const fields = { ...hiddenOf(shown.body, `${path}/refund`), amount: '7.00', confirm: 'yes' };
     const [a, b] = [await autoOperator.request('POST', `${path}/refund`, fields), await autoOperator.request('POST', `${path}/refund`, fields)];
     assert.deepEqual([a.status, b.status], [303, 303]);
     assert.equal(b.location, a.location);
