@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CompiledQuery } from 'kysely';
+import { setPricing } from '../ledger/pricing.js';
 import type { CreatedMerchant } from '../merchants/service.js';
 import { setThresholds } from '../risk/settings.js';
 import { directPayment, type TestGateway, testGateway } from '../test/harness.js';
@@ -394,6 +395,29 @@ describe('pages and the CSV', () => {
     }
     const all = (await agent.get('/portal/transactions.csv')).body;
     assert.ok(all.includes(`"'=HYPERLINK(""x"")"`), 'the formula is written as text');
+  });
+
+  test('the CSV has the shopper e-mail, the captured and refunded amounts, the fee and the result of each payment', async () => {
+    const shop = await gw.newMerchant();
+    await setPricing(gw.runtime.store, { account_id: shop.account_id, currency: 'USD', percent: '2.9', fixed: '0.30' }, gw.clock.now);
+    const x = await pay(shop, { amount: '100.00', shopper_email: '=cmd@example.com' });
+    gw.clock.advance(1);
+    const declined = await pay(shop, { amount: '5.00', card: '4000000000000002' });
+    const operator = await portal(shop, 'operator');
+    const path = `/portal/transactions/${x.transaction_id}`;
+    assert.equal((await confirmed(operator, path, `${path}/refund`, { amount: '12.50' })).status, 303);
+    const [header, ...records] = parseCsv((await operator.get('/portal/transactions.csv')).body);
+    const byId = new Map(records.map((r) => [r[1], Object.fromEntries((header ?? []).map((h, i) => [h, r[i]]))]));
+    const paid = byId.get(x.transaction_id) ?? {};
+    assert.equal(paid['Shopper e-mail'], "'=cmd@example.com", 'a formula-looking e-mail is quoted for spreadsheets');
+    assert.deepEqual(
+      [paid.Amount, paid.Captured, paid.Refunded, paid.Fee, paid.Status, paid.Result],
+      ['100.00', '100.00', '12.50', '3.20', 'partially_refunded', '0000 Success'],
+      '2.9% of 100.00 plus 0.30',
+    );
+    const no = byId.get(declined.transaction_id) ?? {};
+    assert.deepEqual([no.Captured, no.Refunded, no.Fee, no.Status], ['0.00', '0.00', '0.00', 'declined']);
+    assert.match(no.Result ?? '', /^1\d{3} /, 'the decline code with its text');
   });
 
   test('no full card number on any page or in the CSV', async () => {
