@@ -61,16 +61,17 @@ export const COLUMNS = [
   'Created (UTC)',
   'Transaction ID',
   'Order no',
-  'Shopper e-mail',
   'Amount',
   'Currency',
+  'Status',
+  'Card',
+  'Method',
+  // Added by issue 36 after the export's first eight, so a script reading by position keeps working.
+  'Shopper e-mail',
   'Captured',
   'Refunded',
   'Fee',
-  'Status',
   'Result',
-  'Card',
-  'Method',
 ] as const;
 type Column = (typeof COLUMNS)[number];
 
@@ -85,16 +86,16 @@ export function cellsOf(r: ListedPayment, fee_minor = 0): Record<Column, string>
     'Created (UTC)': new Date(Number(r.created_at)).toISOString(),
     'Transaction ID': r.transaction_id,
     'Order no': r.order_no,
-    'Shopper e-mail': shopperEmailOf(r),
     Amount: amount(r.amount_minor),
     Currency: r.currency,
+    Status: r.status,
+    Card: cardOf(r),
+    Method: r.card_brand || r.kind,
+    'Shopper e-mail': shopperEmailOf(r),
     Captured: amount(r.captured_minor),
     Refunded: amount(r.refunded_minor),
     Fee: amount(fee_minor),
-    Status: r.status,
     Result: resultWords(r.result_code),
-    Card: cardOf(r),
-    Method: r.card_brand || r.kind,
   };
 }
 
@@ -245,7 +246,10 @@ async function transactionsCsv(deps: PortalDeps, request: ListRequest, reply: Fa
     for (;;) {
       const batch = await searchPayments(db, account_id, f, after, CSV_BATCH, lead);
       const fees = await feesOf(db, account_id, batch);
-      for (const r of batch) yield Object.values(cellsOf(r, fees.get(r.transaction_id) ?? 0)).map(spreadsheetSafe);
+      for (const r of batch) {
+        const cells = cellsOf(r, fees.get(r.transaction_id) ?? 0);
+        yield COLUMNS.map((k) => spreadsheetSafe(cells[k]));
+      }
       const last = batch[batch.length - 1];
       if (batch.length < CSV_BATCH || !last) return;
       after = { created_at: Number(last.created_at), transaction_id: last.transaction_id };
