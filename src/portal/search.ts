@@ -48,6 +48,12 @@ export interface TransactionFilter {
   status?: PaymentStatus;
   /** The order numbers starting with this (case as written: order numbers are the merchant's exact strings). */
   order_no?: string;
+  /**
+   * Also bound `order_no` by the range [order_no, successor) so the unique (account_id,
+   * order_no) index reads only the prefix's rows; set (by `withOrderRange`) only where the
+   * column compares by code point, the one order in which that range holds exactly the prefix.
+   */
+  order_no_range?: boolean;
   /** The shopper e-mails starting with this, in any case (lower-cased). */
   email?: string;
   transaction_id?: string;
@@ -156,6 +162,50 @@ export function emailPattern(prefix: string): string {
   return `%"shopper_email":"${json.replace(/[!%_]/g, (c) => `!${c}`)}%`;
 }
 
+/**
+ * The first string after every string that starts with `prefix`, in code point order: the
+ * last code point one higher (surrogates skipped; a last U+10FFFF dropped and the one before
+ * raised). Undefined when there is none (the prefix is all U+10FFFF).
+ */
+export function successor(prefix: string): string | undefined {
+  const cps = [...prefix].map((c) => c.codePointAt(0) as number);
+  while (cps.length > 0) {
+    const last = (cps.pop() as number) + 1;
+    if (last > 0x10ffff) continue;
+    cps.push(last === 0xd800 ? 0xe000 : last);
+    return String.fromCodePoint(...cps);
+  }
+  return undefined;
+}
+
+const codePointOrdered = new WeakMap<object, Promise<boolean>>();
+
+/**
+ * Whether `payments.order_no` compares by code point (asked once per database): SQLite's
+ * BINARY always; on PostgreSQL, a C, POSIX or C.UTF-8 collation of the column or database.
+ * A linguistic collation (en_US…) sorts `a-b` after `a.`, so the range would lose rows there:
+ * the prefix is then matched by `substr` alone (every row of the account read).
+ */
+export function orderedByCodePoint(db: Kysely<DB>): Promise<boolean> {
+  let known = codePointOrdered.get(db);
+  if (!known) {
+    known = (async () => {
+      if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return true;
+      const r = await sql<{ collation: string | null }>`select coalesce(
+          (select collation_name from information_schema.columns where table_schema = current_schema() and table_name = 'payments' and column_name = 'order_no'),
+          (select datcollate from pg_database where datname = current_database())) as collation`.execute(db);
+      return /^(C|POSIX|C\.UTF-?8|ucs_basic)$/i.test(r.rows[0]?.collation ?? '');
+    })();
+    codePointOrdered.set(db, known);
+  }
+  return known;
+}
+
+/** `f` with the order number's index range where the database allows it (see `order_no_range`). */
+export async function withOrderRange(db: Kysely<DB>, f: TransactionFilter): Promise<TransactionFilter> {
+  return f.order_no !== undefined && (await orderedByCodePoint(db)) ? { ...f, order_no_range: true } : f;
+}
+
 /** The shopper's e-mail kept in a payment's details ('' when none was given). */
 export function shopperEmailOf(row: { details: string }): string {
   try {
@@ -225,7 +275,14 @@ function where(q: PaymentsQuery, f: TransactionFilter, amount: AmountMatch | und
   if (only === undefined) {
     if (f.transaction_id !== undefined) q = q.where('transaction_id', '=', f.transaction_id);
     // A prefix, compared exactly (LIKE folds case in SQLite and reads `_` and `%` as wildcards).
-    if (f.order_no !== undefined) q = q.where(sql`substr(${sql.ref('order_no')}, 1, ${[...f.order_no].length})`, '=', f.order_no);
+    if (f.order_no !== undefined) {
+      q = q.where(sql`substr(${sql.ref('order_no')}, 1, ${[...f.order_no].length})`, '=', f.order_no);
+      if (f.order_no_range) {
+        q = q.where('order_no', '>=', f.order_no);
+        const upper = successor(f.order_no);
+        if (upper !== undefined) q = q.where('order_no', '<', upper);
+      }
+    }
     if (f.email !== undefined) q = q.where(sql<boolean>`lower(${sql.ref('details')}) like ${emailPattern(f.email)} escape '!'`);
   }
   if (f.status !== undefined && wanted('status')) q = q.where(indexed('status') ? sql.ref('status') : sql`${sql.ref('status')} || ''`, '=', f.status);

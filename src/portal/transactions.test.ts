@@ -9,7 +9,7 @@ import type { CreatedMerchant } from '../merchants/service.js';
 import { setThresholds } from '../risk/settings.js';
 import { directPayment, type TestGateway, testGateway } from '../test/harness.js';
 import { authorise } from '../threeds/testing.js';
-import { chooseLead, type Lead, majorToMinor, parseFilters, searchPayments, searchQuery } from './search.js';
+import { chooseLead, type Lead, majorToMinor, orderedByCodePoint, parseFilters, searchPayments, searchQuery, successor, withOrderRange } from './search.js';
 import { formFields, type PortalAgent, signedInUser } from './testing.js';
 
 let gw: TestGateway;
@@ -254,6 +254,26 @@ describe('the list', () => {
             });
       assert.doesNotMatch(JSON.stringify(plan), /TEMP B-TREE|Sort/, `${JSON.stringify(q)} lead ${lead}: ${JSON.stringify(plan)}`);
     }
+  });
+
+  test('an order-number prefix reads the (account_id, order_no) index range, not the whole account', async () => {
+    const store = gw.runtime.store;
+    assert.equal(await orderedByCodePoint(store.db), true, 'the test databases compare by code point (SQLite BINARY, PostgreSQL C.UTF-8)');
+    const f = await withOrderRange(store.db, parseFilters({ order_no: 'ORD-' }));
+    const c = searchQuery(store.db, m.account_id, f, undefined, undefined, 51).compile();
+    const plan = JSON.stringify(
+      store.engine === 'sqlite'
+        ? (await store.db.executeQuery(CompiledQuery.raw(`EXPLAIN QUERY PLAN ${c.sql}`, [...c.parameters]))).rows
+        : (await store.db.executeQuery(CompiledQuery.raw(`EXPLAIN ${c.sql}`, [...c.parameters]))).rows,
+    );
+    assert.match(plan, /order_no/i, plan);
+    assert.match(
+      plan,
+      store.engine === 'sqlite' ? /SEARCH payments USING (COVERING )?INDEX \S+ \(account_id=\? AND order_no>\? AND order_no<\?\)/ : /Index.*Cond.*order_no >=/s,
+      plan,
+    );
+    // The range's upper end: the prefix with its last code point one higher.
+    assert.deepEqual(['ORD-', 'a', 'a\u{10FFFF}', '\u{D7FF}', ''].map(successor), ['ORD.', 'b', 'b', '\u{E000}', undefined]);
   });
 
   test('a filter value the form cannot mean is a 400 naming the field, never a 500: on the list page above the form, as sent', async () => {

@@ -27,6 +27,7 @@ import {
   searchPayments,
   shopperEmailOf,
   type TransactionFilter,
+  withOrderRange,
 } from './search.js';
 
 const str = (maxLength: number, pattern?: string) => Type.Optional(Type.String({ maxLength, ...(pattern ? { pattern } : {}) }));
@@ -214,8 +215,9 @@ async function transactionsPage(deps: PortalDeps, request: ListRequest, reply: F
     if (!after) return refusedFilters(request, reply, new FilterProblem('after', 'names no transaction of this account; start from the first page'));
   }
   if (!filter) return refusedFilters(request, reply, problem);
-  const lead = await chooseLead(deps.store.db, account_id, filter);
-  const rows = await searchPayments(deps.store.db, account_id, filter, after, PAGE_SIZE + 1, lead);
+  const f = await withOrderRange(deps.store.db, filter);
+  const lead = await chooseLead(deps.store.db, account_id, f);
+  const rows = await searchPayments(deps.store.db, account_id, f, after, PAGE_SIZE + 1, lead);
   const more = rows.length > PAGE_SIZE;
   const page = rows.slice(0, PAGE_SIZE);
   const last = page[page.length - 1];
@@ -235,7 +237,7 @@ async function transactionsCsv(deps: PortalDeps, request: ListRequest, reply: Fa
   const c = ctx(request);
   const { filter, problem } = filterOf(request.query);
   if (!filter) throw new PortalError(400, `The filters were refused: ${problemText(problem)}`, '/portal/transactions');
-  const f: TransactionFilter = filter;
+  const f: TransactionFilter = await withOrderRange(deps.store.db, filter);
   const account_id = c.account.account_id;
   const db = deps.store.db;
   // Every matching row, whatever their number: the keyset is read CSV_BATCH rows a query and
