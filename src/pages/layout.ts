@@ -42,18 +42,30 @@ details form{margin-top:.5rem}
 button.quiet{color:#0b57d0;background:none;border-color:transparent;text-decoration:underline}
 body.wide main{max-width:76rem}
 .wide header.bar{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem 1rem;padding:.5rem 1rem;background:#fff;border-bottom:1px solid #d0d7de}
-.wide header.bar nav{display:flex;flex-wrap:wrap;gap:.25rem .9rem}
+.wide header.bar>*{min-width:0;overflow-wrap:anywhere}
+.wide header.bar nav{order:1;flex:1 1 100%;display:flex;flex-wrap:wrap;gap:.25rem 1.1rem}
+.wide header.bar nav a{white-space:nowrap}
 .wide header.bar a{color:#0b57d0;text-decoration:none}
 .wide header.bar a[aria-current=page]{font-weight:700;text-decoration:underline}
 .wide header.bar form{margin:0;display:flex;gap:.4rem;align-items:center}
-.wide header.bar select,.wide header.bar button{width:auto;min-height:2rem;padding:.2rem .5rem;flex:none}
+.wide header.bar select,.wide header.bar button{width:auto;max-width:100%;min-height:2rem;padding:.2rem .5rem;flex:none}
 .wide .mode{padding:.1rem .5rem;border-radius:.3rem;font-size:.8rem;font-weight:700}
 .wide .mode-test{background:#fff3cd;color:#6b4e00}
 .wide .mode-live{background:#d3f5dc;color:#0b5a24}
 .wide table{border-collapse:collapse;width:100%;background:#fff;font-size:.9rem}
 .wide th,.wide td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #e1e4e8;vertical-align:top}
 .wide td.num,.wide th.num{text-align:right;font-variant-numeric:tabular-nums}
-.wide .scroll{overflow-x:auto}
+.wide .scroll{overflow-x:auto;position:relative;max-width:100%}
+.wide td.wrap{overflow-wrap:anywhere;min-width:6rem}
+.wide main{overflow-wrap:break-word}
+.wide fieldset{min-width:0}
+@media (max-width:44rem){.wide table.stack,.wide .stack tbody,.wide .stack tr,.wide .stack td{display:block;width:auto}
+.wide .stack thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
+.wide .stack tr{border:1px solid #d0d7de;border-radius:.4rem;margin:.5rem 0;padding:.4rem .75rem}
+.wide .stack td{display:grid;grid-template-columns:minmax(6rem,35%) 1fr;gap:.75rem;border:0;padding:.15rem 0;text-align:left;overflow-wrap:anywhere;min-width:0}
+.wide .stack td::before{content:attr(data-label);color:#57606a}
+.wide .stack td:empty{display:none}
+.wide .stack td form.inline{margin:.25rem 0}}
 .wide form.inline{display:inline-flex;flex-wrap:wrap;gap:.5rem;align-items:end;margin:.5rem 0}
 .wide form.inline label{margin:0}
 .wide form.inline input:not([type=hidden]),.wide form.inline select{width:auto;min-height:2.2rem}

@@ -151,6 +151,10 @@ describe('GET /portal/dashboard', () => {
     assert.match(page.body, /<table id="chart-volume-table">/, 'the text alternative');
     assert.match(page.body, /<table id="chart-approval-table">/);
     assert.match(page.body, /id="period-7"[^>]*aria-current="true"/);
+    // The period is offered once (the links), not again in a form; the form chooses the currency only.
+    assert.equal((page.body.match(/>30 days</g) ?? []).length, 1, 'one period chooser');
+    assert.doesNotMatch(page.body, /name="period"(?! value)/);
+    assert.match(page.body, /<form method="get" action="\/portal\/dashboard" class="inline" id="currency-form"><input type="hidden" name="period" value="7">/);
     assert.match(page.body, /id="total-attempted">5</);
 
     const eur = await agent.get('/portal/dashboard?period=7&currency=EUR');

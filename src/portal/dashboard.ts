@@ -12,7 +12,7 @@ import { Type } from 'typebox';
 import type { DB } from '../db/schema.js';
 import { accountBalances } from '../ledger/balances.js';
 import { currencyExponent, formatAmount } from '../money/currency.js';
-import { attrs, html, type SafeHtml } from '../pages/index.js';
+import { attrs, hidden, html, type SafeHtml } from '../pages/index.js';
 import { accountPaymentsQuery } from '../payments/reader.js';
 import type { PaymentStatus } from '../payments/states.js';
 import { barChart, lineChart } from './charts.js';
@@ -187,7 +187,7 @@ function approvalChartOf({ s, days, labels }: DashboardFacts): SafeHtml {
   });
 }
 
-/** The period links and form, the totals, the two charts and the balances table. */
+/** The period links, the currency form (several currencies), the totals, the two charts and the balances table. */
 function dashboardBody(f: DashboardFacts): SafeHtml {
   const { period, s, wanted, currency, balances } = f;
   const volumeChart = volumeChartOf(f);
@@ -199,9 +199,11 @@ function dashboardBody(f: DashboardFacts): SafeHtml {
     (p, i) =>
       html`${i > 0 ? ' · ' : ''}<a ${attrs({ href: href(p, wanted), id: `period-${p}`, 'aria-current': p === period ? 'true' : undefined })}>${p} days</a>`,
   )}</p></nav>
-<form method="get" action="/portal/dashboard" class="inline"><label for="f-period">Period</label><select id="f-period" name="period">${PERIODS.map(
-    (p) => html`<option ${attrs({ value: String(p), selected: p === period })}>${p} days</option>`,
-  )}</select>${s.currencies.length > 1 && html`<label for="f-currency">Currency</label><select id="f-currency" name="currency">${s.currencies.map((cur) => html`<option ${attrs({ value: cur, selected: cur === currency })}>${cur}</option>`)}</select>`}<button type="submit">Show</button></form>
+${
+  // The period is chosen once, by the links above; the form only chooses the currency charted.
+  s.currencies.length > 1 &&
+  html`<form method="get" action="/portal/dashboard" class="inline" id="currency-form">${hidden('period', String(period))}<label for="f-currency">Currency charted</label><select id="f-currency" name="currency">${s.currencies.map((cur) => html`<option ${attrs({ value: cur, selected: cur === currency })}>${cur}</option>`)}</select><button type="submit">Show</button></form>`
+}
 <section class="cards"><div class="card"><strong>Payments with an outcome</strong><p id="total-attempted">${totalAttempted}</p></div>
 <div class="card"><strong>Approved</strong><p id="total-approved">${totalApproved}${totalAttempted > 0 && ` (${Math.round((totalApproved / totalAttempted) * 1000) / 10}%)`}</p></div>
 ${s.currencies.map(

@@ -169,10 +169,15 @@ describe('payouts', () => {
     assert.equal(rows[0]?.local_clearing_system, 'ACH');
     assert.equal(await available(m.account_id), 90_000);
     const list = await agent.get(r.location);
-    assert.match(list.body, new RegExp(`<table id="payouts">[\\s\\S]*data-payout-id="${rows[0]?.transaction_id}" data-status="COMPLETED"`));
+    assert.match(list.body, new RegExp(`<table id="payouts"[^>]*>[\\s\\S]*data-payout-id="${rows[0]?.transaction_id}" data-status="COMPLETED"`));
     assert.match(list.body, /class="num available">900.00</);
-    // The beneficiary is saved: the next form offers it, and paying it again needs no bank details.
     const ben = rows[0]?.beneficiary_id as string;
+    // The row names the beneficiary (its saved label, not only its id) and shows the merchant's own reference.
+    const row = new RegExp(`data-payout-id="${rows[0]?.transaction_id}"[\\s\\S]*?</tr>`).exec(list.body)?.[0] ?? '';
+    assert.match(row, /<span class="beneficiary">[^<]*Acme Supplies LLC[^<]*<\/span>/);
+    assert.match(row, /<span class="reference">INV-1001<\/span>/);
+    assert.match(row, />completed</, 'the status in words');
+    // The beneficiary is saved: the next form offers it, and paying it again needs no bank details.
     assert.match(list.body, new RegExp(`<option value="${ben}">`));
     const again = await agent.submit('/portal/payouts', '/portal/payouts', {
       source_currency: 'USD',

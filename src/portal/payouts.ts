@@ -20,6 +20,7 @@ import { PayoutBody, type PayoutRequest } from '../payouts/schema.js';
 import { createPayout } from '../payouts/service.js';
 import type { PayoutRow } from '../payouts/tables.js';
 import { can, ctx, formSecrets, type PortalDeps, PortalError, type PortalRoute, portalAction, sendPortalPage, withNotice } from './context.js';
+import { cell, statusWords, when } from './format.js';
 
 export const PAYOUTS_PAGE_SIZE = 50;
 /** Saved beneficiaries offered in the form (newest first). */
@@ -125,15 +126,46 @@ export function payoutRequestOf(
   return { ok: true, request: request as unknown as Omit<PayoutRequest, 'merchant_id' | 'account_id' | 'encryption_data'> };
 }
 
-const day = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
+/** The merchant's own reference of a payout (the one the beneficiary sees), from the request's echo. */
+function referenceOf(p: PayoutRow): string {
+  try {
+    const d = JSON.parse(p.details || '{}') as { reference?: unknown };
+    return typeof d.reference === 'string' ? d.reference : '';
+  } catch {
+    return '';
+  }
+}
 
-function payoutRow(p: PayoutRow): SafeHtml {
-  return html`<tr data-payout-id="${p.transaction_id}" data-status="${p.status}"><td>${day(Number(p.created_at))}</td><td class="code-cell">${p.short_reference_id}<br><small>${p.transaction_id}</small></td>
-<td class="status">${p.status}${p.failure_reason && html`<br><small class="failure">${p.failure_reason}</small>`}</td>
-<td>${p.payment_method}${p.local_clearing_system && ` (${p.local_clearing_system})`}</td><td>${p.beneficiary_id}</td>
-<td class="num">${formatAmount(Number(p.amount_payer_pays), p.source_currency)} ${p.source_currency}</td>
-<td class="num">${formatAmount(Number(p.amount_beneficiary_receives), p.payment_currency)} ${p.payment_currency}</td>
-<td class="num">${formatAmount(Number(p.fee_amount), p.source_currency)}</td><td>${p.payment_date}</td></tr>`;
+/** One payout; `names` maps beneficiary ids to their saved label (name, country, clearing system, last four). */
+function payoutRow(p: PayoutRow, names: ReadonlyMap<string, string>): SafeHtml {
+  const name = names.get(p.beneficiary_id);
+  return html`<tr data-payout-id="${p.transaction_id}" data-status="${p.status}">${cell('Created (UTC)', when(p.created_at))}${cell(
+    'Reference',
+    html`<span class="reference">${referenceOf(p)}</span><br><small>${p.short_reference_id} · ${p.transaction_id}</small>`,
+    'code-cell wrap',
+  )}
+${cell('Status', html`${statusWords(p.status)}${p.failure_reason && html`<br><small class="failure">${p.failure_reason}</small>`}`, 'status')}
+${cell('Method', `${p.payment_method}${p.local_clearing_system && ` (${p.local_clearing_system})`}`)}${cell(
+  'Beneficiary',
+  html`<span class="beneficiary">${name ?? p.beneficiary_id}</span>${name !== undefined && html`<br><small>${p.beneficiary_id}</small>`}`,
+  'wrap',
+)}
+${cell('You pay', `${formatAmount(Number(p.amount_payer_pays), p.source_currency)} ${p.source_currency}`, 'num')}
+${cell('Beneficiary receives', `${formatAmount(Number(p.amount_beneficiary_receives), p.payment_currency)} ${p.payment_currency}`, 'num')}
+${cell('Fee', formatAmount(Number(p.fee_amount), p.source_currency), 'num')}${cell('Pay on', p.payment_date)}</tr>`;
+}
+
+/** The saved labels of the beneficiaries `rows` pay (one query for the page). */
+async function beneficiaryNames(deps: PortalDeps, account_id: string, rows: PayoutRow[]): Promise<Map<string, string>> {
+  const ids = [...new Set(rows.map((r) => r.beneficiary_id).filter(Boolean))];
+  if (ids.length === 0) return new Map();
+  const found = await deps.store.db
+    .selectFrom('beneficiaries')
+    .select(['beneficiary_id', 'label'])
+    .where('account_id', '=', account_id)
+    .where('beneficiary_id', 'in', ids)
+    .execute();
+  return new Map(found.filter((b) => b.label).map((b) => [b.beneficiary_id, b.label]));
 }
 
 type PageOptions = { before?: string; error?: string; values?: Partial<CreateForm> };
@@ -200,6 +232,7 @@ async function payoutsPage(deps: PortalDeps, request: FastifyRequest, reply: Fas
   const more = rows.length > PAYOUTS_PAGE_SIZE;
   const page = more ? rows.slice(0, PAYOUTS_PAGE_SIZE) : rows;
   const last = page[page.length - 1];
+  const names = await beneficiaryNames(deps, account_id, page);
   const mayCreate = can(c.user.role, 'manage');
   const beneficiaries = mayCreate
     ? await deps.store.db
@@ -215,16 +248,16 @@ async function payoutsPage(deps: PortalDeps, request: FastifyRequest, reply: Fas
 ${
   balances.length === 0
     ? html`<p id="available-empty">No balance yet in this account.</p>`
-    : html`<table id="available"><thead><tr><th scope="col">Currency</th><th scope="col" class="num">Available</th><th scope="col" class="num">Reserved for payouts</th></tr></thead>
-<tbody>${balances.map((b) => html`<tr data-currency="${b.currency}"><th scope="row">${b.currency}</th><td class="num available">${formatAmount(b.available_minor, b.currency)}</td><td class="num">${formatAmount(b.payouts_reserved_minor, b.currency)}</td></tr>`)}</tbody></table>`
+    : html`<div class="scroll"><table id="available"><thead><tr><th scope="col">Currency</th><th scope="col" class="num">Available</th><th scope="col" class="num">Reserved for payouts</th></tr></thead>
+<tbody>${balances.map((b) => html`<tr data-currency="${b.currency}"><th scope="row">${b.currency}</th><td class="num available">${formatAmount(b.available_minor, b.currency)}</td><td class="num">${formatAmount(b.payouts_reserved_minor, b.currency)}</td></tr>`)}</tbody></table></div>`
 }
 ${form}
 <h2>Payouts</h2>
 ${
   page.length === 0
     ? html`<p id="payouts-empty">No payouts${o.before ? ' further back' : ''}.</p>`
-    : html`<div class="scroll"><table id="payouts"><thead><tr><th scope="col">Created (UTC)</th><th scope="col">Reference</th><th scope="col">Status</th><th scope="col">Method</th><th scope="col">Beneficiary</th><th scope="col" class="num">You pay</th><th scope="col" class="num">Beneficiary receives</th><th scope="col" class="num">Fee</th><th scope="col">Pay on</th></tr></thead>
-<tbody>${page.map(payoutRow)}</tbody></table></div>`
+    : html`<div class="scroll"><table id="payouts" class="stack"><thead><tr><th scope="col">Created (UTC)</th><th scope="col">Reference</th><th scope="col">Status</th><th scope="col">Method</th><th scope="col">Beneficiary</th><th scope="col" class="num">You pay</th><th scope="col" class="num">Beneficiary receives</th><th scope="col" class="num">Fee</th><th scope="col">Pay on</th></tr></thead>
+<tbody>${page.map((p) => payoutRow(p, names))}</tbody></table></div>`
 }
 ${more && last && html`<p><a id="next-page" href="/portal/payouts?before=${`${Number(last.created_at)}.${last.transaction_id}`}">Older payouts</a></p>`}`;
   return sendPortalPage(request, reply, { title: 'Payouts', nav: 'payouts', body, status: o.error ? 400 : undefined });

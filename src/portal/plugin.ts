@@ -202,7 +202,9 @@ function describe(error: { validation?: unknown; message: string }): string {
   const first = v[0];
   if (!first) return error.message;
   const field = first.params?.missingProperty ?? (first.instancePath ?? '').replace(/^\//, '');
-  return `${field ? `${field}: ` : ''}${first.message ?? 'invalid'}`;
+  // A pattern means nothing to the person at the form: say what it is about, not the expression.
+  const message = (first.message ?? 'invalid').replace(/^must match pattern .*$/s, 'holds a character or a form that is not allowed here');
+  return `${field ? `${field}: ` : ''}${message}`;
 }
 
 async function loadSession(deps: PortalDeps, request: FastifyRequest, token: string): Promise<void> {

@@ -123,6 +123,9 @@ describe('the merchant portal in Chromium', () => {
     await page.goto(`${origin}/portal/totp`);
     await page.click('#start-totp');
     const secret = (await page.textContent('#totp-secret'))?.trim() ?? '';
+    // The key's QR code is drawn (server-side SVG, under the strict CSP: a violation fails the test).
+    const qr = await page.locator('svg#totp-qr').boundingBox();
+    assert.ok(qr && qr.width >= 200 && qr.height >= 200, `the QR code is shown: ${JSON.stringify(qr)}`);
     // Codes follow the gateway's clock (the test harness's, moved by hand).
     await page.fill('#f-code', totpCode(secret, gw.runtime.deps.now()));
     await page.click('#enrol');
@@ -171,6 +174,8 @@ describe('the merchant portal in Chromium', () => {
       await page.goto(`${origin}/portal/transactions/${toRefund.transaction_id}`);
       await page.fill('form[action$="/refund"] input[name="amount"]', amount);
       await page.click('#refund');
+      // A refund asks first (issue 36 item 4).
+      await page.click('#confirm-refund');
       await page.waitForSelector('#notice');
     }
     const refunds = await gw.runtime.store.db.selectFrom('refunds').selectAll().where('transaction_id', '=', toRefund.transaction_id).execute();

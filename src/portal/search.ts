@@ -29,8 +29,9 @@ export interface FilterInput {
   transaction_id?: string;
   last4?: string;
   amount?: string;
+  email?: string;
 }
-export const FILTER_FIELDS = ['from', 'to', 'status', 'order_no', 'transaction_id', 'last4', 'amount'] as const;
+export const FILTER_FIELDS = ['from', 'to', 'status', 'order_no', 'email', 'transaction_id', 'last4', 'amount'] as const;
 
 /** An amount filter in one currency exponent: `amount_minor` in one of `currencies`. */
 export interface AmountMatch {
@@ -45,7 +46,16 @@ export interface TransactionFilter {
   /** Exclusive, UTC midnight of the day after `to` (so `to` is inclusive). */
   created_before_ms?: number;
   status?: PaymentStatus;
+  /** The order numbers starting with this (case as written: order numbers are the merchant's exact strings). */
   order_no?: string;
+  /**
+   * Also bound `order_no` by the range [order_no, successor) so the unique (account_id,
+   * order_no) index reads only the prefix's rows; set (by `withOrderRange`) only where the
+   * column compares by code point, the one order in which that range holds exactly the prefix.
+   */
+  order_no_range?: boolean;
+  /** The shopper e-mails starting with this, in any case (lower-cased). */
+  email?: string;
   transaction_id?: string;
   last4?: string;
   /**
@@ -116,6 +126,11 @@ export function parseFilters(input: FilterInput): TransactionFilter {
   }
   const order_no = given(input.order_no);
   if (order_no) f.order_no = order_no;
+  const email = given(input.email);
+  if (email) {
+    if (/\s/.test(email)) throw new FilterProblem('email', 'must be an e-mail address or its beginning, without spaces');
+    f.email = email.toLowerCase();
+  }
   const transaction_id = given(input.transaction_id);
   if (transaction_id) f.transaction_id = transaction_id;
   const last4 = given(input.last4);
@@ -137,13 +152,91 @@ export function parseFilters(input: FilterInput): TransactionFilter {
   return f;
 }
 
+/**
+ * The LIKE pattern of a shopper e-mail prefix inside a payment's `details` (its JSON as
+ * written, `"shopper_email":"…"`; lower-cased on both sides): the prefix as JSON would write
+ * it, with LIKE's wildcards and the escape character `!` escaped.
+ */
+export function emailPattern(prefix: string): string {
+  const json = JSON.stringify(prefix.toLowerCase()).slice(1, -1);
+  return `%"shopper_email":"${json.replace(/[!%_]/g, (c) => `!${c}`)}%`;
+}
+
+/**
+ * The first string after every string that starts with `prefix`, in code point order: the
+ * last code point one higher (surrogates skipped; a last U+10FFFF dropped and the one before
+ * raised). Undefined when there is none (the prefix is all U+10FFFF).
+ */
+export function successor(prefix: string): string | undefined {
+  const cps = [...prefix].map((c) => c.codePointAt(0) as number);
+  while (cps.length > 0) {
+    const last = (cps.pop() as number) + 1;
+    if (last > 0x10ffff) continue;
+    cps.push(last === 0xd800 ? 0xe000 : last);
+    return String.fromCodePoint(...cps);
+  }
+  return undefined;
+}
+
+const codePointOrdered = new WeakMap<object, Promise<boolean>>();
+
+/**
+ * Whether `payments.order_no` compares by code point (asked once per database): SQLite's
+ * BINARY always; on PostgreSQL, a C, POSIX or C.UTF-8 collation of the column or database.
+ * A linguistic collation (en_US…) sorts `a-b` after `a.`, so the range would lose rows there:
+ * the prefix is then matched by `substr` alone (every row of the account read).
+ */
+export function orderedByCodePoint(db: Kysely<DB>): Promise<boolean> {
+  let known = codePointOrdered.get(db);
+  if (!known) {
+    known = (async () => {
+      if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return true;
+      const r = await sql<{ collation: string | null }>`select coalesce(
+          (select collation_name from information_schema.columns where table_schema = current_schema() and table_name = 'payments' and column_name = 'order_no'),
+          (select datcollate from pg_database where datname = current_database())) as collation`.execute(db);
+      return /^(C|POSIX|C\.UTF-?8|ucs_basic)$/i.test(r.rows[0]?.collation ?? '');
+    })();
+    codePointOrdered.set(db, known);
+  }
+  return known;
+}
+
+/** `f` with the order number's index range where the database allows it (see `order_no_range`). */
+export async function withOrderRange(db: Kysely<DB>, f: TransactionFilter): Promise<TransactionFilter> {
+  return f.order_no !== undefined && (await orderedByCodePoint(db)) ? { ...f, order_no_range: true } : f;
+}
+
+/** The shopper's e-mail kept in a payment's details ('' when none was given). */
+export function shopperEmailOf(row: { details: string }): string {
+  try {
+    const d = JSON.parse(row.details || '{}') as { shopper_email?: unknown };
+    return typeof d.shopper_email === 'string' ? d.shopper_email : '';
+  } catch {
+    return '';
+  }
+}
+
 /** Where a page starts: after this row in newest-first order. */
 export interface Cursor {
   created_at: number;
   transaction_id: string;
 }
 
-export const LISTED_COLUMNS = ['transaction_id', 'created_at', 'order_no', 'currency', 'amount_minor', 'status', 'card_masked', 'card_brand', 'kind'] as const;
+export const LISTED_COLUMNS = [
+  'transaction_id',
+  'created_at',
+  'order_no',
+  'currency',
+  'amount_minor',
+  'captured_minor',
+  'refunded_minor',
+  'status',
+  'result_code',
+  'card_masked',
+  'card_brand',
+  'kind',
+  'details',
+] as const;
 export type ListedPayment = Pick<PaymentRow, (typeof LISTED_COLUMNS)[number]>;
 
 /** A filter that can lead a query: its index is the range read, the others are checked on its rows. */
@@ -181,7 +274,16 @@ function where(q: PaymentsQuery, f: TransactionFilter, amount: AmountMatch | und
   const wanted = (l: Lead) => only === undefined || only === l;
   if (only === undefined) {
     if (f.transaction_id !== undefined) q = q.where('transaction_id', '=', f.transaction_id);
-    if (f.order_no !== undefined) q = q.where('order_no', '=', f.order_no);
+    // A prefix, compared exactly (LIKE folds case in SQLite and reads `_` and `%` as wildcards).
+    if (f.order_no !== undefined) {
+      q = q.where(sql`substr(${sql.ref('order_no')}, 1, ${[...f.order_no].length})`, '=', f.order_no);
+      if (f.order_no_range) {
+        q = q.where('order_no', '>=', f.order_no);
+        const upper = successor(f.order_no);
+        if (upper !== undefined) q = q.where('order_no', '<', upper);
+      }
+    }
+    if (f.email !== undefined) q = q.where(sql<boolean>`lower(${sql.ref('details')}) like ${emailPattern(f.email)} escape '!'`);
   }
   if (f.status !== undefined && wanted('status')) q = q.where(indexed('status') ? sql.ref('status') : sql`${sql.ref('status')} || ''`, '=', f.status);
   if (f.last4 !== undefined && wanted('last4')) q = q.where(sql.raw(indexed('last4') ? LAST4_EXPRESSION : `(${LAST4_EXPRESSION}) || ''`), '=', f.last4);
@@ -218,7 +320,7 @@ export function searchQuery(
   // SQLite does the opposite: it sorts the whole range for such an order (19 s at 1M rows
   // in the bench), and its own choice of the lead's index is right: PostgreSQL only.
   const leading = lead ?? (leadsOf(f).length === 1 ? leadsOf(f)[0] : undefined);
-  if (f.transaction_id === undefined && f.order_no === undefined && db.getExecutor().adapter instanceof PostgresAdapter) {
+  if (f.transaction_id === undefined && db.getExecutor().adapter instanceof PostgresAdapter) {
     if (leading === 'status') q = q.orderBy('status', 'desc');
     else if (leading === 'last4') q = q.orderBy(sql.raw(LAST4_EXPRESSION), 'desc');
     else if (leading === 'amount') q = q.orderBy('amount_minor', 'desc');
@@ -234,7 +336,7 @@ export function searchQuery(
  */
 export async function chooseLead(db: Kysely<DB>, account_id: string, f: TransactionFilter): Promise<Lead | undefined> {
   const leads = leadsOf(f);
-  if (leads.length < 2 || f.transaction_id !== undefined || f.order_no !== undefined) return undefined;
+  if (leads.length < 2 || f.transaction_id !== undefined) return undefined;
   const count = async (lead: Lead, amount?: AmountMatch) => {
     const probe = where(paymentsOf(db, account_id), f, amount, lead, lead).select(sql<number>`1`.as('one')).limit(PROBE_LIMIT);
     const row = await db

@@ -341,7 +341,10 @@ describe('users', () => {
     assert.equal((await op.get('/portal/users')).status, 403);
 
     const list = await agent.get('/portal/users');
-    assert.match(list.body, /op@example\.com<\/td><td class="role">operator<\/td><td class="status">active<\/td><td class="totp">off/);
+    assert.match(
+      list.body,
+      /op@example\.com<\/td><td data-label="Role" class="role">operator<\/td><td data-label="Status" class="status">active<\/td><td data-label="Two-step sign-in" class="totp">off/,
+    );
     assert.ok(!list.body.includes(path.split('/').pop() ?? 'x'), 'the link is not listed');
     const created = await audits(m.merchant_id, 'user.create');
     assert.deepEqual(
@@ -402,7 +405,7 @@ describe('users', () => {
     const disable = await agent.submit('/portal/users', `${base}/disable`);
     assert.equal(disable.location, '/portal/users?done=user_disabled');
     assert.equal((await op.agent.get('/portal/profile')).status, 303, 'the session ended');
-    assert.match((await agent.get('/portal/users')).body, /<td class="status">disabled<\/td>/);
+    assert.match((await agent.get('/portal/users')).body, /<td data-label="Status" class="status">disabled<\/td>/);
     assert.equal((await agent.submit('/portal/users', `${base}/enable`)).status, 303);
     assert.equal((await row()).status, 'active');
 
@@ -436,7 +439,7 @@ describe('users', () => {
       await stranger.submit('/portal/signin', '/portal/signin', { merchant_id: m.merchant_id, email: v.email, password: `not-the-password-${i}` });
     assert.match(
       (await agent.get('/portal/users')).body,
-      new RegExp(`${v.email.replace('.', '\\.')}</td><td class="role">viewer</td><td class="status">locked`),
+      new RegExp(`${v.email.replace('.', '\\.')}</td><td data-label="Role" class="role">viewer</td><td data-label="Status" class="status">locked`),
     );
   });
 

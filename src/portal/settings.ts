@@ -379,10 +379,10 @@ ${originsSection(request, f)}`;
 function signingKeysSection(deps: PortalDeps, request: FastifyRequest, { keys, retiring }: SettingsFacts): SafeHtml {
   return html`<section id="signing-keys" aria-labelledby="h-signing-keys"><h2 id="h-signing-keys">Signing key</h2>
 <p>Signs and verifies the API's requests and answers. After a rotation the previous key still verifies until you retire it.</p>
-<table><thead><tr><th>Key</th><th>Status</th><th>Created (UTC)</th></tr></thead><tbody>${keys.map(
+<div class="scroll"><table><thead><tr><th>Key</th><th>Status</th><th>Created (UTC)</th></tr></thead><tbody>${keys.map(
     (k) =>
       html`<tr><td class="code">${last4(deps.keyring.decrypt(k.secret_enc))}</td><td>${k.status === 'active' ? 'active' : 'previous: still verifies'}</td><td>${when(k.created_at)}</td></tr>`,
-  )}</tbody></table>
+  )}</tbody></table></div>
 ${oneButton(request, '/signing-key/rotate', 'Rotate signing key', 'rotate-key')}${retiring && oneButton(request, '/signing-key/retire', 'Retire previous keys', 'retire-keys')}
 </section>`;
 }
@@ -394,12 +394,12 @@ function apiKeysSection(request: FastifyRequest, { apiKeys }: SettingsFacts): Sa
 ${
   apiKeys.length === 0
     ? html`<p>No API keys yet.</p>`
-    : html`<table><thead><tr><th>Id</th><th>Key</th><th>Label</th><th>Status</th><th>Created (UTC)</th><th></th></tr></thead><tbody>${apiKeys.map(
+    : html`<div class="scroll"><table><thead><tr><th>Id</th><th>Key</th><th>Label</th><th>Status</th><th>Created (UTC)</th><th></th></tr></thead><tbody>${apiKeys.map(
         (k) =>
           html`<tr ${attrs({ id: `apikey-${k.key_id}` })}><td>${k.key_id}</td><td class="code">sk_${k.livemode ? 'live' : 'test'}_…${k.last4}</td><td>${k.name}</td><td>${k.status}</td><td>${when(k.created_at)}</td><td>${
             k.status === 'active' && oneButton(request, `/api-keys/${k.key_id}/revoke`, 'Revoke', `revoke-${k.key_id}`, '', `Revoke ${k.key_id}`)
           }</td></tr>`,
-      )}</tbody></table>`
+      )}</tbody></table></div>`
 }
 <form method="post" action="/portal/settings/api-keys" class="inline">${formSecrets(request)}<label for="f-label">Label</label><input ${attrs({ id: 'f-label', name: 'label', type: 'text', maxlength: 100 })}><button type="submit" id="create-apikey">Create API key</button></form>
 </section>`;
@@ -434,7 +434,7 @@ function riskSection(request: FastifyRequest, { thresholds, blocklist }: Setting
 ${
   blocklist.length === 0
     ? html`<p>Nothing blocked.</p>`
-    : html`<table id="blocklist"><thead><tr><th>Type</th><th>Value</th><th>Added (UTC)</th><th></th></tr></thead><tbody>${blocklist.map(
+    : html`<div class="scroll"><table id="blocklist"><thead><tr><th>Type</th><th>Value</th><th>Added (UTC)</th><th></th></tr></thead><tbody>${blocklist.map(
         (b) =>
           html`<tr><td>${b.type}</td><td class="code">${b.type === 'card' ? `fingerprint ${b.value.slice(0, 12)}…` : b.value}</td><td>${when(b.created_at)}</td><td>${
             b.type === 'card'
@@ -448,7 +448,7 @@ ${
                   `Remove ${b.type} ${b.value}`,
                 )
           }</td></tr>`,
-      )}</tbody></table>`
+      )}</tbody></table></div>`
 }
 <h4>Block</h4>
 ${blocklistForm(request, '/blocklist/add', 'Block', 'block')}

@@ -3,12 +3,20 @@
 // sign out (everywhere), and the audit lines of each.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import QRCode from 'qrcode';
 import { type TestGateway, testGateway } from '../test/harness.js';
 import { passwordProblem } from './passwords.js';
 import { ABSOLUTE_MS, IDLE_MS } from './sessions.js';
 import { enrolmentPage, formFields, PortalAgent, signedInUser, TEST_PASSWORD } from './testing.js';
-import { totpCode } from './totp.js';
+import { totpCode, totpUri } from './totp.js';
 import { PortalUsers } from './users.js';
+
+/** The modules an SVG path of `M x y h w v1 h-w z` runs covers, as "x,y". */
+function darkModules(d: string): Set<string> {
+  const out = new Set<string>();
+  for (const m of d.matchAll(/M(\d+) (\d+)h(\d+)v1h-\3z/g)) for (let i = 0; i < Number(m[3]); i++) out.add(`${Number(m[1]) + i},${m[2]}`);
+  return out;
+}
 
 let gw: TestGateway;
 let users: PortalUsers;
@@ -253,6 +261,16 @@ describe('two-step sign-in', () => {
     assert.equal((await agent.get('/portal/dashboard')).status, 303, 'no page before enrolment');
     const page = await enrolmentPage(agent);
     const secret = /id="totp-secret">([A-Z2-7]+)</.exec(page.body)?.[1] ?? '';
+    // The QR code: inline SVG whose dark modules are exactly those of the otpauth:// URI of this key and user.
+    const svg = /<svg [^>]*id="totp-qr"[\s\S]*?<\/svg>/.exec(page.body)?.[0] ?? '';
+    assert.match(svg, /role="img" aria-label="QR code of the two-step sign-in key"/);
+    assert.doesNotMatch(page.body, /<script|<img/, 'no script and nothing loaded');
+    const drawn = darkModules(/ d="([^"]*)"/.exec(svg)?.[1] ?? '');
+    const { modules } = QRCode.create(totpUri(secret, 'live-owner@example.com'), { errorCorrectionLevel: 'M' });
+    const expected = new Set<string>();
+    for (let y = 0; y < modules.size; y++) for (let x = 0; x < modules.size; x++) if (modules.get(y, x)) expected.add(`${x + 4},${y + 4}`);
+    assert.ok(expected.size > 100);
+    assert.deepEqual([...drawn].sort(), [...expected].sort());
     const codes = await agent.request('POST', '/portal/totp', { ...formFields(page.body, '/portal/totp'), code: totpCode(secret, gw.runtime.deps.now()) });
     assert.equal(codes.status, 200);
     const recovery = [...codes.body.matchAll(/<li>([a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4})<\/li>/g)].map((m) => m[1] ?? '');

@@ -17,6 +17,7 @@ import { field, hidden, html, type SafeHtml, sendRedirect } from '../pages/index
 import { audit } from './audit.js';
 import { clientIp, formSecrets, type PortalDeps, PortalError, type PortalRoute, sendPortalPage, withNotice } from './context.js';
 import { clearSessionCookie, preSignInCsrf, setSessionCookie } from './plugin.js';
+import { qrSvg } from './qr.js';
 import type { PortalUserRow } from './tables.js';
 import { totpUri } from './totp.js';
 import { LOCKOUT_MS, PortalUserError, type SignIn } from './users.js';
@@ -281,7 +282,8 @@ function enrolPage(deps: PortalDeps, request: FastifyRequest, reply: FastifyRepl
     request,
     reply,
     'Turn on two-step sign-in',
-    html`<p>Add this key to an authenticator app (type it in, or open the link on the phone), then enter the 6-digit code it shows.</p>
+    html`<p>Scan this code with an authenticator app (or type the key in, or open the link on the phone), then enter the 6-digit code it shows.</p>
+<p>${qrSvg(totpUri(secret, user.email), 'QR code of the two-step sign-in key', 'totp-qr')}</p>
 <p class="code" id="totp-secret">${secret}</p>
 <p><a href="${totpUri(secret, user.email)}" id="totp-uri">Open in an authenticator app</a></p>
 <form method="post" action="/portal/totp">${formSecrets(request)}

@@ -23,6 +23,7 @@ import {
   sendPortalPage,
   withNotice,
 } from './context.js';
+import { cell, statusWords, when } from './format.js';
 
 export const SUBSCRIPTIONS_PAGE_SIZE = 50;
 const CURSOR = /^(\d{1,16})\.(rec_[A-Za-z0-9_-]{1,60})$/;
@@ -34,8 +35,6 @@ const CancelBody = Type.Object(
   { csrf: Type.String({ maxLength: 100 }), form_token: Type.Optional(Type.String({ maxLength: 255 })) },
   { additionalProperties: false },
 );
-
-const stamp = (ms: number | null) => (ms === null ? '' : new Date(ms).toISOString().slice(0, 16).replace('T', ' '));
 
 export const SUBSCRIPTIONS_ROUTES: readonly PortalRoute[] = [
   { method: 'GET', url: '/subscriptions', access: 'read', querystring: ListQuery, handler: subscriptionsPage },
@@ -63,20 +62,21 @@ async function subscriptionsPage(deps: PortalDeps, request: FastifyRequest<{ Que
   const row = (s: SubscriptionRow) => {
     const live = s.status === 'Active' || s.status === 'PastDue';
     return html`<tr data-subscription-id="${s.recurring_id}" data-status="${s.status}">
-<td class="code-cell">${s.recurring_id}</td><td>${s.contract_name}</td><td class="status">${s.status}${s.end_reason && html`<br><small>${s.end_reason}</small>`}</td>
-<td class="num">${formatAmount(Number(s.contract_amount_minor), s.currency)} ${s.currency}</td><td>every ${s.interval_count} ${s.interval}</td>
-<td>${chargesPaid(Number(s.charged_count), Number(s.billing_cycle))}</td><td>${stamp(s.next_at === null ? null : Number(s.next_at))}</td><td>${stamp(Number(s.created_at))}</td>
-<td>${
-      live &&
-      mayCancel &&
-      html`<form method="post" action="/portal/subscriptions/${s.recurring_id}/cancel" class="inline">${formSecrets(request)}<button type="submit" ${attrs({ id: `cancel-${s.recurring_id}`, 'aria-label': `Cancel subscription ${s.contract_name}` })}>Cancel</button></form>`
-    }</td></tr>`;
+${cell('Recurring id', s.recurring_id, 'code-cell wrap')}${cell('Contract name', s.contract_name, 'wrap')}${cell('Status', html`${statusWords(s.status)}${s.end_reason && html`<br><small>${s.end_reason}</small>`}`, 'status')}
+${cell('Price', `${formatAmount(Number(s.contract_amount_minor), s.currency)} ${s.currency}`, 'num')}${cell('Interval', `every ${s.interval_count} ${s.interval}`)}
+${cell('Charges paid', chargesPaid(Number(s.charged_count), Number(s.billing_cycle)))}${cell('Next deduction (UTC)', when(s.next_at))}${cell('Created (UTC)', when(s.created_at))}
+${cell(
+  '',
+  live &&
+    mayCancel &&
+    html`<form method="post" action="/portal/subscriptions/${s.recurring_id}/cancel" class="inline">${formSecrets(request)}<button type="submit" ${attrs({ id: `cancel-${s.recurring_id}`, 'aria-label': `Cancel subscription ${s.contract_name}` })}>Cancel</button></form>`,
+)}</tr>`;
   };
   const body = html`<p class="note">Cancelling stops every later deduction at once; nothing already paid is refunded.</p>
 ${
   page.length === 0
     ? html`<p id="subscriptions-empty">No subscriptions${request.query.before ? ' further back' : ''}.</p>`
-    : html`<div class="scroll"><table id="subscriptions"><thead><tr><th scope="col">Recurring id</th><th scope="col">Contract name</th><th scope="col">Status</th><th scope="col" class="num">Price</th><th scope="col">Interval</th><th scope="col">Charges paid</th><th scope="col">Next deduction (UTC)</th><th scope="col">Created (UTC)</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+    : html`<div class="scroll"><table id="subscriptions" class="stack"><thead><tr><th scope="col">Recurring id</th><th scope="col">Contract name</th><th scope="col">Status</th><th scope="col" class="num">Price</th><th scope="col">Interval</th><th scope="col">Charges paid</th><th scope="col">Next deduction (UTC)</th><th scope="col">Created (UTC)</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${page.map(row)}</tbody></table></div>`
 }
 ${more && last && html`<p><a id="next-page" href="/portal/subscriptions?before=${`${Number(last.created_at)}.${last.recurring_id}`}">Older subscriptions</a></p>`}`;

@@ -13,7 +13,7 @@ import type { LedgerEntryRow, LedgerPostingRow } from '../ledger/tables.js';
 import { currencyExponent, formatAmount } from '../money/currency.js';
 import { EventService } from '../notifications/service.js';
 import type { EventAttemptRow } from '../notifications/tables.js';
-import { attrs, field, html, type SafeHtml } from '../pages/index.js';
+import { attrs, field, hidden, html, type SafeHtml } from '../pages/index.js';
 import { cancelPayment } from '../payments/cancel.js';
 import { capturePayment } from '../payments/capture.js';
 import type { ItemFailure } from '../payments/lifecycle.js';
@@ -35,24 +35,33 @@ import {
   sendPortalPage,
   withNotice,
 } from './context.js';
-import { cardOf, majorToMinor } from './search.js';
+import { resultWords, statusWords, when } from './format.js';
+import { cardOf, majorToMinor, shopperEmailOf } from './search.js';
 
 const Id = PathId;
 const Params = Type.Object({ transaction_id: Id });
 const EventParams = Type.Object({ transaction_id: Id, event_id: Id });
 const secrets = { csrf: Type.String({ maxLength: 100 }), form_token: Type.Optional(Type.String({ maxLength: 255 })) };
+/** `confirm=yes`: sent by the confirmation page's form; a cancel or refund without it shows that page and changes nothing. */
+const confirm = { confirm: Type.Optional(Type.Literal('yes')) };
 const AmountBody = Type.Object(
-  { ...secrets, amount: Type.String({ maxLength: 24 }), reason: Type.Optional(Type.String({ maxLength: 255, pattern: '^[^\\x00-\\x1F\\x7F]*$' })) },
+  {
+    ...secrets,
+    ...confirm,
+    amount: Type.String({ maxLength: 24 }),
+    reason: Type.Optional(Type.String({ maxLength: 255, pattern: '^[^\\x00-\\x1F\\x7F]*$' })),
+  },
   { additionalProperties: false },
 );
 const PlainBody = Type.Object(secrets, { additionalProperties: false });
+const CancelBody = Type.Object({ ...secrets, ...confirm }, { additionalProperties: false });
 const ReviewBody = Type.Object({ ...secrets, decision: Type.Union([Type.Literal('accept'), Type.Literal('reject')]) }, { additionalProperties: false });
 type IdParams = Static<typeof Params>;
 
 /** Most events and ledger rows one page lists (a payment has a handful; the bound is docs/style.md §9). */
 const MAX_ROWS = 200;
 
-const time = (ms: number | null) => (ms === null ? '' : new Date(Number(ms)).toISOString());
+const time = when;
 const detailPath = (id: string) => `/portal/transactions/${encodeURIComponent(id)}`;
 
 /** The payment of the selected account, or 404 (another account's id included). */
@@ -155,16 +164,17 @@ function money(minor: number, currency: string): string {
 function summary(row: PaymentRow): SafeHtml {
   const capturable = row.status === 'authorised' ? Number(row.authorised_minor) : 0;
   return html`<section id="summary" aria-labelledby="h-summary"><h2 id="h-summary">Summary</h2><dl>
-<dt>Status</dt><dd id="status">${row.status}</dd>
+<dt>Status</dt><dd id="status">${statusWords(row.status)}</dd>
 <dt>Amount</dt><dd id="amount">${money(row.amount_minor, row.currency)}</dd>
 <dt>Capturable</dt><dd id="capturable">${money(capturable, row.currency)}</dd>
 <dt>Captured</dt><dd id="captured">${money(row.captured_minor, row.currency)}</dd>
 <dt>Refunded</dt><dd id="refunded">${money(row.refunded_minor, row.currency)}</dd>
 <dt>Order no</dt><dd id="order-no">${row.order_no}</dd>
+<dt>Shopper e-mail</dt><dd id="shopper-email">${shopperEmailOf(row) || '—'}</dd>
 <dt>Card</dt><dd id="card">${cardOf(row) || '—'}</dd>
 <dt>Method</dt><dd id="method">${row.card_brand || row.kind}</dd>
 <dt>Capture</dt><dd id="capture-method">${row.capture_method}</dd>
-<dt>Result</dt><dd id="result-code">${row.result_code}</dd>
+<dt>Result</dt><dd id="result-code">${resultWords(row.result_code)}</dd>
 <dt>Created (UTC)</dt><dd id="created">${time(row.created_at)}</dd>
 <dt>Updated (UTC)</dt><dd id="updated">${time(row.updated_at)}</dd>
 ${row.expires_at !== null && html`<dt>Lapses (UTC)</dt><dd id="expires">${time(row.expires_at)}</dd>`}
@@ -204,7 +214,7 @@ function threeds(d: Detail): SafeHtml {
   return html`<section id="threeds" aria-labelledby="h-threeds"><h2 id="h-threeds">3-D Secure</h2><dl>
 <dt>Used</dt><dd id="threeds-used">${Number(d.row.is3ds) === 1 || d.challenge ? 'yes' : 'no'}</dd>
 <dt>Result</dt><dd id="threeds-result">${THREEDS_WORDS[d.row.threeds_result] ?? (d.row.threeds_result || '—')}</dd>
-${d.challenge && html`<dt>Challenge</dt><dd id="threeds-challenge">${d.challenge.status}, opened ${time(d.challenge.created_at)}${d.challenge.decided_at !== null && html`, decided ${time(d.challenge.decided_at)}`}</dd>`}
+${d.challenge && html`<dt>Challenge</dt><dd id="threeds-challenge">${statusWords(d.challenge.status)}, opened ${time(d.challenge.created_at)}${d.challenge.decided_at !== null && html`, decided ${time(d.challenge.decided_at)}`}</dd>`}
 </dl></section>`;
 }
 
@@ -212,11 +222,11 @@ function refunds(d: Detail): SafeHtml {
   const cur = d.row.currency;
   return html`<section id="refunds" aria-labelledby="h-refunds"><h2 id="h-refunds">Refunds</h2>${
     d.refunds.length
-      ? html`<table><thead><tr><th scope="col">Refund</th><th scope="col">Reference</th><th scope="col" class="num">Amount</th><th scope="col">Status</th><th scope="col">Created (UTC)</th><th scope="col">Reason</th></tr></thead><tbody>
+      ? html`<div class="scroll"><table><thead><tr><th scope="col">Refund</th><th scope="col">Reference</th><th scope="col" class="num">Amount</th><th scope="col">Status</th><th scope="col">Created (UTC)</th><th scope="col">Reason</th></tr></thead><tbody>
 ${d.refunds.map(
   (r) =>
-    html`<tr data-refund-id="${r.refund_reference_id}"><td>${r.refund_reference_id}</td><td>${r.refund_reference}</td><td class="num">${money(r.refund_amount_minor, cur)}</td><td>${r.status}</td><td>${time(r.created_at)}</td><td>${r.refund_reason}</td></tr>`,
-)}</tbody></table>`
+    html`<tr data-refund-id="${r.refund_reference_id}"><td>${r.refund_reference_id}</td><td>${r.refund_reference}</td><td class="num">${money(r.refund_amount_minor, cur)}</td><td>${statusWords(r.status)}</td><td>${time(r.created_at)}</td><td>${r.refund_reason}</td></tr>`,
+)}</tbody></table></div>`
       : html`<p>No refunds.</p>`
   }</section>`;
 }
@@ -224,13 +234,13 @@ ${d.refunds.map(
 function ledger(d: Detail): SafeHtml {
   return html`<section id="ledger" aria-labelledby="h-ledger"><h2 id="h-ledger">Ledger</h2>${
     d.postings.length
-      ? html`<table><thead><tr><th scope="col">Posting</th><th scope="col">Reason</th><th scope="col">Time (UTC)</th><th scope="col">Ledger account</th><th scope="col" class="num">Amount</th></tr></thead><tbody>
+      ? html`<div class="scroll"><table><thead><tr><th scope="col">Posting</th><th scope="col">Reason</th><th scope="col">Time (UTC)</th><th scope="col">Ledger account</th><th scope="col" class="num">Amount</th></tr></thead><tbody>
 ${d.postings.map((p) =>
   (d.entries.get(p.posting_id) ?? []).map(
     (e, i) =>
       html`<tr data-posting-id="${p.posting_id}"><td>${i === 0 ? p.posting_id : ''}</td><td>${i === 0 ? `${p.reason}${p.ref ? ` (${p.ref})` : ''}` : ''}</td><td>${i === 0 ? time(p.created_at) : ''}</td><td>${e.ledger_account}</td><td class="num">${money(e.amount_minor, e.currency)}</td></tr>`,
   ),
-)}</tbody></table>`
+)}</tbody></table></div>`
       : html`<p>No postings.</p>`
   }</section>`;
 }
@@ -241,7 +251,7 @@ function notifications(request: FastifyRequest, d: Detail, operate: boolean): Sa
     d.events.length
       ? d.events.map(
           (e) =>
-            html`<article ${attrs({ class: 'card', 'data-event-id': e.event_id })}><p><strong>${e.event_type}</strong> — ${e.status}, ${e.attempts} attempt(s)${
+            html`<article ${attrs({ class: 'card', 'data-event-id': e.event_id })}><p><strong>${e.event_type}</strong> — ${statusWords(e.status)}, ${e.attempts} attempt(s)${
               e.delivered_at !== null && html`, delivered ${time(e.delivered_at)}`
             }${e.last_error && html`, last error: ${e.last_error}`}</p>${
               (d.attempts.get(e.event_id) ?? []).length > 0 &&
@@ -258,8 +268,15 @@ function notifications(request: FastifyRequest, d: Detail, operate: boolean): Sa
   }</section>`;
 }
 
+/** A refund refused before or when it ran, shown on the form again with what was typed. */
+interface RefundProblem {
+  error: string;
+  amount: string;
+  reason: string;
+}
+
 /** The forms the payment's status allows; only for a role that may operate (the server checks again). */
-function actions(request: FastifyRequest, row: PaymentRow): SafeHtml {
+function actions(request: FastifyRequest, row: PaymentRow, problem?: RefundProblem): SafeHtml {
   const base = detailPath(row.transaction_id);
   const refundable = Number(row.captured_minor) - Number(row.refunded_minor);
   const forms: SafeHtml[] = [];
@@ -273,8 +290,8 @@ ${field({ name: 'amount', id: 'f-capture-amount', label: `Amount to capture (${r
     );
   if (canApply('refund_partial', row.status) && refundable > 0)
     forms.push(html`<form method="post" action="${base}/refund" class="inline" id="refund-form">${formSecrets(request)}
-${field({ name: 'amount', id: 'f-refund-amount', label: `Amount to refund (${row.currency}, up to ${formatAmount(refundable, row.currency)})`, required: true, maxlength: 24, inputmode: 'decimal' })}
-${field({ name: 'reason', id: 'f-refund-reason', label: 'Reason (optional)', maxlength: 255 })}
+${field({ name: 'amount', id: 'f-refund-amount', label: `Amount to refund (${row.currency}, up to ${formatAmount(refundable, row.currency)})`, required: true, maxlength: 24, inputmode: 'decimal', value: problem?.amount, error: problem?.error })}
+${field({ name: 'reason', id: 'f-refund-reason', label: 'Reason (optional)', maxlength: 255, value: problem?.reason })}
 <button type="submit" id="refund">Refund</button></form>`);
   if (row.status === 'review')
     forms.push(html`<form method="post" action="${base}/review" class="inline" id="review-form">${formSecrets(request)}
@@ -289,7 +306,7 @@ ${field({ name: 'reason', id: 'f-refund-reason', label: 'Reason (optional)', max
 export const TRANSACTION_ROUTES: readonly PortalRoute[] = [
   { method: 'GET', url: '/transactions/:transaction_id', access: 'read', params: Params, handler: transactionPage },
   { method: 'POST', url: '/transactions/:transaction_id/capture', access: 'read', params: Params, body: AmountBody, handler: captureAction },
-  { method: 'POST', url: '/transactions/:transaction_id/cancel', access: 'read', params: Params, body: PlainBody, handler: cancelAction },
+  { method: 'POST', url: '/transactions/:transaction_id/cancel', access: 'read', params: Params, body: CancelBody, handler: cancelAction },
   { method: 'POST', url: '/transactions/:transaction_id/refund', access: 'read', params: Params, body: AmountBody, handler: refundAction },
   { method: 'POST', url: '/transactions/:transaction_id/review', access: 'read', params: Params, body: ReviewBody, handler: reviewAction },
   {
@@ -305,13 +322,18 @@ export const TRANSACTION_ROUTES: readonly PortalRoute[] = [
 type ActionRequest<B extends TSchema> = FastifyRequest<{ Params: IdParams; Body: Static<B> }>;
 
 async function transactionPage(deps: PortalDeps, request: FastifyRequest<{ Params: IdParams }>, reply: FastifyReply) {
-  const row = await owned(deps, request, request.params.transaction_id);
+  return detailPage(deps, request, reply, await owned(deps, request, request.params.transaction_id));
+}
+
+/** The detail page; with `problem` (status 409 or 422), the refund form shows it with what was typed. */
+async function detailPage(deps: PortalDeps, request: FastifyRequest, reply: FastifyReply, row: PaymentRow, problem?: RefundProblem & { status: number }) {
   const d = await loadDetail(deps, row);
   const operate = can(ctx(request).user.role, 'operate');
   return sendPortalPage(request, reply, {
     title: `Transaction ${row.transaction_id}`,
     nav: 'transactions',
-    body: html`<p><a href="/portal/transactions" id="back-to-list">All transactions</a></p>${summary(row)}${operate && actions(request, row)}${timeline(d)}${risk(
+    status: problem?.status,
+    body: html`<p><a href="/portal/transactions" id="back-to-list">All transactions</a></p>${summary(row)}${operate && actions(request, row, problem)}${timeline(d)}${risk(
       d,
     )}${threeds(d)}${refunds(d)}${ledger(d)}${notifications(request, d, operate)}`,
   });
@@ -335,9 +357,40 @@ async function captureAction(deps: PortalDeps, request: ActionRequest<typeof Amo
   });
 }
 
-async function cancelAction(deps: PortalDeps, request: ActionRequest<typeof PlainBody>, reply: FastifyReply) {
+/**
+ * The confirmation of a cancel or refund (no script: a page whose form sends the same fields
+ * with `confirm=yes` and a fresh form token). Only for a role that may operate; another is
+ * refused by portalAction, with its audit line.
+ */
+function confirmPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  row: PaymentRow,
+  what: { verb: 'cancel' | 'refund'; question: string; consequence: string; fields: SafeHtml },
+) {
+  const base = detailPath(row.transaction_id);
+  return sendPortalPage(request, reply, {
+    title: what.verb === 'cancel' ? 'Cancel the payment?' : 'Make this refund?',
+    nav: 'transactions',
+    body: html`<p id="confirm-question">${what.question}</p><p class="note">${what.consequence}</p>
+<form method="post" action="${base}/${what.verb}" id="confirm-form">${formSecrets(request)}${hidden('confirm', 'yes')}${what.fields}
+<p class="actions"><button type="submit" class="primary" ${attrs({ id: `confirm-${what.verb}` })}>${what.verb === 'cancel' ? 'Yes, cancel the payment' : 'Yes, refund'}</button><a class="button" href="${base}" id="back">No, go back</a></p></form>`,
+  });
+}
+
+const described = (row: PaymentRow) => `${money(row.amount_minor, row.currency)}, order ${row.order_no}, transaction ${row.transaction_id}`;
+
+async function cancelAction(deps: PortalDeps, request: ActionRequest<typeof CancelBody>, reply: FastifyReply) {
   const row = await owned(deps, request, request.params.transaction_id);
   const back = detailPath(row.transaction_id);
+  // Nothing to confirm when the status refuses it: the domain's refusal (409) is the answer.
+  if (request.body.confirm !== 'yes' && can(ctx(request).user.role, 'operate') && canApply('cancel', row.status))
+    return confirmPage(request, reply, row, {
+      verb: 'cancel',
+      question: `Cancel the payment of ${described(row)}?`,
+      consequence: 'The shopper is not charged and the authorisation is released. This cannot be undone.',
+      fields: html``,
+    });
   return portalAction(deps, request, reply, {
     action: 'payment.cancel',
     target: row.transaction_id,
@@ -357,10 +410,44 @@ async function cancelAction(deps: PortalDeps, request: ActionRequest<typeof Plai
   });
 }
 
+/** A refund the amount alone refuses (not an amount, or more than is left): a 422 naming it. */
+function refundable(text: string, row: PaymentRow, back: string): number {
+  const minor = amountOf(text, row, back);
+  const left = Number(row.captured_minor) - Number(row.refunded_minor);
+  if (minor > left)
+    throw new PortalError(
+      422,
+      `The refund (${money(minor, row.currency)}) is more than what is left to refund: ${formatAmount(left, row.currency)} left to refund.`,
+      back,
+    );
+  return minor;
+}
+
 async function refundAction(deps: PortalDeps, request: ActionRequest<typeof AmountBody>, reply: FastifyReply) {
   const c = ctx(request);
   const row = await owned(deps, request, request.params.transaction_id);
   const back = detailPath(row.transaction_id);
+  const typed = { amount: request.body.amount, reason: request.body.reason ?? '' };
+  // A refusal of the amount (now, or by the domain when it runs) is shown on the form, filled in.
+  const onForm = (e: unknown) => {
+    if (e instanceof PortalError && (e.status === 422 || e.status === 409))
+      return detailPage(deps, request, reply, row, { ...typed, error: e.message, status: e.status });
+    throw e;
+  };
+  if (request.body.confirm !== 'yes' && can(c.user.role, 'operate')) {
+    let minor: number;
+    try {
+      minor = refundable(request.body.amount, row, back);
+    } catch (e) {
+      return onForm(e);
+    }
+    return confirmPage(request, reply, row, {
+      verb: 'refund',
+      question: `Refund ${money(minor, row.currency)} of the payment of ${described(row)}?`,
+      consequence: `The shopper gets the money back; ${typed.reason ? `the reason given: “${typed.reason}”. ` : ''}A refund cannot be undone.`,
+      fields: html`${hidden('amount', typed.amount)}${hidden('reason', typed.reason)}`,
+    });
+  }
   return portalAction(deps, request, reply, {
     action: 'payment.refund',
     target: row.transaction_id,
@@ -383,7 +470,7 @@ async function refundAction(deps: PortalDeps, request: ActionRequest<typeof Amou
       if (!outcome.ok) throw refusal(outcome, back);
       return withNotice(back, 'refunded');
     },
-  });
+  }).catch(onForm);
 }
 
 async function reviewAction(deps: PortalDeps, request: ActionRequest<typeof ReviewBody>, reply: FastifyReply) {

@@ -4,12 +4,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CompiledQuery } from 'kysely';
+import { setPricing } from '../ledger/pricing.js';
 import type { CreatedMerchant } from '../merchants/service.js';
 import { setThresholds } from '../risk/settings.js';
 import { directPayment, type TestGateway, testGateway } from '../test/harness.js';
 import { authorise } from '../threeds/testing.js';
-import { chooseLead, type Lead, majorToMinor, parseFilters, searchPayments, searchQuery } from './search.js';
-import { type PortalAgent, signedInUser } from './testing.js';
+import { chooseLead, type Lead, majorToMinor, orderedByCodePoint, parseFilters, searchPayments, searchQuery, successor, withOrderRange } from './search.js';
+import { formFields, type PortalAgent, signedInUser } from './testing.js';
 
 let gw: TestGateway;
 before(async () => {
@@ -31,6 +32,14 @@ async function portal(m: CreatedMerchant, role = 'operator'): Promise<PortalAgen
   return (await signedInUser(gw, { role, merchant_id: m.merchant_id })).agent;
 }
 
+/** Submits the form posting to `action` on `page`, then the confirmation page's form (cancel and refund ask first). */
+async function confirmed(agent: PortalAgent, page: string, action: string, fields: Record<string, string> = {}) {
+  const asked = await agent.submit(page, action, fields);
+  assert.equal(asked.status, 200, `the confirmation page: ${asked.body.slice(0, 400)}`);
+  assert.match(asked.body, /id="confirm-question"/);
+  return agent.request('POST', action, formFields(asked.body, action));
+}
+
 const payment = (transaction_id: string) =>
   gw.runtime.store.db.selectFrom('payments').selectAll().where('transaction_id', '=', transaction_id).executeTakeFirstOrThrow();
 const refundsOf = (transaction_id: string) =>
@@ -38,7 +47,7 @@ const refundsOf = (transaction_id: string) =>
 
 /** The rows of the list's table: each row's cells as text. */
 function tableRows(page: string): string[][] {
-  const table = /<table id="transactions">[\s\S]*?<\/table>/.exec(page)?.[0] ?? '';
+  const table = /<table id="transactions"[^>]*>[\s\S]*?<\/table>/.exec(page)?.[0] ?? '';
   const body = /<tbody>([\s\S]*)<\/tbody>/.exec(table)?.[1] ?? '';
   const text = (s: string) =>
     s
@@ -146,8 +155,9 @@ describe('the list', () => {
       [made.now, made.yen, made.mid, made.old].map((x) => x?.transaction_id),
     );
     const rows = tableRows(r.body);
-    assert.deepEqual(rows[0]?.slice(2), [made.now?.order_no, '12.34', 'EUR', 'authorised', '555555******4444', 'mastercard']);
-    assert.deepEqual(rows[1]?.slice(3, 5), ['1234', 'JPY']);
+    assert.deepEqual(rows[0]?.slice(2), [made.now?.order_no, '', '12.34 EUR', 'authorised', '555555******4444', 'mastercard']);
+    assert.deepEqual(rows[1]?.slice(4, 5), ['1234 JPY']);
+    assert.match(rows[0]?.[0] ?? '', /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$/, 'the time as YYYY-MM-DD hh:mm');
     assert.match(r.body, /<a href="\/portal\/transactions\/[0-9A-Z]+">/);
     assert.ok(href(r.body, 'export-csv').startsWith('/portal/transactions.csv'));
     assert.equal(href(r.body, 'next-page'), '', 'one page only');
@@ -161,6 +171,37 @@ describe('the list', () => {
     assert.deepEqual(idsOf((await list('?status=captured')).body), [made.mid?.transaction_id]);
     assert.deepEqual(idsOf((await list('?status=refunded')).body), []);
     assert.deepEqual(idsOf((await list('?status=captured&last4=4444')).body), [made.mid?.transaction_id], 'filters combine');
+  });
+
+  test('by the beginning of an order number (exactly: case, `_` and `%` as written), and by the shopper e-mail, which the list shows', async () => {
+    const shop = await gw.newMerchant();
+    const a = await pay(shop, { order_no: 'SHOP-2026-001', shopper_email: 'Ana.Lima@Example.com' });
+    gw.clock.advance(1);
+    const b = await pay(shop, { order_no: 'SHOP-2026-002', shopper_email: 'bruno@example.org' });
+    gw.clock.advance(1);
+    const c = await pay(shop, { order_no: 'shop_2026%003' });
+    const viewer = await portal(shop, 'viewer');
+    const found = async (q: string) => {
+      const r = await viewer.get(`/portal/transactions${q}`);
+      assert.equal(r.status, 200, r.body.slice(0, 500));
+      return idsOf(r.body);
+    };
+    assert.deepEqual(await found('?order_no=SHOP-2026-00'), [b.transaction_id, a.transaction_id], 'a prefix finds both');
+    assert.deepEqual(await found('?order_no=SHOP-2026-002'), [b.transaction_id], 'a whole number finds its payment');
+    assert.deepEqual(await found('?order_no=shop-'), [], 'case as written');
+    assert.deepEqual(await found('?order_no=SHOP_'), [], '`_` is no wildcard');
+    assert.deepEqual(await found(`?order_no=${encodeURIComponent('shop_2026%')}`), [c.transaction_id], '`%` is no wildcard, and is found as written');
+    assert.deepEqual(await found('?email=ana.lima@example.com'), [a.transaction_id], 'an e-mail in any case');
+    assert.deepEqual(await found('?email=BRUNO'), [b.transaction_id], 'the beginning of an e-mail');
+    assert.deepEqual(await found('?email=example'), [], 'the beginning, not any part');
+    assert.deepEqual(await found(`?email=${encodeURIComponent('%')}`), [], '`%` is no wildcard');
+    assert.deepEqual(await found('?email=ana&order_no=SHOP-2026-002'), [], 'filters combine');
+    const rows = tableRows((await viewer.get('/portal/transactions')).body);
+    assert.deepEqual(
+      rows.map((r) => r[3]),
+      ['', 'bruno@example.org', 'Ana.Lima@Example.com'],
+      'the e-mail column, as the shopper gave it',
+    );
   });
 
   test('by amount in major units: 12.34 in any currency, but not 1234 yen; 1234 finds the yen', async () => {
@@ -186,7 +227,7 @@ describe('the list', () => {
     assert.equal(await lead({ last4: '4242', status: 'refunded' }), 'status', 'no refunded payment: the status leads');
     assert.equal(await lead({ last4: '4444', status: 'authorised' }), 'last4', 'two 4444 cards, three authorised');
     assert.equal(await lead({ status: 'captured' }), undefined, 'one filter: nothing to choose');
-    assert.equal(await lead({ order_no: 'x', status: 'captured', last4: '4444' }), undefined, 'a unique filter: its index');
+    assert.equal(await lead({ transaction_id: 'x', status: 'captured', last4: '4444' }), undefined, 'a unique filter: its index');
     const day = new Date(gw.clock.now - 3 * DAY_MS).toISOString().slice(0, 10);
     const f = parseFilters({ last4: '4444', status: 'captured', amount: '20', from: day });
     const ids = async (l?: Lead) => (await searchPayments(db, m.account_id, f, undefined, 50, l)).map((r) => r.transaction_id);
@@ -215,27 +256,65 @@ describe('the list', () => {
     }
   });
 
-  test('a filter value the form cannot mean is a 400 page naming the field, never a 500', async () => {
-    const bad: Array<[string, RegExp]> = [
-      ['?last4=12', /last4/],
-      ['?last4=abcd', /last4/],
-      ['?from=2025-13-01', /from/],
-      ['?from=2025-02-30', /from/],
-      ['?from=2025-03-02&to=2025-03-01', /to/],
-      ['?status=paid', /status/],
-      ['?amount=12,34', /amount/],
-      ['?amount=1.23456', /amount/],
+  test('an order-number prefix reads the (account_id, order_no) index range, not the whole account', async () => {
+    const store = gw.runtime.store;
+    assert.equal(await orderedByCodePoint(store.db), true, 'the test databases compare by code point (SQLite BINARY, PostgreSQL C.UTF-8)');
+    const f = await withOrderRange(store.db, parseFilters({ order_no: 'ORD-' }));
+    const c = searchQuery(store.db, m.account_id, f, undefined, undefined, 51).compile();
+    const plan = JSON.stringify(
+      store.engine === 'sqlite'
+        ? (await store.db.executeQuery(CompiledQuery.raw(`EXPLAIN QUERY PLAN ${c.sql}`, [...c.parameters]))).rows
+        : (await store.db.executeQuery(CompiledQuery.raw(`EXPLAIN ${c.sql}`, [...c.parameters]))).rows,
+    );
+    assert.match(plan, /order_no/i, plan);
+    assert.match(
+      plan,
+      store.engine === 'sqlite' ? /SEARCH payments USING (COVERING )?INDEX \S+ \(account_id=\? AND order_no>\? AND order_no<\?\)/ : /Index.*Cond.*order_no >=/s,
+      plan,
+    );
+    // The range's upper end: the prefix with its last code point one higher.
+    assert.deepEqual(['ORD-', 'a', 'a\u{10FFFF}', '\u{D7FF}', ''].map(successor), ['ORD.', 'b', 'b', '\u{E000}', undefined]);
+  });
+
+  test('a filter value the form cannot mean is a 400 naming the field, never a 500: on the list page above the form, as sent', async () => {
+    // What a person can type is refused on the list page itself, in words (no pattern quoted).
+    const typed: Array<[string, RegExp]> = [
+      ['?last4=12', /^Card last four: must be the four last digits/],
+      ['?last4=abcd', /^Card last four:/],
+      ['?from=2025-13-01', /^From: "2025-13-01" is not a date/],
+      ['?from=2025-02-30', /^From:/],
+      ['?from=2025-03-02&to=2025-03-01', /^To: is before from/],
+      ['?status=paid', /^Status: must be one of/],
+      ['?amount=12,34', /^Amount: must be a decimal amount/],
+      ['?amount=1.23456', /^Amount:/],
+      ['?email=a%20b', /^Shopper e-mail:/],
+    ];
+    for (const [q, said] of typed) {
+      const r = await agent.get(`/portal/transactions${q}`);
+      assert.equal(r.status, 400, `${q}: ${r.body.slice(0, 300)}`);
+      const text = /<p class="error" role="alert" id="filter-error">([^<]*)</.exec(r.body)?.[1] ?? '';
+      assert.match(text.replace(/&quot;/g, '"'), said, q);
+      assert.doesNotMatch(text, /\^|\\d|\$/, 'no regular expression');
+      assert.match(r.body, /<form method="get" action="\/portal\/transactions" id="filters"/, 'the form is on the page');
+      assert.equal(idsOf(r.body).length, 0, 'no rows for a refused filter');
+      const csv = await agent.get(`/portal/transactions.csv${q}`);
+      assert.equal(csv.status, 400, `csv ${q}`);
+      assert.match((/<p id="message">([^<]*)</.exec(csv.body)?.[1] ?? '').replace(/&quot;/g, '"'), new RegExp(said.source.replace('^', '')), `csv ${q}`);
+    }
+    // What only a crafted URL can send is refused before the handler, still naming the field.
+    const crafted: Array<[string, RegExp]> = [
       [`?order_no=${'x'.repeat(65)}`, /order_no/],
       ['?last4[a]=1', /last4/],
       ['?status=captured&status=refunded', /status/],
       ['?order_no=A%00B', /order_no/],
       ['?transaction_id=%0A', /transaction_id/],
     ];
-    for (const [q, field] of bad) {
+    for (const [q, field] of crafted) {
       for (const path of ['/portal/transactions', '/portal/transactions.csv']) {
         const r = await agent.get(`${path}${q}`);
         assert.equal(r.status, 400, `${path}${q}: ${r.body.slice(0, 300)}`);
         assert.match(/<p id="message">([^<]*)</.exec(r.body)?.[1] ?? '', field, `${path}${q}`);
+        assert.doesNotMatch(r.body, /must match pattern|\^\[/, 'no regular expression quoted');
       }
     }
     // The page cursor of the list (the CSV has none: it is every matching row).
@@ -305,13 +384,62 @@ describe('pages and the CSV', () => {
       assert.match(csv.headers['content-type'] ?? '', /^text\/csv/);
       assert.match(csv.headers['content-disposition'] ?? '', /^attachment; filename="transactions-.*\.csv"$/);
       const [header, ...records] = parseCsv(csv.body);
-      assert.deepEqual(header, ['Created (UTC)', 'Transaction ID', 'Order no', 'Amount', 'Currency', 'Status', 'Card', 'Method']);
+      // The first eight as the export always had them; the new ones after.
+      assert.deepEqual(header, [
+        'Created (UTC)',
+        'Transaction ID',
+        'Order no',
+        'Amount',
+        'Currency',
+        'Status',
+        'Card',
+        'Method',
+        'Shopper e-mail',
+        'Captured',
+        'Refunded',
+        'Fee',
+        'Result',
+      ]);
       const unquoted = records.map((r) => r.map((cell) => cell.replace(/^'(?=[=+\-@])/, '')));
-      assert.deepEqual(unquoted, rows, q);
+      // The list shows the same values, the time to the minute and the status in words.
+      const shown = unquoted.map(([created, id, order, amount, currency, status, card, method, email]) => [
+        (created ?? '').slice(0, 16).replace('T', ' '),
+        id,
+        order,
+        email,
+        `${amount} ${currency}`,
+        (status ?? '').replace(/_/g, ' '),
+        card,
+        method,
+      ]);
+      assert.deepEqual(shown, rows, q);
       assert.ok(rows.length > 0);
     }
     const all = (await agent.get('/portal/transactions.csv')).body;
     assert.ok(all.includes(`"'=HYPERLINK(""x"")"`), 'the formula is written as text');
+  });
+
+  test('the CSV has the shopper e-mail, the captured and refunded amounts, the fee and the result of each payment', async () => {
+    const shop = await gw.newMerchant();
+    await setPricing(gw.runtime.store, { account_id: shop.account_id, currency: 'USD', percent: '2.9', fixed: '0.30' }, gw.clock.now);
+    const x = await pay(shop, { amount: '100.00', shopper_email: '=cmd@example.com' });
+    gw.clock.advance(1);
+    const declined = await pay(shop, { amount: '5.00', card: '4000000000000002' });
+    const operator = await portal(shop, 'operator');
+    const path = `/portal/transactions/${x.transaction_id}`;
+    assert.equal((await confirmed(operator, path, `${path}/refund`, { amount: '12.50' })).status, 303);
+    const [header, ...records] = parseCsv((await operator.get('/portal/transactions.csv')).body);
+    const byId = new Map(records.map((r) => [r[1], Object.fromEntries((header ?? []).map((h, i) => [h, r[i]]))]));
+    const paid = byId.get(x.transaction_id) ?? {};
+    assert.equal(paid['Shopper e-mail'], "'=cmd@example.com", 'a formula-looking e-mail is quoted for spreadsheets');
+    assert.deepEqual(
+      [paid.Amount, paid.Captured, paid.Refunded, paid.Fee, paid.Status, paid.Result],
+      ['100.00', '100.00', '12.50', '3.20', 'partially_refunded', '0000 Success'],
+      '2.9% of 100.00 plus 0.30',
+    );
+    const no = byId.get(declined.transaction_id) ?? {};
+    assert.deepEqual([no.Captured, no.Refunded, no.Fee, no.Status], ['0.00', '0.00', '0.00', 'declined']);
+    assert.match(no.Result ?? '', /^1\d{3} /, 'the decline code with its text');
   });
 
   test('no full card number on any page or in the CSV', async () => {
@@ -368,7 +496,7 @@ describe('the detail page and its actions', () => {
     assert.doesNotMatch(after.body, /id="capture"/);
 
     for (const amount of ['10.00', '5.50']) {
-      const r = await operator.submit(path, `${path}/refund`, { amount });
+      const r = await confirmed(operator, path, `${path}/refund`, { amount });
       assert.equal(r.status, 303, r.body);
       assert.equal(r.location, `${path}?done=refunded`);
     }
@@ -379,16 +507,30 @@ describe('the detail page and its actions', () => {
       [1000, 550],
     );
 
-    const over = await operator.submit(path, `${path}/refund`, { amount: '9.51' });
+    // Over what is left: the detail page again, the error under the amount, the amount as typed; no confirmation asked.
+    const over = await operator.submit(path, `${path}/refund`, { amount: '9.51', reason: 'broken' });
     assert.equal(over.status, 422, over.body.slice(0, 500));
-    assert.match(over.body, /9\.50 left to refund/);
-    assert.match(over.body, new RegExp(`id="back"[^>]*|href="${path}"`));
+    assert.match(over.body, /<p class="error" id="f-refund-amount-error">[^<]*9\.50 left to refund/);
+    assert.match(over.body, /<input [^>]*id="f-refund-amount"[^>]*value="9.51"/);
+    assert.match(over.body, /<input [^>]*id="f-refund-reason"[^>]*value="broken"/);
+    assert.doesNotMatch(over.body, /id="confirm-question"/);
+    // The same when the domain refuses at the confirmed step (the amount left changed in between).
+    const late = await operator.request('POST', `${path}/refund`, {
+      ...hiddenOf((await operator.get(path)).body, `${path}/refund`),
+      amount: '9.51',
+      confirm: 'yes',
+    });
+    assert.equal(late.status, 422, late.body.slice(0, 500));
+    assert.match(late.body, /<p class="error" id="f-refund-amount-error">[^<]*9\.50/);
     row = await payment(x.transaction_id);
     assert.deepEqual([row.status, Number(row.refunded_minor)], ['partially_refunded', 1550]);
     assert.equal((await refundsOf(x.transaction_id)).length, 2);
 
     const page = await detail(operator, x.transaction_id);
     assert.match(page.body, /<dd id="refunded">15\.50 USD<\/dd>/);
+    assert.match(page.body, /<dd id="status">partially refunded<\/dd>/, 'the status in words');
+    assert.match(page.body, /<dd id="result-code">0000 Success<\/dd>/, 'the result code with its text');
+    assert.match(page.body, /<dd id="created">\d{4}-\d{2}-\d{2} \d{2}:\d{2}<\/dd>/, 'the time as YYYY-MM-DD hh:mm');
     assert.match(page.body, new RegExp(`data-refund-id="${x.transaction_id}-01"`));
     assert.match(page.body, new RegExp(`data-refund-id="${x.transaction_id}-02"`));
     assert.match(page.body, /refund\.succeeded/);
@@ -416,7 +558,13 @@ describe('the detail page and its actions', () => {
   test('cancel an authorised payment', async () => {
     const x = await pay(manual);
     const path = `/portal/transactions/${x.transaction_id}`;
-    const r = await operator.submit(path, `${path}/cancel`);
+    // The button asks first and changes nothing until confirmed.
+    const asked = await operator.submit(path, `${path}/cancel`);
+    assert.equal(asked.status, 200);
+    assert.match(asked.body, /<p id="confirm-question">Cancel the payment of 10\.00 USD, order /);
+    assert.match(asked.body, new RegExp(`<a class="button" href="${path}" id="back">`));
+    assert.equal((await payment(x.transaction_id)).status, 'authorised');
+    const r = await operator.request('POST', `${path}/cancel`, formFields(asked.body, `${path}/cancel`));
     assert.equal(r.status, 303, r.body);
     assert.equal((await payment(x.transaction_id)).status, 'cancelled');
     const page = await detail(operator, x.transaction_id);
@@ -433,7 +581,7 @@ describe('the detail page and its actions', () => {
     const x = await pay(auto, { amount: '40.00' });
     const path = `/portal/transactions/${x.transaction_id}`;
     const shown = await autoOperator.get(path);
-    const fields = { ...hiddenOf(shown.body, `${path}/refund`), amount: '7.00' };
+    const fields = { ...hiddenOf(shown.body, `${path}/refund`), amount: '7.00', confirm: 'yes' };
     const [a, b] = [await autoOperator.request('POST', `${path}/refund`, fields), await autoOperator.request('POST', `${path}/refund`, fields)];
     assert.deepEqual([a.status, b.status], [303, 303]);
     assert.equal(b.location, a.location);

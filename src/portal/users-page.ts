@@ -23,6 +23,7 @@ import {
   sendPortalPage,
   withNotice,
 } from './context.js';
+import { cell } from './format.js';
 import { PORTAL_ROLES, type PortalRole, type PortalUserRow } from './tables.js';
 import { PortalUserError, SETUP_LINK_MS } from './users.js';
 
@@ -110,12 +111,14 @@ async function usersPage(deps: PortalDeps, request: FastifyRequest, reply: Fasti
   return sendPortalPage(request, reply, {
     title: 'Users',
     nav: 'users',
-    body: html`<table id="users"><thead><tr><th>E-mail</th><th>Role</th><th>Status</th><th>Two-step sign-in</th><th>Change</th></tr></thead><tbody>${users.map(
+    body: html`<div class="scroll"><table id="users" class="stack"><thead><tr><th>E-mail</th><th>Role</th><th>Status</th><th>Two-step sign-in</th><th>Change</th></tr></thead><tbody>${users.map(
       (u) =>
-        html`<tr ${attrs({ id: `user-${u.user_id}` })}><td>${u.email}</td><td class="role">${u.role}</td><td class="status">${statusOf(u, now)}</td><td class="totp">${
-          u.totp_enrolled_at !== null ? 'on' : 'off'
-        }</td><td>${u.user_id === c.user.user_id ? 'you (another owner can change your user)' : userForms(request, u)}</td></tr>`,
-    )}</tbody></table>
+        html`<tr ${attrs({ id: `user-${u.user_id}` })}>${cell('E-mail', u.email, 'wrap')}${cell('Role', u.role, 'role')}${cell('Status', statusOf(u, now), 'status')}${cell(
+          'Two-step sign-in',
+          u.totp_enrolled_at !== null ? 'on' : 'off',
+          'totp',
+        )}${cell('Change', u.user_id === c.user.user_id ? 'you (another owner can change your user)' : userForms(request, u))}</tr>`,
+    )}</tbody></table></div>
 <h2>New user</h2>
 <form method="post" action="/portal/users" id="create-user">${formSecrets(request)}
 ${field({ name: 'email', label: 'E-mail', type: 'email', required: true, maxlength: 320, autocomplete: 'off' })}

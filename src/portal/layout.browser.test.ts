@@ -1,0 +1,166 @@
+// The portal on a phone and on a laptop (issue 36 item 4; docs/contract.md §19): at 390 and
+// 1280 px no signed-in page scrolls sideways (document.scrollingElement.scrollWidth stays within
+// its clientWidth), the navigation bar is one line at 1280 px, the transactions table fits at
+// 1280 px (every column, Method included, visible without scrolling the table), and at 390 px
+// a transaction's key fields (amount, status, order no) are on screen without scrolling.
+// Every page carries realistic data: long ids, a refunded payment with notifications, a
+// subscription, a payout, users, audit lines.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import type { CreatedMerchant } from '../merchants/service.js';
+import { topUp } from '../payouts/admin.js';
+import { directPayment, paymentRequest, readXml, type TestGateway, testGateway } from '../test/harness.js';
+import { listenGateway } from '../threeds/testing.js';
+import { signedInUser } from './testing.js';
+import { PortalUsers } from './users.js';
+
+let gw: TestGateway;
+let origin = '';
+let browser: Browser;
+let m: CreatedMerchant;
+let refunded = '';
+let cookie = '';
+
+async function pay(over: Record<string, unknown>): Promise<{ transaction_id: string; order_no: string }> {
+  const r = readXml(await gw.post('/v1/authorise', { merchant_id: m.merchant_id, account_id: m.account_id, ...paymentRequest(over) }, { merchant: m }));
+  assert.ok(r.transaction_id, JSON.stringify(r));
+  return { transaction_id: r.transaction_id, order_no: r.order_no };
+}
+
+before(async () => {
+  gw = await testGateway();
+  origin = await listenGateway(gw);
+  m = await gw.newMerchant({ name: 'Layout Shop with a rather long trading name GmbH & Co. KG' });
+  for (let i = 0; i < 6; i++)
+    await pay({ card: '4242424242424242', amount: `${10 + i}.00`, order_no: `ORDER-2026-11-27-${i}-LONG-REFERENCE-${'x'.repeat(20)}` } as never);
+  const p = await pay({ card: '5555555555554444', amount: '1234567.89', shopper_email: 'a.very.long.shopper.address@subdomain.example.com' } as never);
+  refunded = p.transaction_id;
+  const r = await gw.post(
+    '/v1/refund',
+    {
+      merchant_id: m.merchant_id,
+      account_id: m.account_id,
+      refund_orders: [{ transaction_id: p.transaction_id, order_no: p.order_no, currency: 'USD', amount: '1234567.89', refund_amount: '12.34' }],
+    },
+    { merchant: m },
+  );
+  assert.equal(r.statusCode, 200, r.body);
+  const sub = await gw.post(
+    '/v1/authorise',
+    directPayment(m, { amount: '9.99', currency: 'EUR', subscription: { contract_name: 'A monthly plan with a long contract name', interval: 'month' } }),
+    { merchant: m },
+  );
+  assert.match(readXml(sub).recurring_id ?? '', /^rec_/, sub.body);
+  await topUp(gw.runtime.store, { account_id: m.account_id, currency: 'USD', amount: '1000.00' }, gw.clock.now);
+  const owner = await signedInUser(gw, { role: 'owner', merchant_id: m.merchant_id, email: 'owner.with.a.long.address@layout-shop.example' });
+  const paid = await owner.agent.submit('/portal/payouts', '/portal/payouts', {
+    source_currency: 'USD',
+    payment_amount: '100.00',
+    payment_method: 'LOCAL',
+    reason: 'supplier invoice',
+    reference: 'INV-1001-A-LONG-MERCHANT-REFERENCE',
+    entity_type: 'COMPANY',
+    company_name: 'Acme Supplies LLC',
+    country_code: 'US',
+    account_name: 'Acme Supplies LLC',
+    account_number: '000123456789',
+    bank_code: '011000015',
+  });
+  assert.equal(paid.status, 303, paid.body.slice(0, 500));
+  const users = new PortalUsers(gw.runtime.store, gw.runtime.keyring);
+  for (const role of ['admin', 'operator', 'viewer'])
+    await users.create({ merchant_id: m.merchant_id, email: `${role}.someone.long@layout-shop.example`, role }, gw.clock.now);
+  cookie = owner.agent.jar.get('tollgate_portal') ?? '';
+  assert.ok(cookie, 'a session cookie');
+  browser = await chromium.launch({
+    executablePath: process.env.TOLLGATE_CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await gw.close();
+});
+
+const PAGES = [
+  '/portal/dashboard',
+  '/portal/transactions',
+  'DETAIL',
+  '/portal/subscriptions',
+  '/portal/payouts',
+  '/portal/settings',
+  '/portal/users',
+  '/portal/audit',
+  '/portal/profile',
+  '/portal/totp',
+];
+
+async function open(width: number): Promise<Page> {
+  const c = await browser.newContext({ viewport: { width, height: 800 } });
+  c.setDefaultTimeout(15_000);
+  await c.addCookies([{ name: 'tollgate_portal', value: cookie, url: origin }]);
+  return c.newPage();
+}
+
+/** How far the page scrolls sideways, and the first elements sticking out (for the message); run in the page. */
+const OVERFLOW = `(() => {
+  const el = document.scrollingElement;
+  const width = el.clientWidth;
+  const culprits = [...document.querySelectorAll('body *')]
+    .filter((e) => e.getBoundingClientRect().right > width + 1)
+    .slice(0, 5)
+    .map((e) => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.className ? '.' + String(e.className).replace(/ /g, '.') : '') + ' right=' + Math.round(e.getBoundingClientRect().right));
+  return { extra: el.scrollWidth - width, culprits };
+})()`;
+
+async function overflow(page: Page): Promise<{ extra: number; culprits: string[] }> {
+  return (await page.evaluate(OVERFLOW)) as { extra: number; culprits: string[] };
+}
+
+describe('the portal at 390 and 1280 px', () => {
+  for (const width of [390, 1280]) {
+    test(`no page scrolls sideways at ${width} px`, async () => {
+      const page = await open(width);
+      const wide: string[] = [];
+      for (const p of PAGES) {
+        const path = p === 'DETAIL' ? `/portal/transactions/${refunded}` : p;
+        const res = await page.goto(`${origin}${path}`);
+        assert.equal(res?.status(), 200, `${path}: ${res?.status()}`);
+        const { extra, culprits } = await overflow(page);
+        if (extra > 0) wide.push(`${path} scrolls sideways by ${extra} px (${culprits.join(', ')})`);
+      }
+      assert.deepEqual(wide, [], `at ${width} px`);
+      await page.context().close();
+    });
+  }
+
+  test('at 1280 px the navigation is one line and the transactions table shows every column', async () => {
+    const page = await open(1280);
+    await page.goto(`${origin}/portal/transactions`);
+    const tops = await page.$$eval('header.bar nav a', (links) => links.map((a) => Math.round(a.getBoundingClientRect().top)));
+    assert.ok(tops.length >= 7, `the links: ${tops.length}`);
+    assert.equal(new Set(tops).size, 1, `the navigation wraps: tops ${tops.join(', ')}`);
+    const heights = await page.$$eval('header.bar nav a', (links) => links.map((a) => Math.round(a.getBoundingClientRect().height)));
+    assert.ok(Math.max(...heights) < 2 * Math.min(...heights), `no link breaks over two lines: heights ${heights.join(', ')}`);
+    const fit = await page.$eval('#transactions', (t) => ({ table: t.scrollWidth, box: t.parentElement?.clientWidth ?? 0 }));
+    assert.ok(fit.table <= fit.box, `the table (${fit.table} px) fits its box (${fit.box} px)`);
+    const method = await page.$eval('#transactions th:last-child', (th) => th.getBoundingClientRect().right);
+    assert.ok(method <= 1280, `the last column ends at ${method} px`);
+    await page.context().close();
+  });
+
+  test('at 390 px each listed transaction shows its amount, status and order number on screen', async () => {
+    const page = await open(390);
+    await page.goto(`${origin}/portal/transactions`);
+    const row = page.locator(`#transactions [data-transaction-id="${refunded}"]`);
+    for (const cell of ['.amount', '.status', '.order-no', '.created']) {
+      const box = await row.locator(cell).boundingBox();
+      assert.ok(box, `${cell} shown`);
+      assert.ok(box.x >= 0 && box.x + box.width <= 390, `${cell} on screen: x=${box.x} w=${box.width}`);
+      assert.ok(box.width > 20, `${cell} readable: w=${box.width}`);
+    }
+    await page.context().close();
+  });
+});
