@@ -207,7 +207,7 @@ rmSync(runTmp, { recursive: true, force: true });
 if (RECORD) {
   const next = { ...times };
   for (const r of results) next[key(r)] = r.ms;
-  writeFileSync(TIMES_FILE, `${JSON.stringify(Object.fromEntries(Object.entries(next).sort()), null, 1)}\n`);
+  writeFileSync(TIMES_FILE, `${JSON.stringify(Object.fromEntries(Object.entries(next).sort()), null, 2)}\n`);
   console.log(`\nwrote ${path.relative(ROOT, TIMES_FILE)}`);
 }
 
