@@ -206,7 +206,7 @@ async function signIn(b: Browser, env: NodeJS.ProcessEnv, merchant: CreatedMerch
   if (set.status !== 303) throw new Error(`set password: HTTP ${set.status} ${set.body.slice(0, 300)}`);
   const form = await b.request('GET', '/portal/signin');
   if (form.status !== 200) throw new Error(`GET /portal/signin: HTTP ${form.status}`);
-  const done = await b.request('POST', '/portal/signin', { ...hiddenFields(form.body, '/portal/signin'), email, password: PASSWORD });
+  const done = await b.request('POST', '/portal/signin', { ...hiddenFields(form.body, '/portal/signin'), merchant_id: merchant.merchant_id, email, password: PASSWORD });
   if (done.status !== 303 || !b.jar.has('tollgate_portal')) throw new Error(`sign in: HTTP ${done.status} ${done.location} ${done.body.slice(0, 300)}`);
   if (done.location !== '/portal/dashboard') throw new Error(`sign in went to ${done.location}, not /portal/dashboard (a second factor asked?)`);
 }
