@@ -17,19 +17,25 @@ export function sqliteFile(database_url: string): string | null {
   return file === ':memory:' ? file : path.resolve(file);
 }
 
-/** One line naming the database: the SQLite file's absolute path, or the URL without its password. */
-export function describeDatabase(database_url: string): string {
+/** Where the database is (the SQLite file's absolute path, or the URL without its password) and its engine. */
+export function databaseLocation(database_url: string): { where: string; engine: 'SQLite' | 'PostgreSQL' } {
   const file = sqliteFile(database_url);
-  if (file !== null) return `${file} (SQLite)`;
+  if (file !== null) return { where: file, engine: 'SQLite' };
   try {
     const u = new URL(database_url);
     u.password = '';
     u.searchParams.delete('password');
-    return `${u.toString()} (PostgreSQL)`;
+    return { where: u.toString(), engine: 'PostgreSQL' };
   } catch {
-    // Not a URL at all: openStore refuses it with its own words; say nothing of its text.
-    return 'DATABASE_URL (not a URL)';
+    // Not a URL at all: openStore refuses it in its own words; nothing of its text is repeated.
+    return { where: 'DATABASE_URL (not a URL)', engine: 'PostgreSQL' };
   }
+}
+
+/** One line's words naming the database: `/abs/path/data/tollgate.db (SQLite)`. */
+export function describeDatabase(database_url: string): string {
+  const { where, engine } = databaseLocation(database_url);
+  return `${where} (${engine})`;
 }
 
 /**
