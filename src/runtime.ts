@@ -19,11 +19,19 @@ export interface Runtime {
   deps: Deps;
 }
 
+/** How to make the key that a DATABASE_URL needs (issue 36 item 6: the refusal says how to make one). */
+export const MAKE_MASTER_KEY = `node -e "console.log('k1:' + require('node:crypto').randomBytes(32).toString('base64'))"`;
+
+const MASTER_KEY_MISSING =
+  'TOLLGATE_MASTER_KEY is required with a DATABASE_URL (a key is generated into the data folder only for the embedded default database). ' +
+  `Make one with\n  export TOLLGATE_MASTER_KEY="$(${MAKE_MASTER_KEY})"\n` +
+  'and give the same value to every gateway process and to npx tollgate; keep it apart from the database (a backup cannot be read without it).';
+
 export function loadKeyring(settings: Settings): Keyring {
   if (settings.master_key) return Keyring.parse(settings.master_key);
   // docs/contract.md §13: generated into the data folder only for the embedded development default.
   if (settings.database_url.startsWith('sqlite:') && !process.env.DATABASE_URL) return Keyring.loadOrCreateDevKey(settings.data_dir);
-  throw new Error('TOLLGATE_MASTER_KEY is required unless you run on the embedded default database');
+  throw new Error(MASTER_KEY_MISSING);
 }
 
 /**

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { loadSettings, type Settings } from '../config/index.js';
 import { createPgDatabase, ENGINE, TEST_MASTER_KEY } from '../test/harness.js';
-import { startServer } from './serve.js';
+import { bannerLines, startServer } from './serve.js';
 
 /** Starts a gateway on a fresh database twice (first start, then a restart) and returns what each printed. */
 async function firstAndSecondStart(tty: boolean): Promise<{ first: string; second: string; secrets: string[] }> {
@@ -64,4 +64,13 @@ test('a terminal: the secrets and a signed curl, shown once', async () => {
   for (const s of secrets) assert.ok(first.includes(s), 'the secret is shown on the terminal');
   assert.match(first, /curl -s -X POST .*\/v1\/authorise .*encryption_data/);
   for (const s of secrets) assert.ok(!second.includes(s), 'only once');
+});
+
+test('the banner names the database as the CLI does: the absolute SQLite path, the PostgreSQL URL without its password (issue 36 item 6)', () => {
+  const banner = (database_url: string) => bannerLines({ ...loadSettings({}), database_url })[0];
+  assert.equal(banner('sqlite:./data/tollgate.db'), `Tollgate listening on http://127.0.0.1:8080 (database ${path.resolve('data/tollgate.db')}, SQLite)`);
+  assert.equal(
+    banner('postgres://tg:hunter2@db.internal:5432/tollgate'),
+    'Tollgate listening on http://127.0.0.1:8080 (database postgres://tg@db.internal:5432/tollgate, PostgreSQL)',
+  );
 });

@@ -49,7 +49,11 @@ test('bad arguments exit non-zero with a usage line', () => {
   assert.match(bad.stderr, /--mode must be test or live/);
   const unknownAccount = cli(env, ['ip', 'add', '--account', '1', '10.0.0.1']);
   assert.equal(unknownAccount.status, 1);
-  assert.equal(unknownAccount.stderr, 'error: no account "1" (npx tollgate merchant list shows the accounts)\n');
+  // The database line first (issue 36 item 6), then the refusal.
+  assert.equal(
+    unknownAccount.stderr,
+    `database: ${db.file ?? db.url} (${db.file ? 'SQLite' : 'PostgreSQL'})\nerror: no account "1" (npx tollgate merchant list shows the accounts)\n`,
+  );
   for (const [args, words] of [
     [['merchant', 'list', '--value', 'x'], 'unknown option --value'],
     [['ip', 'list', '--account'], '--account needs a value'],

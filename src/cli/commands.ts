@@ -91,6 +91,9 @@ export const commandList: readonly Command[] = [
   userResetCommand,
 ];
 
+/** The commands that print a link to the gateway (made of TOLLGATE_PUBLIC_URL): main.ts says which address it used. */
+export const printsLinks: ReadonlySet<Command> = new Set([userCreateCommand, userResetCommand]);
+
 /** Every command by name ("merchant create", "ledger verify", …); a name listed twice is refused at load. */
 export const commands: ReadonlyMap<string, Command> = byName(commandList);
 

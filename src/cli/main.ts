@@ -4,11 +4,19 @@
 // 0 done (or help asked for), 1 refused (unknown account, bad input), 2 usage mistake.
 import { parseArgs } from 'node:util';
 import { loadSettings, type Settings } from '../config/index.js';
-import { createRuntime, type Runtime } from '../runtime.js';
-import { commands } from './commands.js';
+import type { Runtime } from '../runtime.js';
+import { commands, printsLinks } from './commands.js';
+import { describeDatabase, requireExistingDatabase } from './database.js';
 import { type Command, type OptionSpecs, out, requireAccount, UsageError, usageLine, type Values } from './registry.js';
 
 export { commands, UsageError };
+
+/** Where `main` says what it did besides the command's own output: which database it opened, a link's address. */
+export interface MainOutput {
+  notice(line: string): void;
+}
+
+const STDERR: MainOutput = { notice: (line) => process.stderr.write(`${line}\n`) };
 
 const err = (line = ''): void => {
   process.stderr.write(`${line}\n`);
@@ -115,7 +123,28 @@ export function argumentProblem(e: Error & { code?: string }): string {
   return e.message;
 }
 
-export async function main(argv: string[]): Promise<number> {
+/**
+ * The database, opened and migrated on first use. Outside `serve` and `migrate` the embedded
+ * default is not created (database.ts); the line naming it goes to standard error, apart from
+ * the command's output (which may be --json). The runtime module, with the database drivers, is
+ * imported here, so a command that needs no database does not load them (issue 36 item 6).
+ */
+async function openRuntime(cmd: Command, settings: Settings, output: MainOutput): Promise<Runtime> {
+  if (!cmd.creates) requireExistingDatabase(settings);
+  output.notice(`database: ${describeDatabase(settings.database_url)}`);
+  const { createRuntime } = await import('../runtime.js');
+  return createRuntime(settings, { metricsDefaults: false });
+}
+
+/** After a command that printed a link: the address it used, when TOLLGATE_PUBLIC_URL did not give it. */
+function linkNote(settings: Settings, output: MainOutput): void {
+  if (process.env.TOLLGATE_PUBLIC_URL) return;
+  output.notice(
+    `note: the link uses ${settings.public_url}, made of HOST and PORT as this command sees them; if the gateway is reached at another address, set TOLLGATE_PUBLIC_URL to it (e.g. TOLLGATE_PUBLIC_URL=https://pay.example.com) and run the command again`,
+  );
+}
+
+export async function main(argv: string[], output: MainOutput = STDERR): Promise<number> {
   const [first, second] = argv;
   if (first === undefined || first === '--help' || first === '-h') return help([]);
   if (first === 'help') return help(argv.slice(1));
@@ -147,7 +176,7 @@ export async function main(argv: string[]): Promise<number> {
       return settings;
     },
     runtime: async () => {
-      runtime ??= await createRuntime(input.settings(), { metricsDefaults: false });
+      runtime ??= await openRuntime(cmd, input.settings(), output);
       return runtime;
     },
   };
@@ -156,6 +185,7 @@ export async function main(argv: string[]): Promise<number> {
     // Every command taking --account refuses an unknown one the same way, before it runs.
     if ('account' in cmd.options && typeof values.account === 'string') await requireAccount(await input.runtime(), values.account);
     await cmd.run({ values: values as Values<OptionSpecs>, positionals, ...input });
+    if (printsLinks.has(cmd)) linkNote(input.settings(), output);
     return 0;
   } catch (e) {
     if (e instanceof UsageError) {

@@ -43,6 +43,11 @@ export interface Command<T extends OptionSpecs = OptionSpecs> {
   options: T;
   /** Whether positional arguments are taken (named in `args`). */
   positionals?: boolean;
+  /**
+   * Whether the command may create the embedded database and its development master key
+   * (`serve`, `migrate`); every other command refuses to (database.ts, issue 36 item 6).
+   */
+  creates?: boolean;
   run(input: Input<T>): Promise<void>;
 }
 

@@ -11,6 +11,7 @@ import { boundHeapGrowth } from '../ops/heap.js';
 import { startMetricsListener } from '../ops/metrics-access.js';
 import { createRuntime, type Runtime } from '../runtime.js';
 import { backgroundWork } from './background.js';
+import { databaseLocation } from './database.js';
 import { exitIfStopHangs, stopRequested } from './signals.js';
 
 export interface Server {
@@ -105,9 +106,10 @@ export function startupOutput(settings: Pick<Settings, 'log_level' | 'log_format
 /** The start-up lines: where the gateway listens and where a newcomer reads on. */
 export function bannerLines(settings: Settings): string[] {
   const url = settings.public_url;
-  const database = settings.database_url.startsWith('sqlite:') ? settings.database_url : 'PostgreSQL';
+  // Which database, as the CLI names it (issue 36 item 6): the file's absolute path, or the URL without its password.
+  const { where, engine } = databaseLocation(settings.database_url);
   return [
-    `Tollgate listening on ${url} (database ${database})`,
+    `Tollgate listening on ${url} (database ${where}, ${engine})`,
     `  docs        ${url}/docs`,
     `  quickstart  ${url}/docs/quickstart`,
     `  test cards  ${url}/docs#sandbox-test-cards`,

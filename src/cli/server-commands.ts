@@ -1,7 +1,8 @@
 // The commands of the process itself: serve the gateway, or only bring the database up to date.
-import { isClusterPrimary, runPrimary } from './cluster.js';
+// The server is imported when `serve` runs, not when the command list is read: it loads the
+// whole application (HTTP framework, every route), half a second that `help`, `sign` or
+// `merchant list` do not need (issue 36 item 6).
 import { command, out } from './registry.js';
-import { serveUntilStopped } from './serve.js';
 
 export const serveCommand = command({
   name: 'serve',
@@ -12,18 +13,21 @@ export const serveCommand = command({
     'On PostgreSQL it runs TOLLGATE_WORKERS processes (default: one per core).',
   ],
   options: {},
+  creates: true,
   async run({ settings }) {
     const s = settings();
+    const { isClusterPrimary, runPrimary } = await import('./cluster.js');
     if (isClusterPrimary(s)) await runPrimary(s);
-    else await serveUntilStopped(s);
+    else await (await import('./serve.js')).serveUntilStopped(s);
   },
 });
 
 export const migrateCommand = command({
   name: 'migrate',
   args: '',
-  about: 'apply database migrations (serve also does this at start)',
+  about: 'apply database migrations (serve also does this at start); creates the embedded database if there is none',
   options: {},
+  creates: true,
   async run({ runtime }) {
     await runtime();
     out('database is up to date');

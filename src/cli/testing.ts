@@ -6,12 +6,20 @@ import { main } from './main.js';
 export interface CliRun {
   code: number;
   stdout: string;
+  /** The command's own errors and warnings. */
   stderr: string;
+  /**
+   * What main.ts says besides the command (to standard error in a real process): the
+   * `database: …` line, a link's address note. Kept apart so that a command's own
+   * standard error can be compared whole.
+   */
+  notices: string;
 }
 
 export async function runCli(...args: string[]): Promise<CliRun> {
   const stdout: string[] = [];
   const stderr: string[] = [];
+  const notices: string[] = [];
   const write = process.stdout.write.bind(process.stdout);
   const writeErr = process.stderr.write.bind(process.stderr);
   // The CLI prints strings; the test runner's own reports (buffers) pass through.
@@ -26,8 +34,8 @@ export async function runCli(...args: string[]): Promise<CliRun> {
     return true;
   }) as typeof process.stderr.write;
   try {
-    const code = await main(args);
-    return { code, stdout: stdout.join(''), stderr: stderr.join('') };
+    const code = await main(args, { notice: (line) => notices.push(`${line}\n`) });
+    return { code, stdout: stdout.join(''), stderr: stderr.join(''), notices: notices.join('') };
   } finally {
     process.stdout.write = write;
     process.stderr.write = writeErr;

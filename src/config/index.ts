@@ -155,7 +155,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, stdout_is_tty
     log_level: env.TOLLGATE_LOG_LEVEL ?? 'info',
     log_format: logFormat(env, stdout_is_tty),
     trusted_proxies,
-    public_url: (env.TOLLGATE_PUBLIC_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/$/, ''),
+    public_url: (env.TOLLGATE_PUBLIC_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/$/, ''),
     worker_enabled: env.TOLLGATE_WORKER !== '0',
     body_limit_bytes: intSetting(env, 'TOLLGATE_BODY_LIMIT_BYTES', 1024 * 1024),
     group_commit_max: intSetting(env, 'TOLLGATE_GROUP_COMMIT_MAX', 256),
