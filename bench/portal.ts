@@ -206,7 +206,12 @@ async function signIn(b: Browser, env: NodeJS.ProcessEnv, merchant: CreatedMerch
   if (set.status !== 303) throw new Error(`set password: HTTP ${set.status} ${set.body.slice(0, 300)}`);
   const form = await b.request('GET', '/portal/signin');
   if (form.status !== 200) throw new Error(`GET /portal/signin: HTTP ${form.status}`);
-  const done = await b.request('POST', '/portal/signin', { ...hiddenFields(form.body, '/portal/signin'), merchant_id: merchant.merchant_id, email, password: PASSWORD });
+  const done = await b.request('POST', '/portal/signin', {
+    ...hiddenFields(form.body, '/portal/signin'),
+    merchant_id: merchant.merchant_id,
+    email,
+    password: PASSWORD,
+  });
   if (done.status !== 303 || !b.jar.has('tollgate_portal')) throw new Error(`sign in: HTTP ${done.status} ${done.location} ${done.body.slice(0, 300)}`);
   if (done.location !== '/portal/dashboard') throw new Error(`sign in went to ${done.location}, not /portal/dashboard (a second factor asked?)`);
 }
@@ -381,7 +386,7 @@ export async function benchPortal(o: PortalOptions): Promise<PortalReport> {
         checked.problems.push(`status ${JSON.stringify(q.params.status)} is not one of the filter's options (${statuses.join(', ')})`);
       const cookie = b.cookie();
       await drive(o.gw.url, path, cookie, o.connections, o.warmup_s);
-      const alone = await drive(o.gw.url, path, cookie, 1, Math.min(3, o.duration_s));
+      const alone = await drive(o.gw.url, path, cookie, 1, Math.min(o.quick ? 1 : 3, o.duration_s));
       resetPeakRss(o.gw.pid);
       const cpu = cpuMeter(o.gw.pid);
       const l = await drive(o.gw.url, path, cookie, o.connections, o.duration_s);

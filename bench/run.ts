@@ -16,7 +16,7 @@
 //    then the merchant portal on that gateway (bench/portal.ts, issue 14): a signed-in
 //    owner's transactions list and filtered searches over the stored payments, p99 ≤ 100 ms;
 // 4. subscription deductions (bench/deductions.ts): 10,000 subscriptions due at one instant
-//    (2,000 in --quick) run by the scheduler in one process, and a quarter as many, each on
+//    (1,000 in --quick) run by the scheduler in one process, and a quarter as many, each on
 //    its own fresh database: deductions/s, peak memory of both sizes, outcome verified;
 // 5. a table of req/s, latency p50/p99/p99.9, peak RSS and each ratio to its baseline,
 //    the targets met or missed, and bench/results/<stamp>-<engine>.{json,md}.
@@ -98,7 +98,10 @@ const ONLY_PORTAL = args.only === 'portal';
 const ONLY_HOT = args.only === 'hot';
 const QUICK = args.quick === true;
 const CONNECTIONS = Number(args.connections ?? 64);
-const DURATION_S = Number(args.duration ?? (QUICK ? 5 : 20));
+const DURATION_S = Number(args.duration ?? (QUICK ? 3 : 20));
+/** Seconds per portal query: five queries, so shorter in --quick (each also runs 1 connection alone for up to 3 s, 1 s in --quick). */
+const PORTAL_DURATION_S_QUICK = 2;
+const PORTAL_DURATION_S = args.duration !== undefined || !QUICK ? DURATION_S : PORTAL_DURATION_S_QUICK;
 const WARMUP_S = QUICK ? 1 : 3;
 /** TOLLGATE_MAX_IN_FLIGHT of the throughput scenarios' gateways: no shedding (see where it is used). */
 const UNBOUNDED_IN_FLIGHT = 100_000;
@@ -110,11 +113,12 @@ const PAYOUT_CONNECTIONS = 16;
 /** The portal's pages are measured at the connections of the other read scenario (query100, a latency target). */
 const PORTAL_CONNECTIONS = 16;
 /** Subscriptions due at once in the deductions scenario; a quarter as many run first for the memory comparison. */
-const SUBSCRIPTIONS = Number(args.subscriptions ?? (QUICK ? 2_000 : 10_000));
+const SUBSCRIPTIONS = Number(args.subscriptions ?? (QUICK ? 1_000 : 10_000));
 /** Seconds of each load-shedding sub-run (sustainable, then 2× load per bound): brief in --quick, as CI runs it. */
-const OVERLOAD_DURATION_S = Number(args['overload-duration'] ?? (QUICK ? 3 : DURATION_S));
+const OVERLOAD_DURATION_S = Number(args['overload-duration'] ?? (QUICK ? 2 : DURATION_S));
 /** Settings tried under 2× the sustainable load: TOLLGATE_MAX_IN_FLIGHT values, then TOLLGATE_MAX_EVENT_LOOP_DELAY_MS values (a run without shedding is added). */
-const SHED_SETTINGS = shedSettings(args['shed-limits'] ?? '32,64,128,256', args['shed-delays'] ?? '');
+// In --quick only the gateway as shipped (the gated row) and no shedding, which are always run: the other bounds are informative.
+const SHED_SETTINGS = shedSettings(args['shed-limits'] ?? (QUICK ? '' : '32,64,128,256'), args['shed-delays'] ?? '');
 const envUrl = process.env.DATABASE_URL ?? '';
 const ENGINE: Engine = /^postgres(ql)?:\/\//.test(envUrl) ? 'postgres' : 'sqlite';
 const WORKERS = Number(args.workers ?? process.env.TOLLGATE_WORKERS ?? (ENGINE === 'postgres' ? os.cpus().length : 1));
@@ -140,7 +144,12 @@ interface Measured {
   skipped?: string;
 }
 
-const log = (line: string) => process.stdout.write(`${line}\n`);
+const STARTED_MS = Date.now();
+/** A step's line carries the time since the start (`[ 42 s]`), so a slow step shows; detail lines (indented) and the report do not. */
+const log = (line: string) => {
+  const step = line !== '' && !line.startsWith(' ') && !line.startsWith('\n');
+  process.stdout.write(step ? `[${String(Math.round((Date.now() - STARTED_MS) / 1000)).padStart(3)} s] ${line}\n` : `${line}\n`);
+};
 const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
 
 /** How `load` sends a body: signed with a merchant's key as JSON, or with an API key as a form (the generic interface). */
@@ -236,7 +245,7 @@ async function makePool(url: string, m: CreatedMerchant, tag: string, count: num
 }
 
 async function baselineInsert(db: FreshDatabase): Promise<{ inserts_per_s: number; settings: string }> {
-  const seconds = QUICK ? 4 : 10;
+  const seconds = QUICK ? 2 : 10;
   const r = spawnSync(
     process.execPath,
     ['--import', 'tsx', path.join(ROOT, 'bench/baseline-insert.ts'), '--engine', ENGINE, '--url', db.url, '--seconds', String(seconds)],
@@ -663,7 +672,7 @@ async function main(): Promise<void> {
       },
       {
         name: `deductions peak RSS, ${dFlat.large.toLocaleString('en')} vs ${dFlat.small.toLocaleString('en')} due`,
-        // In --quick the small run (a quarter: 500) ends while the process is still warming up (JIT, caches, young generation).
+        // In --quick the small run (a quarter: 250) ends while the process is still warming up (JIT, caches, young generation).
         goal: `≤ +${round(MAX_PEAK_RSS_GROWTH * 100, 0)}%${QUICK ? ' (quick: informative, the small run ends inside the warm-up)' : ''}`,
         measured: `${dFlat.peak_rss_large_mib} vs ${dFlat.peak_rss_small_mib} MiB (${dFlat.peak_rss_growth >= 0 ? '+' : ''}${round(dFlat.peak_rss_growth * 100)}%); RSS in the ${dFlat.large.toLocaleString('en')} run: ${dFlat.large_rss_first_quarter_mib} MiB at most in its first quarter, ${dFlat.large_rss_rest_mib} after`,
         met: QUICK ? null : dFlat.peak_rss_growth <= MAX_PEAK_RSS_GROWTH,
@@ -760,7 +769,7 @@ async function storedThenPortal(
       merchant,
       seeded: SEED,
       quick: QUICK,
-      duration_s: DURATION_S,
+      duration_s: PORTAL_DURATION_S,
       warmup_s: WARMUP_S,
       connections: PORTAL_CONNECTIONS,
       log,
