@@ -26,8 +26,8 @@ import { recordPaymentEventInto } from './events.js';
 import { paymentByOrderNo } from './reader.js';
 import type { AuthoriseDirect } from './schema.js';
 import { applyTransitionInto, MANUAL_CAPTURE_WINDOW_MS, type PaymentStatus } from './states.js';
-import { openAnswer, sealAnswer, tokenHash } from './stored-answer.js';
-import type { CardRow, PaymentRow } from './tables.js';
+import { openAnswer, sealAnswer } from './stored-answer.js';
+import { type CardRow, type PaymentRow, tokenHash } from './tables.js';
 import * as v from './validate.js';
 
 /** Request fields kept for the order record; card data never is. */
