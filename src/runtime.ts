@@ -4,11 +4,11 @@ import type { Settings } from './config/index.js';
 import { Keyring } from './crypto/keyring.js';
 import { migrateToLatest } from './db/migrations.js';
 import { migrationDb, openStore, type Store } from './db/store.js';
-import type { Deps } from './http/context.js';
 import { MerchantService } from './merchants/service.js';
 import { notificationBacklog } from './notifications/outbox.js';
 import { Metrics } from './ops/metrics.js';
 import { createSandboxProcessor } from './processors/sandbox/index.js';
+import type { Deps } from './web/context.js';
 
 export interface Runtime {
   settings: Settings;

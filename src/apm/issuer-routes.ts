@@ -7,14 +7,14 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { Deps } from '../http/context.js';
-import { answersAreStrings, refusal } from '../http/route-schema.js';
 import { frameOriginsOf, type PageContent, sendPage, sendRedirect } from '../pages/index.js';
 import { expireIfDue } from '../payments/expiry.js';
 import { requirePayment } from '../payments/reader.js';
 import { htmlPage, originOf, paymentLang, SHOPPER_PAGE, seeOther } from '../payments/shopper-pages.js';
 import { shopperReturn } from '../payments/shopper-return.js';
 import type { PaymentRow } from '../payments/tables.js';
+import type { Deps } from '../web/context.js';
+import { answersAreStrings, refusal } from '../web/route-schema.js';
 import { apmMethod } from './catalogue.js';
 import { issuerPage, issuerRefusal, issuerResult } from './issuer-pages.js';
 import { completeApm, hashIssuerId, ISSUER_PAGE_ID } from './service.js';

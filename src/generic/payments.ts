@@ -7,8 +7,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { KeyCaller } from '../apikeys/service.js';
 import { newId } from '../crypto/ids.js';
-import type { Deps } from '../http/context.js';
-import { ApiError, RESULT_CODES, type ResultCode } from '../http/errors.js';
 import { formatAmount } from '../money/currency.js';
 import { AuthoriseService } from '../payments/authorise.js';
 import { cancelPayment } from '../payments/cancel.js';
@@ -19,6 +17,8 @@ import type { AuthoriseDirect } from '../payments/schema.js';
 import type { PaymentStatus } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
 import type { RiskEngine } from '../risk/index.js';
+import type { Deps } from '../web/context.js';
+import { ApiError, RESULT_CODES, type ResultCode } from '../web/errors.js';
 import { callerOf, genericRouteOptions } from './auth.js';
 import { errorAnswers, objectAnswers, PAYMENTS_TAG } from './docs.js';
 import {

@@ -13,8 +13,8 @@
 import type { FastifyInstance } from 'fastify';
 import { registerAccountRoutes } from '../connect/accounts.js';
 import { registerTransferRoutes } from '../connect/transfers.js';
-import type { Deps } from '../http/context.js';
 import type { RiskEngine } from '../risk/index.js';
+import type { Deps } from '../web/context.js';
 import { registerGenericPaymentRoutes } from './payments.js';
 import { registerGenericRefundRoutes } from './refunds.js';
 

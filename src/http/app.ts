@@ -24,13 +24,13 @@ import { createRiskEngine } from '../risk/engine.js';
 import { basicRiskEngine, type RiskEngine } from '../risk/index.js';
 import { registerSubscriptionRoutes } from '../subscriptions/routes.js';
 import { registerThreedsRoutes } from '../threeds/routes.js';
-import { BodyParseError, parseBody } from './body.js';
-import type { Deps } from './context.js';
+import { BodyParseError, parseBody } from '../web/body.js';
+import type { Deps } from '../web/context.js';
+import { describeValidation, sendError } from '../web/error-answer.js';
+import { ApiError, type ResultCode } from '../web/errors.js';
+import { loggedUrl, loggerOptions, routeWords } from '../web/logging.js';
 import { registerOpenApi } from './docs.js';
-import { describeValidation, sendError } from './error-answer.js';
-import { ApiError, type ResultCode } from './errors.js';
 import { finiteNumbers } from './finite.js';
-import { loggedUrl, loggerOptions, routeWords } from './logging.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** One year, subdomains included: the usual HSTS policy (RFC 6797 §6.1). */

@@ -12,8 +12,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { newId } from '../crypto/ids.js';
 import { Keyring } from '../crypto/keyring.js';
 import { storageFault } from '../db/faults.js';
-import type { Deps } from '../http/context.js';
-import { ApiError } from '../http/errors.js';
+import type { Deps } from '../web/context.js';
+import { ApiError } from '../web/errors.js';
 import type { IdempotencyKeyRow } from './tables.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;

@@ -15,9 +15,9 @@
 // (src/portal/transaction.ts, HTML), and the hosted checkout's duplicate answer
 // (src/checkout/routes.ts), which has neither card nor issuer fields.
 import { maskPan } from '../cards/card.js';
-import { type ResultCode, resultText } from '../http/errors.js';
 import { formatAmount } from '../money/currency.js';
 import { answerFields } from '../subscriptions/service.js';
+import { type ResultCode, resultText } from '../web/errors.js';
 import type { AuthoriseDirect } from './schema.js';
 import { orderStatusOf } from './states.js';
 import type { PaymentRow } from './tables.js';

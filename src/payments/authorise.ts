@@ -8,8 +8,6 @@ import { type CardFacts, cardFacts, fourDigitYear, isExpired, maskPan } from '..
 import { newId } from '../crypto/ids.js';
 import { canonicalString } from '../crypto/signature.js';
 import { applyUnit, WriteUnit } from '../db/unit.js';
-import type { Deps } from '../http/context.js';
-import { ApiError, invalid, type ResultCode } from '../http/errors.js';
 import { capturedBy, feeFor, postPaymentChangeInto } from '../ledger/postings.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import type { EventType } from '../notifications/outbox.js';
@@ -21,6 +19,8 @@ import { answerFields, contractNameTaken, createSubscription, type Prepared, pre
 import type { SubscriptionRow } from '../subscriptions/tables.js';
 import { challengeFirst, onIssuerChallenge, parseMpiInfo, type ThreedsResult } from '../threeds/mpi.js';
 import { type NewChallenge, newChallenge } from '../threeds/service.js';
+import type { Deps } from '../web/context.js';
+import { ApiError, invalid, type ResultCode } from '../web/errors.js';
 import { cardAnswerRecord, cardDuplicateAnswer } from './answer.js';
 import { recordPaymentEventInto } from './events.js';
 import { paymentByOrderNo } from './reader.js';

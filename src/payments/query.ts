@@ -2,9 +2,9 @@
 // a date range with a cursor. Always scoped to the caller's own account.
 import { Type } from 'typebox';
 import type { Store } from '../db/store.js';
-import { ApiError, invalid } from '../http/errors.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import { subscriptionResult } from '../subscriptions/result.js';
+import { ApiError, invalid } from '../web/errors.js';
 import { parseCompactTime } from './format.js';
 import { notFoundRecord, type OrderRecordRow, parseDetails, toOrderRecord } from './order-record.js';
 import { orderRowsByIds, orderRowsByOrderNos, orderRowsCreatedIn } from './reader.js';

@@ -2,12 +2,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ApmService } from '../apm/service.js';
-import { acquiringHooks, sendSigned } from '../http/acquiring.js';
-import type { Deps } from '../http/context.js';
-import { answers, answersAreStrings, REQUEST_MEDIA_TYPES, SIGNED, SIGNED_REFUSALS } from '../http/route-schema.js';
-import { IP_REFUSAL, withIpAllowList } from '../merchants/ip-allow.js';
 import { createRiskEngine } from '../risk/engine.js';
 import { basicRiskEngine, type RiskEngine } from '../risk/index.js';
+import { acquiringHooks, sendSigned } from '../web/acquiring.js';
+import type { Deps } from '../web/context.js';
+import { IP_REFUSAL, withIpAllowList } from '../web/ip-allow.js';
+import { answers, answersAreStrings, REQUEST_MEDIA_TYPES, SIGNED, SIGNED_REFUSALS } from '../web/route-schema.js';
 import { AuthoriseService } from './authorise.js';
 import { QueryBody, type QueryInput, queryOrders } from './query.js';
 import { ApmAnswer, AuthoriseAnswer, type AuthoriseDirect, AuthoriseDirectBody, QueryAnswer } from './schema.js';

@@ -51,8 +51,8 @@
 //     that accept it as the bank's identity (FAST, FPS) it must be of the bank's country.
 import countries from 'i18n-iso-countries';
 import { electronicFormatIBAN, extractBIC, extractIBAN, getCountrySpecifications, isSEPACountry, ValidationErrorsIBAN, validateIBAN } from 'ibantools';
-import { invalid } from '../http/errors.js';
 import { currencyExponent } from '../money/currency.js';
+import { invalid } from '../web/errors.js';
 import type { BankDetailsInput } from './schema.js';
 
 export type ClearingSystem =

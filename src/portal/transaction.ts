@@ -8,7 +8,6 @@
 // the API's.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, type TSchema, Type } from 'typebox';
-import type { ResultCode } from '../http/errors.js';
 import type { LedgerEntryRow, LedgerPostingRow } from '../ledger/tables.js';
 import { currencyExponent, formatAmount } from '../money/currency.js';
 import { EventService } from '../notifications/service.js';
@@ -22,6 +21,7 @@ import { canApply } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
 import { makeRefund } from '../refunds/refund.js';
 import { ReviewService } from '../review/service.js';
+import type { ResultCode } from '../web/errors.js';
 import {
   can,
   ctx,

@@ -5,8 +5,6 @@
 // primary key on refund_reference_id backs it up).
 import type { FastifyBaseLogger } from 'fastify';
 import type { Store } from '../db/store.js';
-import type { Deps } from '../http/context.js';
-import { type ResultCode, resultText } from '../http/errors.js';
 import { postRefund } from '../ledger/postings.js';
 import type { AccountRow } from '../merchants/tables.js';
 import { formatAmount, parseAmount } from '../money/currency.js';
@@ -25,6 +23,8 @@ import {
 import { requirePayment } from '../payments/reader.js';
 import { canApply, releaseRefund, reserveRefund } from '../payments/states.js';
 import type { PaymentRow } from '../payments/tables.js';
+import type { Deps } from '../web/context.js';
+import { type ResultCode, resultText } from '../web/errors.js';
 import { toRefundResultItem, toRefundSearchItem } from './record.js';
 import { applyRefundTransition, type RefundStatus } from './states.js';
 import type { RefundRow } from './tables.js';

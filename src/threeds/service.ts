@@ -7,8 +7,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { newId } from '../crypto/ids.js';
 import type { Tx } from '../db/store.js';
-import type { Deps } from '../http/context.js';
-import type { ResultCode } from '../http/errors.js';
 import { movePayment, type PaymentMove } from '../payments/engine.js';
 import { paymentById, requirePayment } from '../payments/reader.js';
 import { shopperReturn } from '../payments/shopper-return.js';
@@ -19,6 +17,8 @@ import { REVIEW_WINDOW_MS, statusAfterApproval } from '../review/hold.js';
 import { withAuthentication } from '../risk/rules.js';
 import { thresholdsFor } from '../risk/settings.js';
 import { createForApproved } from '../subscriptions/service.js';
+import type { Deps } from '../web/context.js';
+import type { ResultCode } from '../web/errors.js';
 import { applyChallengeTransition, type ChallengeEvent } from './states.js';
 import type { ThreedsChallengeRow } from './tables.js';
 
