@@ -3,8 +3,8 @@
 // as a process-local task of the scheduler (the event rows keep their own leases, so a tick
 // is a cheap read when nothing is due and never waits on another process).
 import type { Logger } from 'pino';
-import type { Runtime } from '../runtime.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
+import type { Runtime } from '../web/context.js';
 import { createLogger } from '../web/logging.js';
 import { DeliveryWorker } from './worker.js';
 

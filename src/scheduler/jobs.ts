@@ -3,7 +3,7 @@
 // explicit list (src/cli/background.ts) handed in here, never a side effect of importing a
 // module (issue 30 item 3).
 
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../web/context.js';
 import { createLogger } from '../web/logging.js';
 import { purgeFinishedJobs, Scheduler, type SchedulerOptions } from './scheduler.js';
 

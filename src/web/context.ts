@@ -20,3 +20,13 @@ export interface Deps {
   /** Milliseconds since the epoch; injectable so tests can move time. */
   now(): number;
 }
+
+/** A process's state, built by createRuntime (src/runtime.ts): serving, CLI commands and jobs take it. */
+export interface Runtime {
+  settings: Settings;
+  store: Store;
+  keyring: Keyring;
+  merchants: MerchantService;
+  apiKeys: ApiKeyService;
+  deps: Deps;
+}
