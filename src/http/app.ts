@@ -9,7 +9,6 @@ import { registerCheckoutRoutes } from '../checkout/routes.js';
 import { newId } from '../crypto/ids.js';
 import { FaultLog, RETRY_AFTER_S, type StorageFault, storageFault } from '../db/faults.js';
 import { bearerCaller } from '../generic/auth.js';
-import { registerGenericRoutes } from '../generic/routes.js';
 import { fromCatalogue, GenericError, sendGenericError, validationError } from '../generic/wire.js';
 import { registerIdempotency } from '../idempotency/plugin.js';
 import { registerPaymentMethodRoutes } from '../methods/routes.js';
@@ -31,6 +30,7 @@ import { ApiError, type ResultCode } from '../web/errors.js';
 import { loggedUrl, loggerOptions, routeWords } from '../web/logging.js';
 import { registerOpenApi } from './docs.js';
 import { finiteNumbers } from './finite.js';
+import { registerGenericRoutes } from './generic-routes.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** One year, subdomains included: the usual HSTS policy (RFC 6797 §6.1). */
