@@ -7,6 +7,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { apmMethod } from '../methods/catalogue.js';
 import { frameOriginsOf, type PageContent, sendPage, sendRedirect } from '../pages/index.js';
 import { expireIfDue } from '../payments/expiry.js';
 import { requirePayment } from '../payments/reader.js';
@@ -15,7 +16,6 @@ import { shopperReturn } from '../payments/shopper-return.js';
 import type { PaymentRow } from '../payments/tables.js';
 import type { Deps } from '../web/context.js';
 import { answersAreStrings, refusal } from '../web/route-schema.js';
-import { apmMethod } from './catalogue.js';
 import { issuerPage, issuerRefusal, issuerResult } from './issuer-pages.js';
 import { completeApm, hashIssuerId, ISSUER_PAGE_ID } from './service.js';
 import type { IssuerPageRow } from './tables.js';

@@ -16,6 +16,7 @@ import { canonicalString } from '../crypto/signature.js';
 import { insertRows } from '../db/prepared.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import type { AccountRow } from '../merchants/tables.js';
+import { type ApmMethod, apmMethod } from '../methods/catalogue.js';
 import { enabledMethods } from '../methods/enablement.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import { apmAnswerRecord, apmDuplicateAnswer } from '../payments/answer.js';
@@ -28,7 +29,6 @@ import { applyTransition, MANUAL_CAPTURE_WINDOW_MS } from '../payments/states.js
 import type { PaymentRow } from '../payments/tables.js';
 import type { Deps } from '../web/context.js';
 import { ApiError, invalid } from '../web/errors.js';
-import { type ApmMethod, apmMethod } from './catalogue.js';
 import { checkApmFields } from './fields.js';
 import type { IssuerPageRow } from './tables.js';
 

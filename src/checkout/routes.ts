@@ -10,11 +10,11 @@
 // page (src/pages) or a redirect. The session id is the shopper's credential; the pages'
 // forms also carry a token bound to it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ApmMethod } from '../apm/catalogue.js';
-import { apmMethod } from '../apm/catalogue.js';
 import { ApmService } from '../apm/service.js';
 import { cardFacts, fourDigitYear, isExpired } from '../cards/card.js';
 import type { AccountCredentials } from '../merchants/service.js';
+import type { ApmMethod } from '../methods/catalogue.js';
+import { apmMethod } from '../methods/catalogue.js';
 import { rankedPaymentMethods } from '../methods/service.js';
 import { formatMoney, frameOriginsOf, type Lang, type PageContent, sendPage, sendRedirect, standardMessage } from '../pages/index.js';
 import { AuthoriseService } from '../payments/authorise.js';

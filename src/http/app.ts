@@ -14,7 +14,6 @@ import { registerIdempotency } from '../idempotency/plugin.js';
 import { registerPaymentMethodRoutes } from '../methods/routes.js';
 import { metricsAccess, registerMetricsRoute } from '../ops/metrics-access.js';
 import { registerLifecycleRoutes } from '../payments/lifecycle-routes.js';
-import { registerPaymentRoutes } from '../payments/routes.js';
 import { registerPayoutRoutes } from '../payouts/routes.js';
 import { registerPortal } from '../portal/routes.js';
 import { registerRefundRoutes } from '../refunds/routes.js';
@@ -31,6 +30,7 @@ import { loggedUrl, loggerOptions, routeWords } from '../web/logging.js';
 import { registerOpenApi } from './docs.js';
 import { finiteNumbers } from './finite.js';
 import { registerGenericRoutes } from './generic-routes.js';
+import { registerPaymentRoutes } from './payment-routes.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** One year, subdomains included: the usual HSTS policy (RFC 6797 §6.1). */
