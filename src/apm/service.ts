@@ -11,6 +11,8 @@
 // or expired, each ledgered and notified like a card payment.
 
 import { createHash } from 'node:crypto';
+import { apmAnswerRecord, apmDuplicateAnswer } from '../authorise/answer.js';
+import { KEPT_FIELDS as CARD_KEPT_FIELDS, validateBody } from '../authorise/authorise.js';
 import { newId } from '../crypto/ids.js';
 import { canonicalString } from '../crypto/signature.js';
 import { insertRows } from '../db/prepared.js';
@@ -19,8 +21,6 @@ import type { AccountRow } from '../merchants/tables.js';
 import { type ApmMethod, apmMethod } from '../methods/catalogue.js';
 import { enabledMethods } from '../methods/enablement.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
-import { apmAnswerRecord, apmDuplicateAnswer } from '../payments/answer.js';
-import { KEPT_FIELDS as CARD_KEPT_FIELDS, validateBody } from '../payments/authorise.js';
 import { movePayment } from '../payments/engine.js';
 import { recordPaymentEvent } from '../payments/events.js';
 import { paymentById, paymentByOrderNo } from '../payments/reader.js';

@@ -11,13 +11,13 @@
 // forms also carry a token bound to it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApmService } from '../apm/service.js';
+import { AuthoriseService } from '../authorise/authorise.js';
 import { cardFacts, fourDigitYear, isExpired } from '../cards/card.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import type { ApmMethod } from '../methods/catalogue.js';
 import { apmMethod } from '../methods/catalogue.js';
 import { rankedPaymentMethods } from '../methods/service.js';
 import { formatMoney, frameOriginsOf, type Lang, type PageContent, sendPage, sendRedirect, standardMessage } from '../pages/index.js';
-import { AuthoriseService } from '../payments/authorise.js';
 import { expireIfDue } from '../payments/expiry.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
 import { originOf, paymentLang } from '../payments/shopper-pages.js';

@@ -1,10 +1,10 @@
 // The acquiring payment routes (POST /v1/authorise for cards and APMs, /v1/retrievalTrans): each only
-// parses, calls the domain (src/payments/authorise.ts, src/apm/service.ts, src/payments/query.ts) and
+// parses, calls the domain (src/authorise/authorise.ts, src/apm/service.ts, src/payments/query.ts) and
 // answers. It sits with the app assembly because it dispatches to two capabilities, above both.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ApmService } from '../apm/service.js';
-import { AuthoriseService } from '../payments/authorise.js';
+import { AuthoriseService } from '../authorise/authorise.js';
 import { QueryBody, type QueryInput, queryOrders } from '../payments/query.js';
 import { ApmAnswer, AuthoriseAnswer, type AuthoriseDirect, AuthoriseDirectBody, QueryAnswer } from '../payments/schema.js';
 import { createRiskEngine } from '../risk/engine.js';

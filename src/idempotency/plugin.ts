@@ -156,7 +156,7 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps): void {
     }
     if (outcome.kind === 'conflict') throw new ApiError('0409', outcome.detail, 'Idempotency-Key');
     if (request.routeOptions.config.page) {
-      reply.header('idempotent-replayed', 'true'); // the handler answers again (see `page` in http/acquiring.ts)
+      reply.header('idempotent-replayed', 'true'); // the handler answers again (see `page` in src/web/acquiring.ts)
       return;
     }
     return replay(deps, reply, outcome.row);

@@ -1,6 +1,6 @@
 // Payment row → the spec's order record (interface.md "Order record"). The same record is
 // the query answer item and the `data` of payment notifications (docs/contract.md §11): one
-// builder of this shape; the other answer shapes are listed in src/payments/answer.ts.
+// builder of this shape; the other answer shapes are listed in src/authorise/answer.ts.
 
 import { formatAmount } from '../money/currency.js';
 import { EMPTY_SUBSCRIPTION_RESULT } from '../subscriptions/result.js';

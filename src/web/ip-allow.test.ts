@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { directPayment, type TestGateway, testGateway } from '../test/harness.js';
-import type { CreatedMerchant } from './service.js';
+import type { CreatedMerchant } from '../merchants/service.js';
 
 const LISTED = '198.51.100.7';
 const UNLISTED = '203.0.113.9';

@@ -16,11 +16,11 @@
 // (src/checkout/routes.ts), which has neither card nor issuer fields.
 import { maskPan } from '../cards/card.js';
 import { formatAmount } from '../money/currency.js';
+import type { AuthoriseDirect } from '../payments/schema.js';
+import { orderStatusOf } from '../payments/states.js';
+import type { PaymentRow } from '../payments/tables.js';
 import { answerFields } from '../subscriptions/service.js';
 import { type ResultCode, resultText } from '../web/errors.js';
-import type { AuthoriseDirect } from './schema.js';
-import { orderStatusOf } from './states.js';
-import type { PaymentRow } from './tables.js';
 
 /** The card payment answer (XML root `respon`, schema.ts `AuthoriseAnswer`; docs/interface.md "Direct payment"). */
 export function cardAnswerRecord(
