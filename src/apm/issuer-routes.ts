@@ -7,13 +7,13 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import type { PaymentRow } from '../db/tables/payments.js';
 import { apmMethod } from '../methods/catalogue.js';
 import { frameOriginsOf, type PageContent, sendPage, sendRedirect } from '../pages/index.js';
 import { expireIfDue } from '../payments/expiry.js';
 import { requirePayment } from '../payments/reader.js';
 import { htmlPage, originOf, paymentLang, SHOPPER_PAGE, seeOther } from '../payments/shopper-pages.js';
 import { shopperReturn } from '../payments/shopper-return.js';
-import type { PaymentRow } from '../payments/tables.js';
 import type { Deps } from '../web/context.js';
 import { answersAreStrings, refusal } from '../web/route-schema.js';
 import { issuerPage, issuerRefusal, issuerResult } from './issuer-pages.js';

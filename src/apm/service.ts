@@ -16,8 +16,9 @@ import { KEPT_FIELDS as CARD_KEPT_FIELDS, validateBody } from '../authorise/auth
 import { newId } from '../crypto/ids.js';
 import { canonicalString } from '../crypto/signature.js';
 import { insertRows } from '../db/prepared.js';
+import type { AccountRow } from '../db/tables/merchants.js';
+import type { PaymentRow } from '../db/tables/payments.js';
 import type { AccountCredentials } from '../merchants/service.js';
-import type { AccountRow } from '../merchants/tables.js';
 import { type ApmMethod, apmMethod } from '../methods/catalogue.js';
 import { enabledMethods } from '../methods/enablement.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
@@ -26,7 +27,6 @@ import { recordPaymentEvent } from '../payments/events.js';
 import { paymentById, paymentByOrderNo } from '../payments/reader.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
 import { applyTransition, MANUAL_CAPTURE_WINDOW_MS } from '../payments/states.js';
-import type { PaymentRow } from '../payments/tables.js';
 import type { Deps } from '../web/context.js';
 import { ApiError, invalid } from '../web/errors.js';
 import { checkApmFields } from './fields.js';

@@ -15,10 +15,10 @@
 // (src/portal/transaction.ts, HTML), and the hosted checkout's duplicate answer
 // (src/checkout/routes.ts), which has neither card nor issuer fields.
 import { maskPan } from '../cards/card.js';
+import type { PaymentRow } from '../db/tables/payments.js';
 import { formatAmount } from '../money/currency.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
 import { orderStatusOf } from '../payments/states.js';
-import type { PaymentRow } from '../payments/tables.js';
 import { answerFields } from '../subscriptions/service.js';
 import { type ResultCode, resultText } from '../web/errors.js';
 

@@ -10,12 +10,12 @@ import { KEPT_FIELDS as CARD_KEPT_FIELDS, validateBody } from '../authorise/auth
 import { newId } from '../crypto/ids.js';
 import { canonicalString } from '../crypto/signature.js';
 import { insertRows } from '../db/prepared.js';
+import type { PaymentRow } from '../db/tables/payments.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import { movePayment } from '../payments/engine.js';
 import { paymentByOrderNo, requirePayment } from '../payments/reader.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
-import type { PaymentRow } from '../payments/tables.js';
 import { prepareSubscription } from '../subscriptions/service.js';
 import type { Deps } from '../web/context.js';
 import { invalid } from '../web/errors.js';

@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { Store } from '../db/store.js';
-import type { AccountRow } from '../merchants/tables.js';
+import type { AccountRow } from '../db/tables/merchants.js';
 import { APM_METHODS, type ApmMethod, apmMethod, appliesTo } from './catalogue.js';
 
 export interface MethodSetting {

@@ -4,7 +4,7 @@
 // the hosted payment page lists its methods in this order.
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
-import type { AccountRow } from '../merchants/tables.js';
+import type { AccountRow } from '../db/tables/merchants.js';
 import { CARD_BRANDS } from './catalogue.js';
 import { enabledMethods } from './enablement.js';
 import { type MethodKey, methodsHistory } from './history.js';

@@ -16,9 +16,9 @@
 // records its event in the transaction that makes it.
 import { newId } from '../crypto/ids.js';
 import type { Store, Tx } from '../db/store.js';
+import type { AccountRow } from '../db/tables/merchants.js';
 import { applyMarkup, formatRate } from '../fx/convert.js';
 import { rateFor } from '../fx/rates.js';
-import type { AccountRow } from '../merchants/tables.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import { amountField, checkCountry, requireCurrency } from '../payments/validate.js';
 import type { PayoutInput, PayoutOutcome, Processor } from '../processors/types.js';

@@ -5,8 +5,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
 import { newId } from '../crypto/ids.js';
+import type { AccountRow } from '../db/tables/merchants.js';
 import { runOnce } from '../idempotency/plugin.js';
-import type { AccountRow } from '../merchants/tables.js';
 import { attrs, hidden, html, type SafeHtml, sendPage, sendRedirect } from '../pages/index.js';
 import type { Deps } from '../web/context.js';
 import { audit } from './audit.js';

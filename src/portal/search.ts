@@ -8,10 +8,10 @@ import type { Kysely } from 'kysely';
 import { PostgresAdapter, sql } from 'kysely';
 import { LAST4_EXPRESSION } from '../db/migrations/portal-search.js';
 import type { DB } from '../db/schema.js';
+import type { PaymentRow } from '../db/tables/payments.js';
 import { currencyExponent, MAX_AMOUNT_MINOR } from '../money/currency.js';
 import { accountPaymentsQuery, paymentCursor } from '../payments/reader.js';
 import { PAYMENT_STATUS_CODE, type PaymentStatus } from '../payments/states.js';
-import type { PaymentRow } from '../payments/tables.js';
 
 export const PAGE_SIZE = 50;
 /** Rows per query while the CSV pages through the keyset. */

@@ -5,8 +5,9 @@
 // primary key on refund_reference_id backs it up).
 import type { FastifyBaseLogger } from 'fastify';
 import type { Store } from '../db/store.js';
+import type { AccountRow } from '../db/tables/merchants.js';
+import type { PaymentRow } from '../db/tables/payments.js';
 import { postRefund } from '../ledger/postings.js';
-import type { AccountRow } from '../merchants/tables.js';
 import { formatAmount, parseAmount } from '../money/currency.js';
 import { recordEvent } from '../notifications/outbox.js';
 import {
@@ -22,7 +23,6 @@ import {
 } from '../payments/lifecycle.js';
 import { requirePayment } from '../payments/reader.js';
 import { canApply, releaseRefund, reserveRefund } from '../payments/states.js';
-import type { PaymentRow } from '../payments/tables.js';
 import type { Deps } from '../web/context.js';
 import { type ResultCode, resultText } from '../web/errors.js';
 import { toRefundResultItem, toRefundSearchItem } from './record.js';

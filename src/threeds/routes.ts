@@ -5,9 +5,9 @@
 // framable only by the account's registered frame origins (docs/contract.md §14).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import type { PaymentRow } from '../db/tables/payments.js';
 import { frameOriginsOf, type Lang, type PageContent, sendPage, sendRedirect } from '../pages/index.js';
 import { htmlPage, originOf, paymentLang, SHOPPER_PAGE } from '../payments/shopper-pages.js';
-import type { PaymentRow } from '../payments/tables.js';
 import type { Deps } from '../web/context.js';
 import { answersAreStrings, refusal } from '../web/route-schema.js';
 import { challengePage, refusalPage, resultPage } from './page.js';

@@ -3,8 +3,8 @@ import type { ApiKeyService } from '../apikeys/service.js';
 import type { Settings } from '../config/index.js';
 import type { Keyring } from '../crypto/keyring.js';
 import type { Store } from '../db/store.js';
+import type { AccountRow } from '../db/tables/merchants.js';
 import type { MerchantService } from '../merchants/service.js';
-import type { AccountRow } from '../merchants/tables.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Processor } from '../processors/types.js';
 
