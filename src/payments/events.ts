@@ -4,8 +4,8 @@ import type { Tx } from '../db/store.js';
 import type { SubscriptionRow } from '../db/tables/subscriptions.js';
 import type { WriteUnit } from '../db/unit.js';
 import { type EventType, type NewEvent, recordEvent, recordEventInto } from '../notifications/outbox.js';
-import { subscriptionResult } from '../subscriptions/result.js';
 import { toOrderRecord } from './order-record.js';
+import { subscriptionResult } from './subscription-result.js';
 import type { PaymentRow } from './tables.js';
 
 /** `row` is the payment as it stands after the change; `subscription`, the one it created or charged, if any. */
