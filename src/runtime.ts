@@ -3,21 +3,15 @@ import { ApiKeyService } from './apikeys/service.js';
 import type { Settings } from './config/index.js';
 import { Keyring } from './crypto/keyring.js';
 import { migrateToLatest } from './db/migrations.js';
-import { migrationDb, openStore, type Store } from './db/store.js';
-import type { Deps } from './http/context.js';
+import { migrationDb, openStore } from './db/store.js';
 import { MerchantService } from './merchants/service.js';
 import { notificationBacklog } from './notifications/outbox.js';
 import { Metrics } from './ops/metrics.js';
 import { createSandboxProcessor } from './processors/sandbox/index.js';
+import type { Deps, Runtime } from './web/context.js';
 
-export interface Runtime {
-  settings: Settings;
-  store: Store;
-  keyring: Keyring;
-  merchants: MerchantService;
-  apiKeys: ApiKeyService;
-  deps: Deps;
-}
+// The type lives beside Deps (src/web/context.ts) so jobs and tasks below this file can name it.
+export type { Runtime };
 
 /** How to make the key that a DATABASE_URL needs (issue 36 item 6: the refusal says how to make one). */
 export const MAKE_MASTER_KEY = `node -e "console.log('k1:' + require('node:crypto').randomBytes(32).toString('base64'))"`;

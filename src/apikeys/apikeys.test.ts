@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { runCli, useDatabase } from '../cli/testing.js';
-import type { ConnectedAccountRow } from '../connect/tables.js';
+import type { ConnectedAccountRow } from '../db/tables/connect.js';
 import type { CreatedMerchant } from '../merchants/service.js';
 import { sandboxProcessor } from '../processors/sandbox/index.js';
 import { TEST_MASTER_KEY, type TestGateway, testGateway } from '../test/harness.js';

@@ -1,26 +1,3 @@
-// Generic-interface API keys (docs/contract.md §18): `sk_test_…` / `sk_live_…` by the account's
-// mode, shown once, stored as a keyed hash, found by a short prefix, revocable.
-
-export interface ApiKeyRow {
-  /** `key_<ulid>`: how the CLI and the portal name a key (never the secret). */
-  key_id: string;
-  account_id: string;
-  merchant_id: string;
-  livemode: number;
-  /** The first characters of the secret after `sk_<mode>_`: the indexed lookup (not secret enough to use alone). */
-  lookup: string;
-  /** Keyed hash (HMAC-SHA256 under the master key's fingerprint key) of the whole secret; compared in constant time. */
-  secret_hash: string;
-  /** The last four characters, to tell keys apart in listings. */
-  last4: string;
-  /** A label given at creation ('' when none). */
-  name: string;
-  /** active | revoked */
-  status: string;
-  created_at: number;
-  revoked_at: number | null;
-}
-
-export interface ApiKeyTables {
-  api_keys: ApiKeyRow;
-}
+// The apikeys tables' row types live in the storage layer (src/db/tables/apikeys.ts) so that src/db/schema.ts
+// needs nothing above it; this module re-exports them for the capability's own files.
+export * from '../db/tables/apikeys.js';

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { describe, test } from 'node:test';
+import { APM_METHODS, apmMethod, appliesTo, CARD_BRANDS } from '../methods/catalogue.js';
 import { IDEAL_TEST_BANKS } from '../processors/sandbox/apm.js';
-import { APM_METHODS, apmMethod, appliesTo, CARD_BRANDS } from './catalogue.js';
 import { BRAZILIAN_STATES, brazilianDocument, isBrazilianPostalCode } from './documents.js';
 import { checkApmFields } from './fields.js';
 

@@ -1,8 +1,9 @@
 // The fields an alternative method needs besides those of every payment (docs/contract.md §15),
 // checked from its catalogue row: the first field missing or wrong is named in a 400
 // (`0400:Invalid input`). Pure; no value of a document is ever repeated in a message.
-import { type ApiError, invalid } from '../http/errors.js';
+
 import type { ApmMethod, FieldRule } from '../processors/apm.js';
+import { type ApiError, invalid } from '../web/errors.js';
 import { BRAZILIAN_STATES, brazilianDocument, isBrazilianPostalCode } from './documents.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;

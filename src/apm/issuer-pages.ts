@@ -1,10 +1,10 @@
 // The sandbox issuer's pages for alternative methods (docs/contract.md §15), on the shared page
 // layer: approve/decline (Pix, iDEAL) or a Boleto slip with a "pay" control. No script.
 import { createHash } from 'node:crypto';
+import type { PaymentRow } from '../db/tables/payments.js';
+import type { ApmMethod } from '../methods/catalogue.js';
 import { formatMoney, hidden, html, type Lang, messagePage, type PageContent, resultPage, t } from '../pages/index.js';
-import type { PaymentRow } from '../payments/tables.js';
 import { IDEAL_TEST_BANKS } from '../processors/sandbox/apm.js';
-import type { ApmMethod } from './catalogue.js';
 
 /** Digits derived from the payment: the same slip every time the page is shown. */
 function digitsOf(seed: string, n: number): string {

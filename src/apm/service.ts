@@ -11,24 +11,24 @@
 // or expired, each ledgered and notified like a card payment.
 
 import { createHash } from 'node:crypto';
+import { apmAnswerRecord, apmDuplicateAnswer } from '../authorise/answer.js';
+import { KEPT_FIELDS as CARD_KEPT_FIELDS, validateBody } from '../authorise/authorise.js';
 import { newId } from '../crypto/ids.js';
 import { canonicalString } from '../crypto/signature.js';
 import { insertRows } from '../db/prepared.js';
-import type { Deps } from '../http/context.js';
-import { ApiError, invalid } from '../http/errors.js';
+import type { AccountRow } from '../db/tables/merchants.js';
+import type { PaymentRow } from '../db/tables/payments.js';
 import type { AccountCredentials } from '../merchants/service.js';
-import type { AccountRow } from '../merchants/tables.js';
+import { type ApmMethod, apmMethod } from '../methods/catalogue.js';
 import { enabledMethods } from '../methods/enablement.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
-import { apmAnswerRecord, apmDuplicateAnswer } from '../payments/answer.js';
-import { KEPT_FIELDS as CARD_KEPT_FIELDS, validateBody } from '../payments/authorise.js';
 import { movePayment } from '../payments/engine.js';
 import { recordPaymentEvent } from '../payments/events.js';
 import { paymentById, paymentByOrderNo } from '../payments/reader.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
 import { applyTransition, MANUAL_CAPTURE_WINDOW_MS } from '../payments/states.js';
-import type { PaymentRow } from '../payments/tables.js';
-import { type ApmMethod, apmMethod } from './catalogue.js';
+import type { Deps } from '../web/context.js';
+import { ApiError, invalid } from '../web/errors.js';
 import { checkApmFields } from './fields.js';
 import type { IssuerPageRow } from './tables.js';
 

@@ -1,23 +1,3 @@
-// Storage of the alternative-method flow (docs/contract.md §15): the sandbox issuer's pages.
-
-export type IssuerPageStatus = 'open' | 'done';
-
-export interface IssuerPageRow {
-  /** SHA-256 of the page id: the id itself (the secret in issuer_url) is never looked up in clear. */
-  id_hash: string;
-  transaction_id: string;
-  merchant_id: string;
-  account_id: string;
-  payment_method: string;
-  /** Single-use token the page's form must send back. */
-  form_token: string;
-  status: IssuerPageStatus;
-  created_at: number;
-  /** The method's deadline: the payment expires (`7000`) when it passes unpaid. */
-  expires_at: number;
-  decided_at: number | null;
-}
-
-export interface ApmTables {
-  apm_issuer_pages: IssuerPageRow;
-}
+// The apm tables' row types live in the storage layer (src/db/tables/apm.ts) so that src/db/schema.ts
+// needs nothing above it; this module re-exports them for the capability's own files.
+export * from '../db/tables/apm.js';

@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sign } from '../crypto/signature.js';
-import { parseXmlBody } from '../http/xml.js';
 import type { CreatedMerchant } from '../merchants/service.js';
 import { ENGINE } from '../test/harness.js';
 import { createMerchant, databaseDump, type FreshDatabase, freePort, freshDatabase, type GatewayProcess, gatewayEnv, startGateway } from '../test/process.js';
+import { parseXmlBody } from '../web/xml.js';
 
 const CARDS = ['4242424242424242', '5555555555554444', '378282246310005', '4000000000000002', '4000000000003220', '4242424242424241'];
 // A 4-digit code is distinctive enough to scan raw bytes for; 3-digit codes are checked in the stored rows.

@@ -2,7 +2,7 @@
 // that forwards the shopper's browser to the session, the payment page (card form and the
 // enabled alternative methods in ranked order, cancel), and the result. Escaped by
 // construction; every form works without JavaScript; the only scripts are fixed literals.
-import type { ApmMethod } from '../apm/catalogue.js';
+import type { ApmMethod } from '../methods/catalogue.js';
 import type { MessageKey } from '../pages/i18n.js';
 import { attrs, field, hidden, html, type Lang, type PageContent, resultPage, type SafeHtml, t, trustedLiteral } from '../pages/index.js';
 import { IDEAL_TEST_BANKS } from '../processors/sandbox/apm.js';

@@ -2,8 +2,8 @@
 // route: Fastify compiles a schema object into the app it registers on, so each registration
 // gets its own objects, as it did when they were written inline in the registrar.
 import { Type } from 'typebox';
-import { REQUEST_MEDIA_TYPES, refusal, SIGNED } from '../http/route-schema.js';
 import { htmlPage, SHOPPER_PAGE, seeOther } from '../payments/shopper-pages.js';
+import { REQUEST_MEDIA_TYPES, refusal, SIGNED } from '../web/route-schema.js';
 import { ApmFormBody, CardFormBody, CheckoutBody, FormTokenBody, LoadingFormBody } from './schema.js';
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64, description: 'the session id (`cs_…`)' }) });

@@ -10,24 +10,24 @@
 // page (src/pages) or a redirect. The session id is the shopper's credential; the pages'
 // forms also carry a token bound to it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ApmMethod } from '../apm/catalogue.js';
-import { apmMethod } from '../apm/catalogue.js';
 import { ApmService } from '../apm/service.js';
+import { AuthoriseService } from '../authorise/authorise.js';
 import { cardFacts, fourDigitYear, isExpired } from '../cards/card.js';
-import { acquiringHooks, sendSigned } from '../http/acquiring.js';
-import type { Deps } from '../http/context.js';
-import { ApiError, resultText } from '../http/errors.js';
-import { answersAreStrings } from '../http/route-schema.js';
+import type { PaymentRow } from '../db/tables/payments.js';
 import type { AccountCredentials } from '../merchants/service.js';
+import type { ApmMethod } from '../methods/catalogue.js';
+import { apmMethod } from '../methods/catalogue.js';
 import { rankedPaymentMethods } from '../methods/service.js';
 import { formatMoney, frameOriginsOf, type Lang, type PageContent, sendPage, sendRedirect, standardMessage } from '../pages/index.js';
-import { AuthoriseService } from '../payments/authorise.js';
 import { expireIfDue } from '../payments/expiry.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
 import { originOf, paymentLang } from '../payments/shopper-pages.js';
 import { signedReturnUrl } from '../payments/shopper-return.js';
-import type { PaymentRow } from '../payments/tables.js';
 import type { RiskEngine } from '../risk/index.js';
+import { acquiringHooks, sendSigned } from '../web/acquiring.js';
+import type { Deps } from '../web/context.js';
+import { ApiError, resultText } from '../web/errors.js';
+import { answersAreStrings } from '../web/route-schema.js';
 import { checkoutResult, type FormErrors, type LoadingInputs, loadingPage, type PayView, payPage } from './pages.js';
 import { cancelSchema, checkoutSchema, forwardSchema, pageSchema, payApmSchema, payCardSchema, returnSchema } from './route-schemas.js';
 import { type ApmForm, type CardForm, type Checkout, CheckoutBody } from './schema.js';

@@ -6,19 +6,19 @@
 // compare-and-set on "still pending and no method chosen" (`card_brand` empty), so a second
 // tab, a reload or the back button never pays twice: the loser shows the result instead.
 import { timingSafeEqual } from 'node:crypto';
+import { KEPT_FIELDS as CARD_KEPT_FIELDS, validateBody } from '../authorise/authorise.js';
 import { newId } from '../crypto/ids.js';
 import { canonicalString } from '../crypto/signature.js';
 import { insertRows } from '../db/prepared.js';
-import type { Deps } from '../http/context.js';
-import { invalid } from '../http/errors.js';
+import type { PaymentRow } from '../db/tables/payments.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
-import { KEPT_FIELDS as CARD_KEPT_FIELDS, validateBody } from '../payments/authorise.js';
 import { movePayment } from '../payments/engine.js';
 import { paymentByOrderNo, requirePayment } from '../payments/reader.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
-import type { PaymentRow } from '../payments/tables.js';
 import { prepareSubscription } from '../subscriptions/service.js';
+import type { Deps } from '../web/context.js';
+import { invalid } from '../web/errors.js';
 import type { Checkout } from './schema.js';
 import { canApplySession, checkoutSessionState } from './states.js';
 import type { CheckoutSessionRow } from './tables.js';

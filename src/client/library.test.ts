@@ -10,8 +10,8 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
 import { asXmlReadBack, sign as serverSign } from '../crypto/signature.js';
-import { toXml } from '../http/xml.js';
 import { ROOT } from '../test/process.js';
+import { toXml } from '../web/xml.js';
 import {
   AnswerFormatError,
   canonicalString,

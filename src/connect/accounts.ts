@@ -26,9 +26,9 @@ import {
   sendObject,
   unixSeconds,
 } from '../generic/wire.js';
-import type { Deps } from '../http/context.js';
 import { accountBalances } from '../ledger/balances.js';
 import { checkCountry as checkIsoCountry, requireCurrency } from '../payments/validate.js';
+import type { Deps } from '../web/context.js';
 import { deleteAccount } from './states.js';
 import type { ConnectedAccountRow } from './tables.js';
 

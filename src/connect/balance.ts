@@ -7,8 +7,8 @@ import { Type } from 'typebox';
 import { callerOf, genericRouteOptions } from '../generic/auth.js';
 import { CONNECT_TAG, errorAnswers, objectAnswers } from '../generic/docs.js';
 import { lower, noSuch, RetrieveQuery, sendObject } from '../generic/wire.js';
-import type { Deps } from '../http/context.js';
 import { accountBalances } from '../ledger/balances.js';
+import type { Deps } from '../web/context.js';
 import { findAccount } from './accounts.js';
 
 const Funds = Type.Array(

@@ -42,9 +42,9 @@ import {
   sendObject,
   unixSeconds,
 } from '../generic/wire.js';
-import type { Deps } from '../http/context.js';
 import { requireCurrency } from '../payments/validate.js';
 import { availableMinor } from '../payouts/service.js';
+import type { Deps } from '../web/context.js';
 import { findAccount } from './accounts.js';
 import { registerBalanceRoute } from './balance.js';
 import { postMove } from './ledger.js';

@@ -1,26 +1,27 @@
-// Database row types. Each capability declares its own tables and this file joins them.
+// Database row types. Each capability's tables are declared under src/db/tables/ (the storage layer, so
+// nothing here points above it) and this file joins them.
 // Times are integer milliseconds since the Unix epoch (UTC); amounts integer minor units.
 
-import type { ApiKeyTables } from '../apikeys/tables.js';
-import type { ApmTables } from '../apm/tables.js';
-import type { CheckoutTables } from '../checkout/tables.js';
-import type { ConnectTables } from '../connect/tables.js';
-import type { FxTables } from '../fx/tables.js';
-import type { IdempotencyTables } from '../idempotency/tables.js';
-import type { LedgerTables } from '../ledger/tables.js';
-import type { CoreTables } from '../merchants/tables.js';
-import type { MethodTables } from '../methods/tables.js';
-import type { NotificationTables } from '../notifications/tables.js';
-import type { PageTables } from '../pages/tables.js';
-import type { PaymentTables } from '../payments/tables.js';
-import type { PayoutTables } from '../payouts/tables.js';
-import type { PortalTables } from '../portal/tables.js';
-import type { RefundTables } from '../refunds/tables.js';
-import type { ReviewTables } from '../review/tables.js';
-import type { RiskTables } from '../risk/tables.js';
-import type { SchedulerTables } from '../scheduler/tables.js';
-import type { SubscriptionTables } from '../subscriptions/tables.js';
-import type { ThreedsTables } from '../threeds/tables.js';
+import type { ApiKeyTables } from './tables/apikeys.js';
+import type { ApmTables } from './tables/apm.js';
+import type { CheckoutTables } from './tables/checkout.js';
+import type { ConnectTables } from './tables/connect.js';
+import type { FxTables } from './tables/fx.js';
+import type { IdempotencyTables } from './tables/idempotency.js';
+import type { LedgerTables } from './tables/ledger.js';
+import type { CoreTables } from './tables/merchants.js';
+import type { MethodTables } from './tables/methods.js';
+import type { NotificationTables } from './tables/notifications.js';
+import type { PageTables } from './tables/pages.js';
+import type { PaymentTables } from './tables/payments.js';
+import type { PayoutTables } from './tables/payouts.js';
+import type { PortalTables } from './tables/portal.js';
+import type { RefundTables } from './tables/refunds.js';
+import type { ReviewTables } from './tables/review.js';
+import type { RiskTables } from './tables/risk.js';
+import type { SchedulerTables } from './tables/scheduler.js';
+import type { SubscriptionTables } from './tables/subscriptions.js';
+import type { ThreedsTables } from './tables/threeds.js';
 
 export interface DB
   extends CoreTables,

@@ -1,14 +1,3 @@
-// The operator's FX rate table (docs/contract.md §17). One row per currency pair as the operator
-// set it: `rate` units of `quote` for one unit of `base`, a decimal string.
-
-export interface FxRateRow {
-  base: string;
-  quote: string;
-  /** Decimal text with at most RATE_SCALE places (convert.ts). */
-  rate: string;
-  updated_at: number;
-}
-
-export interface FxTables {
-  fx_rates: FxRateRow;
-}
+// The fx tables' row types live in the storage layer (src/db/tables/fx.ts) so that src/db/schema.ts
+// needs nothing above it; this module re-exports them for the capability's own files.
+export * from '../db/tables/fx.js';

@@ -4,9 +4,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { TokenBuckets } from '../apikeys/rate-limit.js';
 import type { KeyCaller } from '../apikeys/service.js';
-import type { Deps } from '../http/context.js';
-import { answersAreStrings } from '../http/route-schema.js';
-import { readsBack, requireAllowedIp } from '../merchants/ip-allow.js';
+import type { Deps } from '../web/context.js';
+import { readsBack, requireAllowedIp } from '../web/ip-allow.js';
+import { answersAreStrings } from '../web/route-schema.js';
 import { GenericError } from './wire.js';
 
 declare module 'fastify' {

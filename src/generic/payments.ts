@@ -6,19 +6,19 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { KeyCaller } from '../apikeys/service.js';
+import { AuthoriseService } from '../authorise/authorise.js';
 import { newId } from '../crypto/ids.js';
-import type { Deps } from '../http/context.js';
-import { ApiError, RESULT_CODES, type ResultCode } from '../http/errors.js';
+import type { PaymentRow } from '../db/tables/payments.js';
 import { formatAmount } from '../money/currency.js';
-import { AuthoriseService } from '../payments/authorise.js';
 import { cancelPayment } from '../payments/cancel.js';
 import { capturePayment } from '../payments/capture.js';
 import type { ItemFailure } from '../payments/lifecycle.js';
 import { modePayment, modePaymentsQuery, requirePayment } from '../payments/reader.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
 import type { PaymentStatus } from '../payments/states.js';
-import type { PaymentRow } from '../payments/tables.js';
 import type { RiskEngine } from '../risk/index.js';
+import type { Deps } from '../web/context.js';
+import { ApiError, RESULT_CODES, type ResultCode } from '../web/errors.js';
 import { callerOf, genericRouteOptions } from './auth.js';
 import { errorAnswers, objectAnswers, PAYMENTS_TAG } from './docs.js';
 import {
@@ -105,7 +105,7 @@ function lastError(row: PaymentRow): Record<string, unknown> | null {
   };
 }
 
-/** The wire object of any payment of the account (card, checkout, APM, deduction): the generic interface's one payment shape (the acquiring shapes are in src/payments/answer.ts). */
+/** The wire object of any payment of the account (card, checkout, APM, deduction): the generic interface's one payment shape (the acquiring shapes are in src/authorise/answer.ts). */
 export function paymentObject(row: PaymentRow): Record<string, unknown> {
   const details = JSON.parse(row.details || '{}') as Record<string, unknown>;
   const answer = row.answer ? (JSON.parse(row.answer) as Record<string, unknown>) : {};

@@ -4,11 +4,11 @@
 // its `idempotency_ref`, so a re-run after a crash finds the refund it already made.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
-import type { Deps } from '../http/context.js';
+import type { RefundRow } from '../db/tables/refunds.js';
 import { formatAmount } from '../money/currency.js';
 import { describeStatus } from '../payments/lifecycle.js';
 import { makeRefund } from '../refunds/refund.js';
-import type { RefundRow } from '../refunds/tables.js';
+import type { Deps } from '../web/context.js';
 import { callerOf, genericRouteOptions } from './auth.js';
 import { errorAnswers, objectAnswers, PAYMENTS_TAG } from './docs.js';
 import { findPayment, itemError, paymentId } from './payments.js';

@@ -6,8 +6,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import { type TSchema, Type } from 'typebox';
-import { type AjvError, type ErrorAnswer, problemOf } from '../http/error-answer.js';
-import { RESULT_CODES, type ResultCode } from '../http/errors.js';
+import { type AjvError, type ErrorAnswer, problemOf } from '../web/error-answer.js';
+import { RESULT_CODES, type ResultCode } from '../web/errors.js';
 
 // ---- errors -----------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@
 import { canonicalString, sign } from '../crypto/signature.js';
 import { publishedTestCards, TEST_CARDS } from '../processors/sandbox/cards.js';
 import { TEST_PAYOUT_ACCOUNTS } from '../processors/sandbox/payouts.js';
-import { RESULT_CODES, type ResultCode } from './errors.js';
+import { RESULT_CODES, type ResultCode } from '../web/errors.js';
 import { markdownText } from './markdown.js';
 
 /** The worked example: a test vector of the signature rules (capture of two orders). */

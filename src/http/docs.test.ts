@@ -9,8 +9,8 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { publishedTestCards, TEST_CARDS } from '../processors/sandbox/cards.js';
 import { type TestGateway, testGateway } from '../test/harness.js';
+import { RESULT_CODES } from '../web/errors.js';
 import { DOCS_DIR, loadGuides } from './docs.js';
-import { RESULT_CODES } from './errors.js';
 import { escapeHtml, headingId, renderMarkdown } from './markdown.js';
 
 let gw: TestGateway;

@@ -10,10 +10,10 @@ import { fileURLToPath } from 'node:url';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { BEARER_SCHEME, GENERIC_TAGS } from '../generic/docs.js';
+import type { Deps } from '../web/context.js';
+import { publishedRequestSchema } from '../web/route-schema.js';
 import { apiDescription } from './api-description.js';
-import type { Deps } from './context.js';
 import { escapeHtml, renderMarkdown } from './markdown.js';
-import { publishedRequestSchema } from './route-schema.js';
 
 /** The repository's `docs/` folder (from `src/http` and from `dist/http` alike). */
 export const DOCS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs');

@@ -12,12 +12,12 @@ import type { CreatedMerchant } from '../merchants/service.js';
 import { publishedTestCards } from '../processors/sandbox/cards.js';
 import { directPayment, encodeBody, type TestGateway, testGateway } from '../test/harness.js';
 import { item, type Paid, pay } from '../test/lifecycle.js';
-import { coerceArrays } from './acquiring.js';
+import { coerceArrays } from '../web/acquiring.js';
+import { RESULT_CODES } from '../web/errors.js';
+import { answersAreStrings } from '../web/route-schema.js';
+import { parseXmlBody } from '../web/xml.js';
 import { apiDescription, SIGNING_EXAMPLE } from './api-description.js';
 import { loadGuides, registeredRoutes } from './docs.js';
-import { RESULT_CODES } from './errors.js';
-import { answersAreStrings } from './route-schema.js';
-import { parseXmlBody } from './xml.js';
 
 type Json = Record<string, any>;
 /** An answer as a test sees it: from `gw.post` (a real socket) or `app.inject`. */

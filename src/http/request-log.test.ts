@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { type TestGateway, testGateway } from '../test/harness.js';
-import { loggedUrl, routeWords } from './logging.js';
+import { loggedUrl, routeWords } from '../web/logging.js';
 
 const CARD = '4242424242424242';
 const CVC = '987';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type BodyFormat, directPayment, readXml, type TestGateway, testGateway } from '../test/harness.js';
-import { problemOf } from './error-answer.js';
+import { problemOf } from '../web/error-answer.js';
 
 let gw: TestGateway;
 before(async () => {

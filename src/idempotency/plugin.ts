@@ -12,8 +12,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { newId } from '../crypto/ids.js';
 import { Keyring } from '../crypto/keyring.js';
 import { storageFault } from '../db/faults.js';
-import type { Deps } from '../http/context.js';
-import { ApiError } from '../http/errors.js';
+import type { Deps } from '../web/context.js';
+import { ApiError } from '../web/errors.js';
 import type { IdempotencyKeyRow } from './tables.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -156,7 +156,7 @@ export function registerIdempotency(app: FastifyInstance, deps: Deps): void {
     }
     if (outcome.kind === 'conflict') throw new ApiError('0409', outcome.detail, 'Idempotency-Key');
     if (request.routeOptions.config.page) {
-      reply.header('idempotent-replayed', 'true'); // the handler answers again (see `page` in http/acquiring.ts)
+      reply.header('idempotent-replayed', 'true'); // the handler answers again (see `page` in src/web/acquiring.ts)
       return;
     }
     return replay(deps, reply, outcome.row);

@@ -1,22 +1,3 @@
-/** One Idempotency-Key (docs/contract.md §4): the first answer, replayed for 24 h. */
-export interface IdempotencyKeyRow {
-  id: string;
-  /** merchant_id:account_id of the caller: keys of different accounts never meet. */
-  scope: string;
-  idem_key: string;
-  /** HMAC of method, path, scope and body: the same key with another body is a conflict. */
-  request_hash: string;
-  status: 'started' | 'done';
-  response_status: number;
-  response_type: string;
-  /** The answer's body, encrypted under the master keyring (issue 29). */
-  response_body: string;
-  /** A `started` row whose owner vanished (crash) may be taken over after this. */
-  locked_until: number;
-  created_at: number;
-  expires_at: number;
-}
-
-export interface IdempotencyTables {
-  idempotency_keys: IdempotencyKeyRow;
-}
+// The idempotency tables' row types live in the storage layer (src/db/tables/idempotency.ts) so that src/db/schema.ts
+// needs nothing above it; this module re-exports them for the capability's own files.
+export * from '../db/tables/idempotency.js';

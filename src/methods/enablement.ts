@@ -4,10 +4,10 @@
 // of the box; on a live account none is, until the operator turns it on for a processor.
 // Cards are not switched here: they always apply.
 import type { Kysely } from 'kysely';
-import { APM_METHODS, type ApmMethod, apmMethod, appliesTo } from '../apm/catalogue.js';
 import type { DB } from '../db/schema.js';
 import type { Store } from '../db/store.js';
-import type { AccountRow } from '../merchants/tables.js';
+import type { AccountRow } from '../db/tables/merchants.js';
+import { APM_METHODS, type ApmMethod, apmMethod, appliesTo } from './catalogue.js';
 
 export interface MethodSetting {
   method: ApmMethod;

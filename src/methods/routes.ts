@@ -2,11 +2,11 @@
 // ranked by the account's measured approval.
 import type { FastifyInstance } from 'fastify';
 import { cardFacts } from '../cards/card.js';
-import { acquiringHooks, sendSigned } from '../http/acquiring.js';
-import type { Deps } from '../http/context.js';
-import { ApiError, invalid } from '../http/errors.js';
-import { answers, answersAreStrings, REQUEST_MEDIA_TYPES, SIGNED, SIGNED_REFUSALS } from '../http/route-schema.js';
 import { amountField, checkCountry, requireCurrency } from '../payments/validate.js';
+import { acquiringHooks, sendSigned } from '../web/acquiring.js';
+import type { Deps } from '../web/context.js';
+import { ApiError, invalid } from '../web/errors.js';
+import { answers, answersAreStrings, REQUEST_MEDIA_TYPES, SIGNED, SIGNED_REFUSALS } from '../web/route-schema.js';
 import { formatRate } from './ranking.js';
 import { PaymentMethodsAnswer, PaymentMethodsBody, type PaymentMethodsInput } from './schema.js';
 import { rankedPaymentMethods } from './service.js';

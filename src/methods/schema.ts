@@ -1,7 +1,7 @@
 // POST /v1/paymentmethods: the request and answer schemas (docs/style.md §2), which validate,
 // type and document the endpoint.
 import { type Static, Type } from 'typebox';
-import { oneOf, ReturnMessage, ReturnStatus, Signature, SignedIdentity, text } from '../http/route-schema.js';
+import { oneOf, ReturnMessage, ReturnStatus, Signature, SignedIdentity, text } from '../web/route-schema.js';
 
 export const PaymentMethodsBody = Type.Object(
   {

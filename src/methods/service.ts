@@ -3,9 +3,9 @@
 // country, ordered by the account's measured approval. `/v1/paymentmethods` answers it and
 // the hosted payment page lists its methods in this order.
 import type { Kysely } from 'kysely';
-import { CARD_BRANDS } from '../apm/catalogue.js';
 import type { DB } from '../db/schema.js';
-import type { AccountRow } from '../merchants/tables.js';
+import type { AccountRow } from '../db/tables/merchants.js';
+import { CARD_BRANDS } from './catalogue.js';
 import { enabledMethods } from './enablement.js';
 import { type MethodKey, methodsHistory } from './history.js';
 import { type RankedMethod, rankMethods } from './ranking.js';

@@ -1,19 +1,3 @@
-// Storage of the payment-methods capability: which alternative methods an account may offer.
-
-/**
- * The operator's choice for one method of one account. No row: the default of the account's
- * mode (test: every catalogue method on, so the sandbox works at once; live: off).
- */
-export interface AccountPaymentMethodRow {
-  account_id: string;
-  /** A `payment_method` of the APM catalogue. */
-  payment_method: string;
-  /** 1 on, 0 off. */
-  enabled: number;
-  created_at: number;
-  updated_at: number;
-}
-
-export interface MethodTables {
-  account_payment_methods: AccountPaymentMethodRow;
-}
+// The methods tables' row types live in the storage layer (src/db/tables/methods.ts) so that src/db/schema.ts
+// needs nothing above it; this module re-exports them for the capability's own files.
+export * from '../db/tables/methods.js';

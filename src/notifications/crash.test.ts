@@ -9,9 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { sign } from '../crypto/signature.js';
-import { parseXmlBody } from '../http/xml.js';
 import { createPgDatabase, ENGINE, TEST_MASTER_KEY } from '../test/harness.js';
 import { nodeArgs } from '../test/process.js';
+import { parseXmlBody } from '../web/xml.js';
 import { type Received, startReceiver } from './test-receiver.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');

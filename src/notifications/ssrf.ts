@@ -6,7 +6,7 @@
 import dns from 'node:dns';
 import { BlockList, isIPv6, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { invalid } from '../http/errors.js';
+import { invalid } from '../web/errors.js';
 
 export type Resolver = (hostname: string) => Promise<Array<{ address: string; family: number }>>;
 

@@ -3,9 +3,9 @@
 // as a process-local task of the scheduler (the event rows keep their own leases, so a tick
 // is a cheap read when nothing is due and never waits on another process).
 import type { Logger } from 'pino';
-import { createLogger } from '../http/logging.js';
-import type { Runtime } from '../runtime.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
+import type { Runtime } from '../web/context.js';
+import { createLogger } from '../web/logging.js';
 import { DeliveryWorker } from './worker.js';
 
 /** The local task's name. */

@@ -1,11 +1,3 @@
-/** An origin allowed to frame the account's pages (docs/contract.md §14); see frame-origins.ts. */
-export interface AccountFrameOriginRow {
-  account_id: string;
-  /** Normalised: `https://shop.example`, `https://*.shop.example:8443`, `http://localhost:3000`. */
-  origin: string;
-  created_at: number;
-}
-
-export interface PageTables {
-  account_frame_origins: AccountFrameOriginRow;
-}
+// The pages tables' row types live in the storage layer (src/db/tables/pages.ts) so that src/db/schema.ts
+// needs nothing above it; this module re-exports them for the capability's own files.
+export * from '../db/tables/pages.js';

@@ -107,7 +107,7 @@ describe('unparseable and hostile bodies', () => {
     assert.equal(readXml(res).return_message, '0401:Invalid signature');
   });
 
-  test('an unknown account of a test merchant → 401 that says so (src/http/signature-refusal.test.ts has every case)', async () => {
+  test('an unknown account of a test merchant → 401 that says so (src/web/signature-refusal.test.ts has every case)', async () => {
     const body = directPayment(gw.merchant, { account_id: '99999999' });
     const res = await gw.post('/v1/authorise', body);
     assert.equal(res.statusCode, 401);

@@ -2,7 +2,7 @@
 // payment is cancelled and its hold released. A captured one must be refunded instead.
 
 import type { FastifyBaseLogger } from 'fastify';
-import type { Deps } from '../http/context.js';
+import type { Deps } from '../web/context.js';
 import { movePayment } from './engine.js';
 import { checkItem, describeStatus, failure, type ItemFailure, type OrderItem, runItem } from './lifecycle.js';
 import { accountPaymentColumns, requirePaymentColumns } from './reader.js';

@@ -2,8 +2,8 @@
 // authorised amount, once; a partial capture releases the rest of the hold.
 
 import type { FastifyBaseLogger } from 'fastify';
-import type { Deps } from '../http/context.js';
 import { formatAmount, parseAmount } from '../money/currency.js';
+import type { Deps } from '../web/context.js';
 import { movePayment } from './engine.js';
 import { checkItem, describeStatus, failure, type ItemFailure, type OrderItem, runItem } from './lifecycle.js';
 import { accountPaymentColumns, requirePaymentColumns } from './reader.js';

@@ -5,9 +5,9 @@
 // and the event sent, all in the caller's transaction. The authorisation itself
 // (authorise.ts) writes its own unit.
 import type { Tx } from '../db/store.js';
+import type { SubscriptionRow } from '../db/tables/subscriptions.js';
 import { postPaymentChange } from '../ledger/postings.js';
 import type { EventType } from '../notifications/outbox.js';
-import type { SubscriptionRow } from '../subscriptions/tables.js';
 import { recordPaymentEvent } from './events.js';
 import { applyTransition, type PaymentEvent, type PaymentStatus } from './states.js';
 import type { PaymentRow } from './tables.js';

@@ -1,11 +1,11 @@
 // A payment's notification (docs/contract.md §11): written in the transaction of the change, with
 // the order record the query answer carries as its data.
 import type { Tx } from '../db/store.js';
+import type { SubscriptionRow } from '../db/tables/subscriptions.js';
 import type { WriteUnit } from '../db/unit.js';
 import { type EventType, type NewEvent, recordEvent, recordEventInto } from '../notifications/outbox.js';
-import { subscriptionResult } from '../subscriptions/result.js';
-import type { SubscriptionRow } from '../subscriptions/tables.js';
 import { toOrderRecord } from './order-record.js';
+import { subscriptionResult } from './subscription-result.js';
 import type { PaymentRow } from './tables.js';
 
 /** `row` is the payment as it stands after the change; `subscription`, the one it created or charged, if any. */

@@ -8,7 +8,7 @@
 // Called by a scheduled task inside `serve`, by the pages that meet a lapsed payment, and
 // by tests with a moved clock. Each run is bounded.
 
-import type { Deps } from '../http/context.js';
+import type { Deps } from '../web/context.js';
 import { movePayment } from './engine.js';
 import { expiringIds, paymentById } from './reader.js';
 import { checkoutSessionState } from './states.js';

@@ -1,8 +1,8 @@
 // Routes of capture and cancel: parse, run each item, answer in request order.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { acquiringHooks, sendSigned } from '../http/acquiring.js';
-import type { Deps } from '../http/context.js';
+import { acquiringHooks, sendSigned } from '../web/acquiring.js';
+import type { Deps } from '../web/context.js';
 import {
   answers,
   answersAreStrings,
@@ -17,7 +17,7 @@ import {
   Signature,
   SignedIdentity,
   text,
-} from '../http/route-schema.js';
+} from '../web/route-schema.js';
 import { cancelItem } from './cancel.js';
 import { captureItem } from './capture.js';
 import { eachItem, MAX_CANCEL_ITEMS, MAX_CAPTURE_ITEMS, ORDER_ITEM_REQUIRED, type OrderItem, OrderItemFields } from './lifecycle.js';

@@ -1,11 +1,12 @@
 // Payment row → the spec's order record (interface.md "Order record"). The same record is
 // the query answer item and the `data` of payment notifications (docs/contract.md §11): one
-// builder of this shape; the other answer shapes are listed in src/payments/answer.ts.
-import { type ResultCode, resultText } from '../http/errors.js';
+// builder of this shape; the other answer shapes are listed in src/authorise/answer.ts.
+
 import { formatAmount } from '../money/currency.js';
-import { EMPTY_SUBSCRIPTION_RESULT } from '../subscriptions/result.js';
+import { type ResultCode, resultText } from '../web/errors.js';
 import { compactTime } from './format.js';
 import { PAYMENT_STATUS_CODE } from './states.js';
+import { EMPTY_SUBSCRIPTION_RESULT } from './subscription-result.js';
 import type { PaymentRow } from './tables.js';
 
 /** Request fields a payment keeps for its order record (never card data). */

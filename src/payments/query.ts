@@ -2,12 +2,12 @@
 // a date range with a cursor. Always scoped to the caller's own account.
 import { Type } from 'typebox';
 import type { Store } from '../db/store.js';
-import { ApiError, invalid } from '../http/errors.js';
 import type { AccountCredentials } from '../merchants/service.js';
-import { subscriptionResult } from '../subscriptions/result.js';
+import { ApiError, invalid } from '../web/errors.js';
 import { parseCompactTime } from './format.js';
 import { notFoundRecord, type OrderRecordRow, parseDetails, toOrderRecord } from './order-record.js';
 import { orderRowsByIds, orderRowsByOrderNos, orderRowsCreatedIn } from './reader.js';
+import { subscriptionResult } from './subscription-result.js';
 
 /** `subscription_result` of the rows that created or charged a subscription: one read, and none when no row did. */
 async function subscriptionsOf(store: Store, rows: readonly OrderRecordRow[]): Promise<Map<string, Record<string, string>> | undefined> {

@@ -2,7 +2,7 @@
 // One TypeBox schema validates, documents (OpenAPI) and types each endpoint (docs/style.md §2).
 // Every optional field is still bounded in length and checked for shape when present.
 import { type Static, type TSchema, Type } from 'typebox';
-import { Signature as AnswerSignature, NextCursor, oneOf, ReturnMessage, ReturnStatus, text } from '../http/route-schema.js';
+import { Signature as AnswerSignature, NextCursor, oneOf, ReturnMessage, ReturnStatus, text } from '../web/route-schema.js';
 import { PAYMENT_STATUS_CODE } from './states.js';
 
 const s = (maxLength: number, extra: Record<string, unknown> = {}) => Type.String({ maxLength, ...extra });

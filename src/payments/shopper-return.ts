@@ -3,8 +3,8 @@
 // belongs to a session, else to the merchant's return_url with the signed result
 // (docs/contract.md §10, §14, §15), or nowhere (null: the page shows the result itself).
 import { sign } from '../crypto/signature.js';
-import type { Deps } from '../http/context.js';
-import { type ResultCode, resultText } from '../http/errors.js';
+import type { Deps } from '../web/context.js';
+import { type ResultCode, resultText } from '../web/errors.js';
 import { orderStatusOf } from './states.js';
 import type { PaymentRow } from './tables.js';
 

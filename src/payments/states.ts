@@ -7,18 +7,9 @@ import { allows, applyCounted, type Machine, TransitionError, transitionUpdate }
 import type { DB } from '../db/schema.js';
 import type { Tx } from '../db/store.js';
 import type { WriteUnit } from '../db/unit.js';
-import type { PaymentRow } from './tables.js';
+import type { PaymentRow, PaymentStatus } from './tables.js';
 
-export type PaymentStatus =
-  | 'pending' // 1000: shopper action outstanding (3-D Secure challenge, issuer page)
-  | 'authorised' // 2000: authorised, not captured (manual capture)
-  | 'review' // 2100: held for risk review
-  | 'captured' // 3000
-  | 'refunded' // 4000: refunded in full
-  | 'partially_refunded' // 4100
-  | 'cancelled' // 5000
-  | 'declined' // 6000: declined or failed
-  | 'expired'; // 7000
+export type { PaymentStatus };
 
 export const PAYMENT_STATUS_CODE: Readonly<Record<PaymentStatus, string>> = {
   pending: '1000',

@@ -17,8 +17,3 @@ export function openAnswer(keyring: Keyring, stored: string): Record<string, unk
   if (typeof token === 'string' && Keyring.isSealed(token)) record.token_id = keyring.decrypt(token);
   return record;
 }
-
-/** The keyed hash a card's token is stored and looked up by (`cards.token_hash`). */
-export function tokenHash(keyring: Keyring, token_id: string): string {
-  return keyring.fingerprint(`card token:${token_id}`);
-}

@@ -3,8 +3,8 @@
 // names its field; none repeats a card number.
 import countries from 'i18n-iso-countries';
 import ipaddr from 'ipaddr.js';
-import { invalid } from '../http/errors.js';
 import { currencyExponent, type MinorUnits, parseAmount } from '../money/currency.js';
+import { invalid } from '../web/errors.js';
 
 export const AMOUNT_COMPONENTS = ['item_total', 'shipping', 'handling', 'tax_total', 'insurance', 'shipping_discount', 'discount'] as const;
 

@@ -3,19 +3,10 @@
 // account number or IBAN.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ApiError } from '../http/errors.js';
-import {
-  abaProblem,
-  type BankContext,
-  type CheckedBank,
-  checkBankDetails,
-  clabeProblem,
-  clearingSystemFor,
-  LOCAL_RAILS,
-  maskAccount,
-  usesIban,
-} from './bank.js';
+import { ApiError } from '../web/errors.js';
+import { abaProblem, type BankContext, type CheckedBank, checkBankDetails, clabeProblem, clearingSystemFor, LOCAL_RAILS, usesIban } from './bank.js';
 import type { BankDetailsInput } from './schema.js';
+import { maskAccount } from './tables.js';
 
 const B = 'beneficiary.bank_details';
 const local = (payment_currency: string, extra: Partial<BankContext> = {}): BankContext => ({ payment_currency, payment_method: 'LOCAL', ...extra });

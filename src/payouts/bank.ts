@@ -51,8 +51,8 @@
 //     that accept it as the bank's identity (FAST, FPS) it must be of the bank's country.
 import countries from 'i18n-iso-countries';
 import { electronicFormatIBAN, extractBIC, extractIBAN, getCountrySpecifications, isSEPACountry, ValidationErrorsIBAN, validateIBAN } from 'ibantools';
-import { invalid } from '../http/errors.js';
 import { currencyExponent } from '../money/currency.js';
+import { invalid } from '../web/errors.js';
 import type { BankDetailsInput } from './schema.js';
 
 export type ClearingSystem =
@@ -96,25 +96,6 @@ export interface BankContext {
 
 const F = 'beneficiary.bank_details';
 const field = (name: string) => `${F}.${name}`;
-
-/** An account number or IBAN for a message or a label: the last four characters only. */
-export function maskAccount(s: string): string {
-  const compact = s.replace(/[\s-]/g, '');
-  return compact.length > 4 ? `••••${compact.slice(-4)}` : '••••';
-}
-
-/**
- * The bank details as every answer, event and view shows them (issue 29): `iban` and
- * `account_number` cut to their last four, as cards are. The full details live only in the
- * saved beneficiary, encrypted under the master keyring, and go to the connector from there.
- * Masking twice changes nothing.
- */
-export function maskedBankDetails<T extends { iban?: string; account_number?: string }>(bank: T): T {
-  const out = { ...bank };
-  if (bank.iban) out.iban = maskAccount(bank.iban);
-  if (bank.account_number) out.account_number = maskAccount(bank.account_number);
-  return out;
-}
 
 /** "ending 1116", only when at least four more characters stay hidden; else nothing. */
 const ending = (s: string) => (s.length >= 8 ? ` (ending ${s.slice(-4)})` : '');

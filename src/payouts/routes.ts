@@ -1,11 +1,11 @@
 // `POST /v1/payout`, `/v1/cancelpayout`, `/v1/retrievalPayout` (interface.md "Payout record";
 // docs/contract.md §17): any body format, signed JSON answers. Only parses, calls the domain and answers.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { acquiringHooks, sendSigned } from '../http/acquiring.js';
-import type { Deps } from '../http/context.js';
-import { invalid, resultText } from '../http/errors.js';
-import { answers, answersAreStrings, REQUEST_MEDIA_TYPES, SIGNED, SIGNED_REFUSALS } from '../http/route-schema.js';
-import { IP_REFUSAL, withIpAllowList } from '../merchants/ip-allow.js';
+import { acquiringHooks, sendSigned } from '../web/acquiring.js';
+import type { Deps } from '../web/context.js';
+import { invalid, resultText } from '../web/errors.js';
+import { IP_REFUSAL, withIpAllowList } from '../web/ip-allow.js';
+import { answers, answersAreStrings, REQUEST_MEDIA_TYPES, SIGNED, SIGNED_REFUSALS } from '../web/route-schema.js';
 import { payoutRecord } from './record.js';
 import {
   CancelPayoutAnswer,

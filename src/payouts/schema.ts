@@ -5,9 +5,9 @@
 // amount's exponent, exactly one of payment_amount / source_amount, a saved beneficiary
 // or a new one) is checked by bank.ts and the service, with an error naming the field.
 import { type Static, Type } from 'typebox';
-import { Signature as AnswerSignature, NextCursor, oneOf, ReturnMessage, ReturnStatus, SignedIdentity, text } from '../http/route-schema.js';
 import { IdList } from '../payments/query.js';
 import { Url } from '../payments/schema.js';
+import { Signature as AnswerSignature, NextCursor, oneOf, ReturnMessage, ReturnStatus, SignedIdentity, text } from '../web/route-schema.js';
 import { PAYOUT_STATUSES } from './tables.js';
 
 // ---- request pieces -------------------------------------------------------------------

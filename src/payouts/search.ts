@@ -3,8 +3,8 @@
 // cursor; at most 100 payouts per answer, always of the caller's own account. An id that
 // names no payout is answered with `query_result` `0` and that id, as the order query does.
 import type { Store } from '../db/store.js';
-import { ApiError, invalid } from '../http/errors.js';
 import { dateRange, decodeCursor, encodeCursor, idList, MAX_QUERY_IDS } from '../payments/query.js';
+import { ApiError, invalid } from '../web/errors.js';
 import { payoutRecord } from './record.js';
 import type { RetrievalPayoutInput } from './schema.js';
 import { normaliseRequestId } from './service.js';

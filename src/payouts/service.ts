@@ -16,22 +16,22 @@
 // records its event in the transaction that makes it.
 import { newId } from '../crypto/ids.js';
 import type { Store, Tx } from '../db/store.js';
+import type { AccountRow } from '../db/tables/merchants.js';
 import { applyMarkup, formatRate } from '../fx/convert.js';
 import { rateFor } from '../fx/rates.js';
-import type { Deps } from '../http/context.js';
-import { ApiError, invalid } from '../http/errors.js';
-import type { AccountRow } from '../merchants/tables.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import { amountField, checkCountry, requireCurrency } from '../payments/validate.js';
 import type { PayoutInput, PayoutOutcome, Processor } from '../processors/types.js';
 import { enqueueJob } from '../scheduler/scheduler.js';
-import { checkBankDetails, maskAccount, maskedBankDetails } from './bank.js';
+import type { Deps } from '../web/context.js';
+import { ApiError, invalid } from '../web/errors.js';
+import { checkBankDetails } from './bank.js';
 import { movePayout } from './engine.js';
 import { postPayout } from './ledger.js';
 import { NO_PRICE, type PayoutPrice, quotePayout } from './quote.js';
 import type { BankDetailsInput, BeneficiaryInput, PayoutRequest } from './schema.js';
 import type { FailureType, PayoutStatus } from './states.js';
-import type { PayoutRow } from './tables.js';
+import { maskAccount, maskedBankDetails, type PayoutRow } from './tables.js';
 
 export const DISPATCH_KIND = 'payout.dispatch';
 export const CHECK_KIND = 'payout.check';

@@ -5,10 +5,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
 import { newId } from '../crypto/ids.js';
-import type { Deps } from '../http/context.js';
+import type { AccountRow } from '../db/tables/merchants.js';
 import { runOnce } from '../idempotency/plugin.js';
-import type { AccountRow } from '../merchants/tables.js';
 import { attrs, hidden, html, type SafeHtml, sendPage, sendRedirect } from '../pages/index.js';
+import type { Deps } from '../web/context.js';
 import { audit } from './audit.js';
 import type { PortalSessions } from './sessions.js';
 import type { PortalRole, PortalSessionRow, PortalUserRow } from './tables.js';

@@ -1,10 +1,11 @@
 // How the portal writes times, statuses and result codes (issue 36 item 4; docs/contract.md §19):
 // one format for every page, `YYYY-MM-DD hh:mm` in UTC (the column heads say UTC), statuses in
-// words, a result code with its text from the one catalogue (src/http/errors.ts). And `cell`, a
+// words, a result code with its text from the one catalogue (src/web/errors.ts). And `cell`, a
 // table cell that carries its column's name, so a table of class `stack` reads as labelled
 // cards on a phone (the layout's CSS, src/pages/layout.ts).
-import { RESULT_CODES } from '../http/errors.js';
+
 import { attrs, html, type Interpolation, type SafeHtml } from '../pages/index.js';
+import { RESULT_CODES } from '../web/errors.js';
 
 /** A time as `YYYY-MM-DD hh:mm` (UTC); '' for none. */
 export function when(ms: number | string | null | undefined): string {

@@ -12,13 +12,13 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { Value } from 'typebox/value';
-import { ApiError } from '../http/errors.js';
+import type { PayoutRow } from '../db/tables/payouts.js';
 import { accountBalances } from '../ledger/balances.js';
 import { formatAmount } from '../money/currency.js';
 import { attrs, field, html, type SafeHtml } from '../pages/index.js';
 import { PayoutBody, type PayoutRequest } from '../payouts/schema.js';
 import { createPayout } from '../payouts/service.js';
-import type { PayoutRow } from '../payouts/tables.js';
+import { ApiError } from '../web/errors.js';
 import { can, ctx, formSecrets, type PortalDeps, PortalError, type PortalRoute, portalAction, sendPortalPage, withNotice } from './context.js';
 import { cell, statusWords, when } from './format.js';
 

@@ -7,9 +7,9 @@ import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { newId } from '../crypto/ids.js';
 import { RETRY_AFTER_S, storageFault } from '../db/faults.js';
-import { BodyParseError } from '../http/body.js';
-import { ApiError } from '../http/errors.js';
 import { sendRedirect } from '../pages/index.js';
+import { BodyParseError } from '../web/body.js';
+import { ApiError } from '../web/errors.js';
 import { can, type PortalDeps, PortalError, sendPortalMessage } from './context.js';
 
 /** `__Host-` cookies (Secure, Path=/, no Domain) when served over HTTPS; plain ones scoped to /portal otherwise. */

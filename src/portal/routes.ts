@@ -15,7 +15,7 @@
 //   /audit                                                                 audit-page.ts
 // The hooks every route passes (session, access, CSRF, error pages) are in plugin.ts.
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../http/context.js';
+import type { Deps } from '../web/context.js';
 import { AUDIT_ROUTES } from './audit-page.js';
 import type { PortalDeps, PortalRoute } from './context.js';
 import { DASHBOARD_ROUTES } from './dashboard.js';

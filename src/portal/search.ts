@@ -1,17 +1,17 @@
 // The portal's transaction search (docs/contract.md §19): the filters of GET /portal/transactions
 // and of its CSV, checked and turned into one query shape: the selected account's payments,
 // newest first by keyset on (created_at, transaction_id). Each filter is served by an index
-// of migration 0061 (search-migration.ts), so a page costs one bounded index range whatever
+// of migration 0061 (src/db/migrations/portal-search.ts), so a page costs one bounded index range whatever
 // the number of payments.
 import cc from 'currency-codes';
 import type { Kysely } from 'kysely';
 import { PostgresAdapter, sql } from 'kysely';
+import { LAST4_EXPRESSION } from '../db/migrations/portal-search.js';
 import type { DB } from '../db/schema.js';
+import type { PaymentRow } from '../db/tables/payments.js';
 import { currencyExponent, MAX_AMOUNT_MINOR } from '../money/currency.js';
 import { accountPaymentsQuery, paymentCursor } from '../payments/reader.js';
 import { PAYMENT_STATUS_CODE, type PaymentStatus } from '../payments/states.js';
-import type { PaymentRow } from '../payments/tables.js';
-import { LAST4_EXPRESSION } from './search-migration.js';
 
 export const PAGE_SIZE = 50;
 /** Rows per query while the CSV pages through the keyset. */

@@ -16,6 +16,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ApiKeyError } from '../apikeys/service.js';
 import { storageFault } from '../db/faults.js';
+import type { BlocklistType } from '../db/tables/risk.js';
 import { normaliseCidr } from '../merchants/service.js';
 import { attrs, frameOriginsOf, hidden, html, MAX_FRAME_ORIGINS, normaliseFrameOrigin, publicSuffixUnderWildcard, type SafeHtml } from '../pages/index.js';
 import {
@@ -28,7 +29,6 @@ import {
   setThresholds,
   thresholdsFor,
 } from '../risk/settings.js';
-import type { BlocklistType } from '../risk/tables.js';
 import {
   ctx,
   formSecrets,

@@ -5,11 +5,11 @@
 // Every read is scoped by the selected account: another account's or merchant's id is 404.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import type { SubscriptionRow } from '../db/tables/subscriptions.js';
 import { formatAmount } from '../money/currency.js';
 import { attrs, html } from '../pages/index.js';
 import { chargesPaid } from '../subscriptions/schedule.js';
 import { cancelSubscription } from '../subscriptions/service.js';
-import type { SubscriptionRow } from '../subscriptions/tables.js';
 import {
   can,
   ctx,

@@ -8,20 +8,20 @@
 // the API's.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, type TSchema, Type } from 'typebox';
-import type { ResultCode } from '../http/errors.js';
-import type { LedgerEntryRow, LedgerPostingRow } from '../ledger/tables.js';
+import type { LedgerEntryRow, LedgerPostingRow } from '../db/tables/ledger.js';
+import type { EventAttemptRow } from '../db/tables/notifications.js';
+import type { PaymentRow } from '../db/tables/payments.js';
 import { currencyExponent, formatAmount } from '../money/currency.js';
 import { EventService } from '../notifications/service.js';
-import type { EventAttemptRow } from '../notifications/tables.js';
 import { attrs, field, hidden, html, type SafeHtml } from '../pages/index.js';
 import { cancelPayment } from '../payments/cancel.js';
 import { capturePayment } from '../payments/capture.js';
 import type { ItemFailure } from '../payments/lifecycle.js';
 import { accountPayment } from '../payments/reader.js';
 import { canApply } from '../payments/states.js';
-import type { PaymentRow } from '../payments/tables.js';
 import { makeRefund } from '../refunds/refund.js';
 import { ReviewService } from '../review/service.js';
+import type { ResultCode } from '../web/errors.js';
 import {
   can,
   ctx,

@@ -1,7 +1,7 @@
 // The alternative-payment-method half of the connector interface: the shape of one
 // catalogue row, which a connector declares as data (docs/contract.md §15: "data, not code
 // paths"). The sandbox's rows are in sandbox/apm.ts; a real APM provider becomes a new
-// connector with its own rows, and the gateway's catalogue (src/apm/catalogue.ts) lists them.
+// connector with its own rows, and the gateway's catalogue (src/methods/catalogue.ts) lists them.
 
 /** What the shopper does on the issuer page. */
 export type ApmFlow =

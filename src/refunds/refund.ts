@@ -5,10 +5,9 @@
 // primary key on refund_reference_id backs it up).
 import type { FastifyBaseLogger } from 'fastify';
 import type { Store } from '../db/store.js';
-import type { Deps } from '../http/context.js';
-import { type ResultCode, resultText } from '../http/errors.js';
+import type { AccountRow } from '../db/tables/merchants.js';
+import type { PaymentRow } from '../db/tables/payments.js';
 import { postRefund } from '../ledger/postings.js';
-import type { AccountRow } from '../merchants/tables.js';
 import { formatAmount, parseAmount } from '../money/currency.js';
 import { recordEvent } from '../notifications/outbox.js';
 import {
@@ -24,7 +23,8 @@ import {
 } from '../payments/lifecycle.js';
 import { requirePayment } from '../payments/reader.js';
 import { canApply, releaseRefund, reserveRefund } from '../payments/states.js';
-import type { PaymentRow } from '../payments/tables.js';
+import type { Deps } from '../web/context.js';
+import { type ResultCode, resultText } from '../web/errors.js';
 import { toRefundResultItem, toRefundSearchItem } from './record.js';
 import { applyRefundTransition, type RefundStatus } from './states.js';
 import type { RefundRow } from './tables.js';

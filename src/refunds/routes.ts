@@ -1,10 +1,10 @@
 // Routes of the refunds capability: parse, call the domain, answer.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { acquiringHooks, sendSigned } from '../http/acquiring.js';
-import type { Deps } from '../http/context.js';
-import { answers, answersAreStrings, REQUEST_MEDIA_TYPES, SIGNED, SIGNED_REFUSALS } from '../http/route-schema.js';
-import { IP_REFUSAL, withIpAllowList } from '../merchants/ip-allow.js';
 import { eachItem } from '../payments/lifecycle.js';
+import { acquiringHooks, sendSigned } from '../web/acquiring.js';
+import type { Deps } from '../web/context.js';
+import { IP_REFUSAL, withIpAllowList } from '../web/ip-allow.js';
+import { answers, answersAreStrings, REQUEST_MEDIA_TYPES, SIGNED, SIGNED_REFUSALS } from '../web/route-schema.js';
 import { type RefundItem, refundItem } from './refund.js';
 import { RefundAnswer, RefundBody, RefundSearchAnswer } from './schema.js';
 

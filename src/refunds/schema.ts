@@ -1,9 +1,9 @@
 // The refund routes' request and answer schemas (interface.md "Refund record"): one schema
 // per endpoint validates the request and documents both (docs/style.md §2).
 import { Type } from 'typebox';
-import { batchItem, NextCursor, oneOf, ReturnMessage, ReturnStatus, Signature, SignedIdentity, text } from '../http/route-schema.js';
 import { MAX_REFUND_ITEMS } from '../payments/lifecycle.js';
 import { PAYMENT_STATUS_CODE } from '../payments/states.js';
+import { batchItem, NextCursor, oneOf, ReturnMessage, ReturnStatus, Signature, SignedIdentity, text } from '../web/route-schema.js';
 import { REFUND_ITEM_REQUIRED, RefundItemFields } from './refund.js';
 
 export const RefundBody = Type.Object(

@@ -4,8 +4,8 @@
 // the caller's own account.
 import { Type } from 'typebox';
 import type { Store } from '../db/store.js';
-import { ApiError, invalid } from '../http/errors.js';
 import { dateRange, decodeCursor, encodeCursor, IdList, idList, MAX_QUERY_IDS } from '../payments/query.js';
+import { ApiError, invalid } from '../web/errors.js';
 import { toRefundSearchItem } from './record.js';
 
 export const REFUND_PAGE = 100;

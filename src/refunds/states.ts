@@ -5,9 +5,9 @@
 import { allows, apply, type Machine, type Transitions } from '../core/machine.js';
 import type { DB } from '../db/schema.js';
 import type { Tx } from '../db/store.js';
-import type { RefundRow } from './tables.js';
+import type { RefundRow, RefundStatus } from './tables.js';
 
-export type RefundStatus = 'pending' | 'succeeded' | 'failed';
+export type { RefundStatus };
 
 /** refund_status of docs/contract.md §6. */
 export const REFUND_STATUS_CODE: Readonly<Record<RefundStatus, '0' | '1' | '2'>> = {

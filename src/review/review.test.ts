@@ -4,10 +4,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sign } from '../crypto/signature.js';
 import type { CreatedMerchant } from '../merchants/service.js';
+import { REVIEW_WINDOW_MS } from '../payments/approval.js';
 import { setThresholds } from '../risk/settings.js';
 import { directPayment, type TestGateway, testGateway } from '../test/harness.js';
 import { authorise, eventsOf, queryOrder } from '../threeds/testing.js';
-import { REVIEW_WINDOW_MS } from './hold.js';
 import { ReviewService } from './service.js';
 
 let gw: TestGateway;

@@ -1,8 +1,10 @@
 // POST /v1/review (docs/contract.md §8): ACCEPT or REJECT payments held for risk review.
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { acquiringHooks, sendSigned } from '../http/acquiring.js';
-import type { Deps } from '../http/context.js';
+import { OrderNo } from '../payments/schema.js';
+import { PAYMENT_STATUS_CODE } from '../payments/states.js';
+import { acquiringHooks, sendSigned } from '../web/acquiring.js';
+import type { Deps } from '../web/context.js';
 import {
   answers,
   answersAreStrings,
@@ -16,9 +18,7 @@ import {
   Signature,
   SignedIdentity,
   text,
-} from '../http/route-schema.js';
-import { OrderNo } from '../payments/schema.js';
-import { PAYMENT_STATUS_CODE } from '../payments/states.js';
+} from '../web/route-schema.js';
 import { MAX_REVIEW_ORDERS, ReviewService } from './service.js';
 
 export const ReviewBody = Type.Object(

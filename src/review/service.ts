@@ -3,16 +3,16 @@
 // with the 7-day capture window), REJECT cancels it and releases the funds, and a hold
 // nobody decides within 7 days expires the same way.
 
-import type { Deps } from '../http/context.js';
-import { type ResultCode, resultText } from '../http/errors.js';
+import type { PaymentRow } from '../db/tables/payments.js';
 import { postPaymentChange } from '../ledger/postings.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import type { EventType } from '../notifications/outbox.js';
 import { recordPaymentEvent } from '../payments/events.js';
 import { accountPayment, paymentColumns, requirePayment, reviewsDue } from '../payments/reader.js';
 import { applyTransition, MANUAL_CAPTURE_WINDOW_MS, PAYMENT_STATUS_CODE, type PaymentEvent, type PaymentStatus } from '../payments/states.js';
-import type { PaymentRow } from '../payments/tables.js';
 import { createForApproved } from '../subscriptions/service.js';
+import type { Deps } from '../web/context.js';
+import { type ResultCode, resultText } from '../web/errors.js';
 
 export const MAX_REVIEW_ORDERS = 50;
 

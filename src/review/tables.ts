@@ -1,13 +1,3 @@
-// Audit trail of review decisions: who (the API, or the expiry job) decided what, when.
-export interface RiskReviewRow {
-  transaction_id: string;
-  account_id: string;
-  decision: 'ACCEPT' | 'REJECT' | 'EXPIRE';
-  note: string;
-  source: 'api' | 'expiry';
-  decided_at: number;
-}
-
-export interface ReviewTables {
-  risk_reviews: RiskReviewRow;
-}
+// The review tables' row types live in the storage layer (src/db/tables/review.ts) so that src/db/schema.ts
+// needs nothing above it; this module re-exports them for the capability's own files.
+export * from '../db/tables/review.js';

@@ -2,8 +2,9 @@
 // and recurring sweep of the gateway, polled by one of its local tasks. Which kinds exist is an
 // explicit list (src/cli/background.ts) handed in here, never a side effect of importing a
 // module (issue 30 item 3).
-import { createLogger } from '../http/logging.js';
-import type { Runtime } from '../runtime.js';
+
+import type { Runtime } from '../web/context.js';
+import { createLogger } from '../web/logging.js';
 import { purgeFinishedJobs, Scheduler, type SchedulerOptions } from './scheduler.js';
 
 /** A capability's job kinds and recurring sweeps, declared on a scheduler. */

@@ -4,7 +4,8 @@ import { CommandError, command, need, out, UsageError } from '../cli/registry.js
 import { formatAmount } from '../money/currency.js';
 import { accountPaymentsQuery } from '../payments/reader.js';
 import { PAYMENT_STATUS_CODE } from '../payments/states.js';
-import { chargesPaid, formatDeductionTime, periodLabel } from './schedule.js';
+import { formatDeductionTime, periodLabel } from '../payments/subscription-result.js';
+import { chargesPaid } from './schedule.js';
 import { cancelSubscription } from './service.js';
 import type { SubscriptionRow, SubscriptionStatus } from './tables.js';
 

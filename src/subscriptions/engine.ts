@@ -4,9 +4,9 @@
 // payment's order record (the deduction's, or the first payment's for a cancel), so the
 // caller names that payment; this file alone pairs an event with what is sent.
 import type { Tx } from '../db/store.js';
+import type { PaymentRow } from '../db/tables/payments.js';
 import type { EventType } from '../notifications/outbox.js';
 import { recordPaymentEvent } from '../payments/events.js';
-import type { PaymentRow } from '../payments/tables.js';
 import { applySubscriptionTransition, type SubscriptionEvent } from './states.js';
 import type { SubscriptionRow } from './tables.js';
 

@@ -2,10 +2,10 @@
 // body format, signed answer in JSON. Only parses, calls the domain and answers.
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { acquiringHooks, sendSigned } from '../http/acquiring.js';
-import type { Deps } from '../http/context.js';
-import { resultText } from '../http/errors.js';
-import { answers, answersAreStrings, oneOf, REQUEST_MEDIA_TYPES, SIGNED, SIGNED_REFUSALS, Signature, SignedIdentity, text } from '../http/route-schema.js';
+import { acquiringHooks, sendSigned } from '../web/acquiring.js';
+import type { Deps } from '../web/context.js';
+import { resultText } from '../web/errors.js';
+import { answers, answersAreStrings, oneOf, REQUEST_MEDIA_TYPES, SIGNED, SIGNED_REFUSALS, Signature, SignedIdentity, text } from '../web/route-schema.js';
 import { cancelSubscription } from './service.js';
 
 export const CancelSubscriptionBody = Type.Object(

@@ -6,18 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import {
-  chargesPaid,
-  checkPlanFields,
-  deductionAmount,
-  deductionTime,
-  formatDeductionTime,
-  type Interval,
-  isScheduled,
-  nextDeduction,
-  type Plan,
-  periodLabel,
-} from './schedule.js';
+import { formatDeductionTime, periodLabel } from '../payments/subscription-result.js';
+import { chargesPaid, checkPlanFields, deductionAmount, deductionTime, type Interval, isScheduled, nextDeduction, type Plan } from './schedule.js';
 
 const DAY_MS = 86_400_000;
 const at = (iso: string) => Date.parse(iso);

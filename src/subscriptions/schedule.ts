@@ -2,6 +2,9 @@
 // whether it is due at all, and which one comes next. Pure functions over UTC milliseconds,
 // no clock and no I/O, so the scheduler, the answer fields and the test clocks agree by
 // construction. Every function does a bounded amount of work whatever the plan or `after`.
+// The calendar arithmetic is src/core/calendar.ts; the wire form of a deduction's time and
+// period is src/payments/subscription-result.ts.
+import { assertTime, civilFromDays, DAY_MS, daysFromCivil, daysInMonth, MAX_TIME_MS, pad } from '../core/calendar.js';
 
 export type Interval = 'day' | 'week' | 'month' | 'year';
 
@@ -19,9 +22,6 @@ export interface Plan {
 
 const INTERVALS: readonly Interval[] = ['day', 'week', 'month', 'year'];
 const MAX_INTERVAL_COUNT = 365;
-const DAY_MS = 86_400_000;
-/** ECMAScript's time value range (±100,000,000 days): beyond it no Date can show the result. */
-const MAX_TIME_MS = 8.64e15;
 /**
  * The period index is computed arithmetically and is off by at most one; this bounds the
  * correction so that a wrong estimate is a loud error instead of a long loop.
@@ -109,22 +109,6 @@ export function nextDeduction(plan: Plan, after_ms: number): { n: number; at_ms:
 export function chargesPaid(charged_count: number, billing_cycle: number): string {
   const paid = charged_count + 1;
   return billing_cycle > 0 ? `${paid} of ${billing_cycle}` : String(paid);
-}
-
-export function periodLabel(interval: Interval, interval_count: number): string {
-  return `${interval_count} ${interval}`;
-}
-
-/** `YYYY-MM-DD hh:mm:ss` in UTC (recurring_deduction_time, §16). */
-export function formatDeductionTime(ms: number): string {
-  assertTime('ms', ms);
-  const day = Math.floor(ms / DAY_MS);
-  const { y, m, d } = civilFromDays(day);
-  const second_of_day = Math.floor((ms - day * DAY_MS) / 1000);
-  const hh = Math.floor(second_of_day / 3600);
-  const mm = Math.floor((second_of_day % 3600) / 60);
-  const ss = second_of_day % 60;
-  return `${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)} ${pad(hh, 2)}:${pad(mm, 2)}:${pad(ss, 2)}`;
 }
 
 /**
@@ -281,10 +265,6 @@ function assertDeductionIndex(n: number, min: number): void {
   if (!Number.isSafeInteger(n) || n < min) throw new RangeError(`deduction index must be a whole number >= ${min}, got ${n}`);
 }
 
-function assertTime(name: string, ms: number): void {
-  if (!Number.isSafeInteger(ms) || Math.abs(ms) > MAX_TIME_MS) throw new RangeError(`${name} must be whole UTC milliseconds within the Date range`);
-}
-
 /** A JSON whole number or a string of digits; anything else (signs, decimals, spaces) is refused. */
 function wholeNumber(v: unknown): number | null {
   if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? v : null;
@@ -306,41 +286,4 @@ function parseDate(s: string): number | null {
 function formatDay(day: number): string {
   const { y, m, d } = civilFromDays(day);
   return `${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)}`;
-}
-
-function pad(v: number, width: number): string {
-  return String(v).padStart(width, '0');
-}
-
-function isLeapYear(y: number): boolean {
-  return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
-}
-
-function daysInMonth(y: number, m: number): number {
-  if (m === 2) return isLeapYear(y) ? 29 : 28;
-  return m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31;
-}
-
-// Proleptic Gregorian day numbers (H. Hinnant, "chrono-compatible low-level date algorithms").
-// Integer arithmetic instead of Date: no quirk for years 0–99 and no object per step.
-
-function daysFromCivil(y: number, m: number, d: number): number {
-  const year = m <= 2 ? y - 1 : y;
-  const era = Math.floor(year / 400);
-  const year_of_era = year - era * 400;
-  const day_of_year = Math.floor((153 * (m > 2 ? m - 3 : m + 9) + 2) / 5) + d - 1; // from 1 March
-  const day_of_era = year_of_era * 365 + Math.floor(year_of_era / 4) - Math.floor(year_of_era / 100) + day_of_year;
-  return era * 146097 + day_of_era - 719468;
-}
-
-function civilFromDays(days: number): { y: number; m: number; d: number } {
-  const z = days + 719468;
-  const era = Math.floor(z / 146097);
-  const day_of_era = z - era * 146097;
-  const year_of_era = Math.floor((day_of_era - Math.floor(day_of_era / 1460) + Math.floor(day_of_era / 36524) - Math.floor(day_of_era / 146096)) / 365);
-  const day_of_year = day_of_era - (365 * year_of_era + Math.floor(year_of_era / 4) - Math.floor(year_of_era / 100));
-  const mp = Math.floor((5 * day_of_year + 2) / 153); // month counted from March
-  const d = day_of_year - Math.floor((153 * mp + 2) / 5) + 1;
-  const m = mp < 10 ? mp + 3 : mp - 9;
-  return { y: year_of_era + era * 400 + (m <= 2 ? 1 : 0), m, d };
 }

@@ -6,14 +6,15 @@ import type { Kysely } from 'kysely';
 import { newId } from '../crypto/ids.js';
 import type { DB } from '../db/schema.js';
 import type { Tx } from '../db/store.js';
-import { ApiError, invalid } from '../http/errors.js';
+import type { PaymentRow } from '../db/tables/payments.js';
 import { paymentById } from '../payments/reader.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
-import type { PaymentRow } from '../payments/tables.js';
+import { formatDeductionTime, periodLabel } from '../payments/subscription-result.js';
 import { amountField } from '../payments/validate.js';
+import { ApiError, invalid } from '../web/errors.js';
 import { enqueueCharge } from './deductions.js';
 import { moveSubscription } from './engine.js';
-import { checkPlanFields, formatDeductionTime, type Interval, nextDeduction, type Plan, periodLabel } from './schedule.js';
+import { checkPlanFields, type Interval, nextDeduction, type Plan } from './schedule.js';
 import type { SubscriptionRow } from './tables.js';
 
 type SubscriptionFields = NonNullable<AuthoriseDirect['subscription']>;

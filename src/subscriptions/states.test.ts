@@ -3,8 +3,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { targets } from '../core/machine.js';
+import { recurringStatus } from '../payments/subscription-result.js';
 import { SUBSCRIPTION_NOTIFY } from './engine.js';
-import { canApplySubscription, recurringStatus, SUBSCRIPTION_TRANSITIONS, type SubscriptionEvent } from './states.js';
+import { canApplySubscription, SUBSCRIPTION_TRANSITIONS, type SubscriptionEvent } from './states.js';
 import type { SubscriptionStatus } from './tables.js';
 
 const ALL: SubscriptionStatus[] = ['Active', 'PastDue', 'Completed', 'Inactived'];

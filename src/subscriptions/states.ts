@@ -34,11 +34,6 @@ export function canApplySubscription(event: SubscriptionEvent, from: Subscriptio
   return allows<SubscriptionStatus, SubscriptionEvent>(SUBSCRIPTION_TRANSITIONS, event, from);
 }
 
-/** `recurring_status`: `1` while it charges (Active, PastDue), `0` once it ended. */
-export function recurringStatus(status: SubscriptionStatus): '1' | '0' {
-  return status === 'Active' || status === 'PastDue' ? '1' : '0';
-}
-
 type Patch = Partial<Omit<SubscriptionRow, 'recurring_id' | 'status' | 'updated_at'>>;
 
 /** Applies `event` if the subscription is still in `from`: the updated row, or undefined when another change got there first. */

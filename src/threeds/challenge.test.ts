@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sign } from '../crypto/signature.js';
-import { parseXmlBody } from '../http/xml.js';
 import type { CreatedMerchant } from '../merchants/service.js';
 import { frameOriginsOf } from '../pages/frame-origins.js';
 import { setThresholds } from '../risk/settings.js';
 import { directPayment, readXml, type TestGateway, testGateway } from '../test/harness.js';
+import { parseXmlBody } from '../web/xml.js';
 import { ChallengeService } from './service.js';
 import { authorise, formTokenOf, httpPost, listenGateway, mpiInfo, openPage, queryOrder, submit } from './testing.js';
 

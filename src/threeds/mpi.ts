@@ -1,6 +1,6 @@
 // 3-D Secure decisions of the direct flow (docs/contract.md §10): validating `mpi_info` from an
 // outside 3-D Secure server, and when the gateway asks for a challenge. Pure functions.
-import { invalid } from '../http/errors.js';
+import { invalid } from '../web/errors.js';
 
 export type ThreedsResult = '' | 'Y' | 'N' | 'A' | 'U';
 

@@ -1,7 +1,8 @@
 // The sandbox issuer's challenge page and its end pages, on the shared page layer
 // (src/pages): escaped by construction, in the shopper's language, no script at all.
+
+import type { PaymentRow } from '../db/tables/payments.js';
 import { formatMoney, hidden, html, type Lang, messagePage, type PageContent, t } from '../pages/index.js';
-import type { PaymentRow } from '../payments/tables.js';
 
 export function challengePage(lang: Lang, input: { id: string; form_token: string; merchant_name: string; payment: PaymentRow }): PageContent {
   const p = input.payment;

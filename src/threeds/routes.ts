@@ -5,11 +5,11 @@
 // framable only by the account's registered frame origins (docs/contract.md §14).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { Deps } from '../http/context.js';
-import { answersAreStrings, refusal } from '../http/route-schema.js';
+import type { PaymentRow } from '../db/tables/payments.js';
 import { frameOriginsOf, type Lang, type PageContent, sendPage, sendRedirect } from '../pages/index.js';
 import { htmlPage, originOf, paymentLang, SHOPPER_PAGE } from '../payments/shopper-pages.js';
-import type { PaymentRow } from '../payments/tables.js';
+import type { Deps } from '../web/context.js';
+import { answersAreStrings, refusal } from '../web/route-schema.js';
 import { challengePage, refusalPage, resultPage } from './page.js';
 import { CHALLENGE_ID, ChallengeService, hashId, type PageOutcome } from './service.js';
 

@@ -7,18 +7,18 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { newId } from '../crypto/ids.js';
 import type { Tx } from '../db/store.js';
-import type { Deps } from '../http/context.js';
-import type { ResultCode } from '../http/errors.js';
+import type { PaymentRow } from '../db/tables/payments.js';
+import { REVIEW_WINDOW_MS, statusAfterApproval } from '../payments/approval.js';
 import { movePayment, type PaymentMove } from '../payments/engine.js';
 import { paymentById, requirePayment } from '../payments/reader.js';
 import { shopperReturn } from '../payments/shopper-return.js';
 import { MANUAL_CAPTURE_WINDOW_MS } from '../payments/states.js';
-import type { PaymentRow } from '../payments/tables.js';
 import type { AuthoriseOutcome } from '../processors/types.js';
-import { REVIEW_WINDOW_MS, statusAfterApproval } from '../review/hold.js';
 import { withAuthentication } from '../risk/rules.js';
 import { thresholdsFor } from '../risk/settings.js';
 import { createForApproved } from '../subscriptions/service.js';
+import type { Deps } from '../web/context.js';
+import type { ResultCode } from '../web/errors.js';
 import { applyChallengeTransition, type ChallengeEvent } from './states.js';
 import type { ThreedsChallengeRow } from './tables.js';
 

@@ -25,11 +25,11 @@
 //   FAILED or CANCELLED with nothing reserved, no payout job failed, and the ledger verifies.
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
+import { maskAccount } from '../../db/tables/payouts.js';
 import { accountBalances } from '../../ledger/balances.js';
 import { verifyLedger } from '../../ledger/verify.js';
 import type { CreatedMerchant } from '../../merchants/service.js';
 import { setPayoutPricing, topUp } from '../../payouts/admin.js';
-import { maskAccount } from '../../payouts/bank.js';
 import { CHECK_KIND, DISPATCH_KIND, runCheck, runDispatch } from '../../payouts/service.js';
 import { Scheduler } from '../../scheduler/scheduler.js';
 import type { TestGateway } from '../harness.js';

@@ -1,6 +1,6 @@
 import { type Kysely, type Migration, sql } from 'kysely';
-import { type MigrationContext, rewriteRows } from '../db/rewrite.js';
-import { maskedBankDetails } from './bank.js';
+import { type MigrationContext, rewriteRows } from '../rewrite.js';
+import { maskedBankDetails } from '../tables/payouts.js';
 
 export const payoutsMigration: Migration = {
   async up(db: Kysely<any>) {

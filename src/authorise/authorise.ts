@@ -7,28 +7,28 @@
 import { type CardFacts, cardFacts, fourDigitYear, isExpired, maskPan } from '../cards/card.js';
 import { newId } from '../crypto/ids.js';
 import { canonicalString } from '../crypto/signature.js';
+import { type CardRow, type PaymentRow, tokenHash } from '../db/tables/payments.js';
+import type { SubscriptionRow } from '../db/tables/subscriptions.js';
 import { applyUnit, WriteUnit } from '../db/unit.js';
-import type { Deps } from '../http/context.js';
-import { ApiError, invalid, type ResultCode } from '../http/errors.js';
 import { capturedBy, feeFor, postPaymentChangeInto } from '../ledger/postings.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import type { EventType } from '../notifications/outbox.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
+import { REVIEW_WINDOW_MS, statusAfterApproval } from '../payments/approval.js';
+import { recordPaymentEventInto } from '../payments/events.js';
+import { paymentByOrderNo } from '../payments/reader.js';
+import type { AuthoriseDirect } from '../payments/schema.js';
+import { applyTransitionInto, MANUAL_CAPTURE_WINDOW_MS, type PaymentStatus } from '../payments/states.js';
+import { openAnswer, sealAnswer } from '../payments/stored-answer.js';
+import * as v from '../payments/validate.js';
 import type { AuthoriseOutcome, ProcessorCard } from '../processors/types.js';
-import { REVIEW_WINDOW_MS, statusAfterApproval } from '../review/hold.js';
 import type { RiskAssessment, RiskContext, RiskEngine } from '../risk/index.js';
 import { answerFields, contractNameTaken, createSubscription, type Prepared, prepareSubscription } from '../subscriptions/service.js';
-import type { SubscriptionRow } from '../subscriptions/tables.js';
 import { challengeFirst, onIssuerChallenge, parseMpiInfo, type ThreedsResult } from '../threeds/mpi.js';
 import { type NewChallenge, newChallenge } from '../threeds/service.js';
+import type { Deps } from '../web/context.js';
+import { ApiError, invalid, type ResultCode } from '../web/errors.js';
 import { cardAnswerRecord, cardDuplicateAnswer } from './answer.js';
-import { recordPaymentEventInto } from './events.js';
-import { paymentByOrderNo } from './reader.js';
-import type { AuthoriseDirect } from './schema.js';
-import { applyTransitionInto, MANUAL_CAPTURE_WINDOW_MS, type PaymentStatus } from './states.js';
-import { openAnswer, sealAnswer, tokenHash } from './stored-answer.js';
-import type { CardRow, PaymentRow } from './tables.js';
-import * as v from './validate.js';
 
 /** Request fields kept for the order record; card data never is. */
 /** Request fields a payment keeps for its order record and pages (never card data); the checkout and APM paths keep the same. */

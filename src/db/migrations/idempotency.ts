@@ -1,6 +1,6 @@
 import { type Kysely, type Migration, sql } from 'kysely';
-import { Keyring } from '../crypto/keyring.js';
-import { type MigrationContext, rewriteRows } from '../db/rewrite.js';
+import { Keyring } from '../../crypto/keyring.js';
+import { type MigrationContext, rewriteRows } from '../rewrite.js';
 
 export const idempotencyMigration: Migration = {
   async up(db: Kysely<any>) {

@@ -3,8 +3,8 @@ import type { ApiKeyService } from '../apikeys/service.js';
 import type { Settings } from '../config/index.js';
 import type { Keyring } from '../crypto/keyring.js';
 import type { Store } from '../db/store.js';
+import type { AccountRow } from '../db/tables/merchants.js';
 import type { MerchantService } from '../merchants/service.js';
-import type { AccountRow } from '../merchants/tables.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Processor } from '../processors/types.js';
 
@@ -19,4 +19,14 @@ export interface Deps {
   processorFor(account: AccountRow): Processor | null;
   /** Milliseconds since the epoch; injectable so tests can move time. */
   now(): number;
+}
+
+/** A process's state, built by createRuntime (src/runtime.ts): serving, CLI commands and jobs take it. */
+export interface Runtime {
+  settings: Settings;
+  store: Store;
+  keyring: Keyring;
+  merchants: MerchantService;
+  apiKeys: ApiKeyService;
+  deps: Deps;
 }

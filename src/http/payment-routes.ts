@@ -1,16 +1,18 @@
-// Routes of the payments capability: each only parses, calls the domain and answers.
+// The acquiring payment routes (POST /v1/authorise for cards and APMs, /v1/retrievalTrans): each only
+// parses, calls the domain (src/authorise/authorise.ts, src/apm/service.ts, src/payments/query.ts) and
+// answers. It sits with the app assembly because it dispatches to two capabilities, above both.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ApmService } from '../apm/service.js';
-import { acquiringHooks, sendSigned } from '../http/acquiring.js';
-import type { Deps } from '../http/context.js';
-import { answers, answersAreStrings, REQUEST_MEDIA_TYPES, SIGNED, SIGNED_REFUSALS } from '../http/route-schema.js';
-import { IP_REFUSAL, withIpAllowList } from '../merchants/ip-allow.js';
+import { AuthoriseService } from '../authorise/authorise.js';
+import { QueryBody, type QueryInput, queryOrders } from '../payments/query.js';
+import { ApmAnswer, AuthoriseAnswer, type AuthoriseDirect, AuthoriseDirectBody, QueryAnswer } from '../payments/schema.js';
 import { createRiskEngine } from '../risk/engine.js';
 import { basicRiskEngine, type RiskEngine } from '../risk/index.js';
-import { AuthoriseService } from './authorise.js';
-import { QueryBody, type QueryInput, queryOrders } from './query.js';
-import { ApmAnswer, AuthoriseAnswer, type AuthoriseDirect, AuthoriseDirectBody, QueryAnswer } from './schema.js';
+import { acquiringHooks, sendSigned } from '../web/acquiring.js';
+import type { Deps } from '../web/context.js';
+import { IP_REFUSAL, withIpAllowList } from '../web/ip-allow.js';
+import { answers, answersAreStrings, REQUEST_MEDIA_TYPES, SIGNED, SIGNED_REFUSALS } from '../web/route-schema.js';
 
 const authoriseSchema = () => ({
   operationId: 'authorise',

@@ -1,6 +1,6 @@
 // Where an approved payment goes (docs/contract.md §6, §7, §10): held for review when the risk
 // engine says REVIEW, otherwise captured or left authorised by the capture mode.
-import type { PaymentStatus } from '../payments/states.js';
+import type { PaymentStatus } from './states.js';
 
 /** Undecided review holds expire after 7 days and their funds are released. */
 export const REVIEW_WINDOW_MS = 7 * 24 * 3600 * 1000;

@@ -1,5 +1,5 @@
 // The generic interface (docs/contract.md §12, §18; issue 13): Bearer keys, one wire convention
-// (wire.ts), and the resources. Payments and refunds are the acquiring interface's
+// (src/generic/wire.ts), and the resources. Payments and refunds are the acquiring interface's
 // aggregates in another shape (one domain path); accounts and transfers live in src/connect.
 //
 // Where a URL's code is:
@@ -9,14 +9,15 @@
 //   /v1/transfers[/…]                        src/connect/transfers.ts
 //   /v1/balance                              src/connect/balance.ts (registered by transfers.ts)
 // The hooks of every generic route (Bearer key, rate limit, IP allow-list for reads, request-id)
-// are genericRouteOptions in auth.ts; the wire convention (errors, lists, metadata) is wire.ts.
+// are genericRouteOptions in src/generic/auth.ts; the wire convention (errors, lists, metadata) is
+// src/generic/wire.ts. This list sits with the app's assembly, above src/generic and src/connect.
 import type { FastifyInstance } from 'fastify';
 import { registerAccountRoutes } from '../connect/accounts.js';
 import { registerTransferRoutes } from '../connect/transfers.js';
-import type { Deps } from '../http/context.js';
+import { registerGenericPaymentRoutes } from '../generic/payments.js';
+import { registerGenericRefundRoutes } from '../generic/refunds.js';
 import type { RiskEngine } from '../risk/index.js';
-import { registerGenericPaymentRoutes } from './payments.js';
-import { registerGenericRefundRoutes } from './refunds.js';
+import type { Deps } from '../web/context.js';
 
 /** `risk` is the one risk engine of the app (the acquiring routes and the hosted checkout use it too). */
 export function registerGenericRoutes(app: FastifyInstance, deps: Deps, risk: RiskEngine): void {

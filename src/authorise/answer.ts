@@ -15,12 +15,12 @@
 // (src/portal/transaction.ts, HTML), and the hosted checkout's duplicate answer
 // (src/checkout/routes.ts), which has neither card nor issuer fields.
 import { maskPan } from '../cards/card.js';
-import { type ResultCode, resultText } from '../http/errors.js';
+import type { PaymentRow } from '../db/tables/payments.js';
 import { formatAmount } from '../money/currency.js';
+import type { AuthoriseDirect } from '../payments/schema.js';
+import { orderStatusOf } from '../payments/states.js';
 import { answerFields } from '../subscriptions/service.js';
-import type { AuthoriseDirect } from './schema.js';
-import { orderStatusOf } from './states.js';
-import type { PaymentRow } from './tables.js';
+import { type ResultCode, resultText } from '../web/errors.js';
 
 /** The card payment answer (XML root `respon`, schema.ts `AuthoriseAnswer`; docs/interface.md "Direct payment"). */
 export function cardAnswerRecord(

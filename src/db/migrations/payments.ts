@@ -1,7 +1,7 @@
 import { type Kysely, type Migration, sql } from 'kysely';
-import { Keyring } from '../crypto/keyring.js';
-import { type MigrationContext, rewriteRows } from '../db/rewrite.js';
-import { tokenHash } from './stored-answer.js';
+import { Keyring } from '../../crypto/keyring.js';
+import { type MigrationContext, rewriteRows } from '../rewrite.js';
+import { tokenHash } from '../tables/payments.js';
 
 export const paymentsMigration: Migration = {
   async up(db: Kysely<any>) {

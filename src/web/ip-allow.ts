@@ -9,8 +9,8 @@
 // body schema and, above all, before an Idempotency-Key replay (src/idempotency, a
 // preHandler), so a stored answer is never handed to an address the list does not hold.
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../http/errors.js';
-import { type AccountCredentials, ipAllowed } from './service.js';
+import { type AccountCredentials, ipAllowed } from '../merchants/service.js';
+import { ApiError } from './errors.js';
 
 /** Throws `0403:IP not allowed` unless `ip` is in the account's allow-list. */
 export function requireAllowedIp(creds: AccountCredentials, ip: string): void {

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import type { CreatedMerchant } from '../merchants/service.js';
 import { directPayment, type TestGateway, testGateway } from '../test/harness.js';
-import type { CreatedMerchant } from './service.js';
 
 const LISTED = '198.51.100.7';
 const UNLISTED = '203.0.113.9';
