@@ -6,9 +6,9 @@
 // (docs/decisions/processes-per-engine.md).
 import cluster, { type Worker } from 'node:cluster';
 import os from 'node:os';
+import { CommandError } from '../command/registry.js';
 import type { Settings } from '../config/index.js';
 import { createRuntime } from '../runtime.js';
-import { CommandError } from './registry.js';
 import { bannerLines, type StartupOutput, startupOutput } from './serve.js';
 import { exitIfStopHangs, stopRequested } from './signals.js';
 

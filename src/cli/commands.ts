@@ -1,21 +1,12 @@
 // Every command of `npx tollgate`, listed here and nowhere else, in the order the help shows
 // them (issue 30 item 3): each capability exports its commands and this list is the whole
 // tool, so none depends on which module happened to be imported first.
-import { apikeyCreateCommand, apikeyListCommand, apikeyRevokeCommand } from '../apikeys/cli.js';
+
+import type { Command } from '../command/registry.js';
 import { fxListCommand, fxSetCommand } from '../fx/cli.js';
 import { balanceCommand, ledgerVerifyCommand, pricingSetCommand, pricingShowCommand } from '../ledger/cli.js';
-import {
-  ipAddCommand,
-  ipListCommand,
-  ipRemoveCommand,
-  keyRetireCommand,
-  keyRotateCommand,
-  merchantCreateCommand,
-  merchantListCommand,
-  webhookSecretRotateCommand,
-} from '../merchants/cli.js';
 import { methodsDisableCommand, methodsEnableCommand, methodsListCommand } from '../methods/cli.js';
-import { eventsDeliveriesCommand, eventsListCommand, eventsReplayCommand, workerCommand } from '../notifications/cli.js';
+import { eventsDeliveriesCommand, eventsListCommand, eventsReplayCommand } from '../notifications/cli.js';
 import { frameOriginAddCommand, frameOriginListCommand, frameOriginRemoveCommand } from '../pages/cli.js';
 import {
   balanceTopUpCommand,
@@ -29,10 +20,20 @@ import {
 } from '../payouts/cli.js';
 import { userCreateCommand, userDisableCommand, userEnableCommand, userListCommand, userResetCommand } from '../portal/cli.js';
 import { blocklistAddCommand, blocklistListCommand, blocklistRemoveCommand, riskThresholdsCommand } from '../risk/cli.js';
-import { clockAdvanceCommand, clockShowCommand } from '../scheduler/clock-cli.js';
 import { subscriptionsCancelCommand, subscriptionsListCommand, subscriptionsShowCommand } from '../subscriptions/cli.js';
-import type { Command } from './registry.js';
-import { migrateCommand, serveCommand } from './server-commands.js';
+import { apikeyCreateCommand, apikeyListCommand, apikeyRevokeCommand } from './apikeys.js';
+import { clockAdvanceCommand, clockShowCommand } from './clock.js';
+import {
+  ipAddCommand,
+  ipListCommand,
+  ipRemoveCommand,
+  keyRetireCommand,
+  keyRotateCommand,
+  merchantCreateCommand,
+  merchantListCommand,
+  webhookSecretRotateCommand,
+} from './merchants.js';
+import { migrateCommand, serveCommand, workerCommand } from './server-commands.js';
 import { signCommand } from './sign.js';
 
 /** Every command, in help order. */

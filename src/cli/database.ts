@@ -4,8 +4,8 @@
 // Only `serve` and `migrate` create the embedded database and its development key.
 import fs from 'node:fs';
 import path from 'node:path';
+import { CommandError } from '../command/registry.js';
 import type { Settings } from '../config/index.js';
-import { CommandError } from './registry.js';
 
 /** The development master key's file in the data folder (crypto/keyring.ts loadOrCreateDevKey). */
 const DEV_KEY_FILE = 'master.key';

@@ -3,11 +3,11 @@
 // line, prints help, refuses an unknown account, and maps errors to exit statuses:
 // 0 done (or help asked for), 1 refused (unknown account, bad input), 2 usage mistake.
 import { parseArgs } from 'node:util';
+import { type Command, type OptionSpecs, out, requireAccount, UsageError, usageLine, type Values } from '../command/registry.js';
 import { loadSettings, type Settings } from '../config/index.js';
 import type { Runtime } from '../runtime.js';
 import { commands, printsLinks } from './commands.js';
 import { describeDatabase, requireExistingDatabase } from './database.js';
-import { type Command, type OptionSpecs, out, requireAccount, UsageError, usageLine, type Values } from './registry.js';
 
 export { commands, UsageError };
 

@@ -2,7 +2,8 @@
 // The server is imported when `serve` runs, not when the command list is read: it loads the
 // whole application (HTTP framework, every route), half a second that `help`, `sign` or
 // `merchant list` do not need (issue 36 item 6).
-import { command, out } from './registry.js';
+import { command, out } from '../command/registry.js';
+import { exitIfStopHangs, stopRequested } from './signals.js';
 
 export const serveCommand = command({
   name: 'serve',
@@ -31,5 +32,28 @@ export const migrateCommand = command({
   async run({ runtime }) {
     await runtime();
     out('database is up to date');
+  },
+});
+
+export const workerCommand = command({
+  name: 'worker',
+  args: '',
+  about: 'the background work of serve without HTTP: notification delivery and every scheduled job',
+  details: ['Run it beside gateways started with TOLLGATE_WORKER=0; stops on SIGTERM or SIGINT.'],
+  options: {},
+  async run({ runtime }) {
+    // Every task serve runs (delivery, expiries, settlement, purges): with TOLLGATE_WORKER=0 on
+    // the HTTP processes, this process does all of it. Each task is safe beside its twins in
+    // other processes (leases and compare-and-set), so several workers may run.
+    const stop = stopRequested();
+    const rt = await runtime();
+    // No HTTP here, so no idempotency repair: the scheduler's poll and delivery (2 tasks).
+    const { backgroundWork } = await import('./background.js');
+    const background = backgroundWork(rt, { jobs: true, serving: false });
+    background.start({ keep_alive: true });
+    out(`worker running ${background.localTaskNames().length} background tasks`);
+    await stop;
+    exitIfStopHangs('the worker');
+    await background.stop();
   },
 });

@@ -2,9 +2,9 @@
 // (docs/contract.md §2), so a merchant compares their own signing step field by field (issue 9).
 // The body is read exactly as the server reads it (http/body.ts): JSON, form or XML.
 import fs from 'node:fs';
+import { CommandError, command, out, UsageError } from '../command/registry.js';
 import { canonicalString, sign } from '../crypto/signature.js';
-import { BodyParseError, parseBody } from '../http/body.js';
-import { CommandError, command, out, UsageError } from './registry.js';
+import { BodyParseError, parseBody } from '../web/body.js';
 
 /** Reads at most `limit_bytes` (+1, to tell a body that is too big). */
 async function readStdin(limit_bytes: number): Promise<Buffer> {

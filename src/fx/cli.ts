@@ -1,5 +1,5 @@
 // `tollgate fx set|list` (docs/contract.md §17): the operator's rate table for payouts.
-import { CommandError, command, out, UsageError } from '../cli/registry.js';
+import { CommandError, command, out, UsageError } from '../command/registry.js';
 import { formatRate } from './convert.js';
 import { FxError, listRates, rateFor, setRate } from './rates.js';
 import { PER_USD, SNAPSHOT_DATE } from './snapshot.js';

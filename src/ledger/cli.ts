@@ -1,6 +1,6 @@
 // Operator commands of the ledger: verify the books, show balances, set pricing; and the
 // settlement sweep of the shared scheduler (src/scheduler).
-import { command, need, out, UsageError } from '../cli/registry.js';
+import { command, need, out, UsageError } from '../command/registry.js';
 import { formatAmount } from '../money/currency.js';
 import type { JobSetup } from '../scheduler/jobs.js';
 import { type AccountBalance, accountBalances, formatBalance } from './balances.js';

@@ -1,7 +1,7 @@
 // Operator commands of the payment-methods capability: switch alternative methods per
 // account (docs/contract.md §13, §15). main.ts refuses an unknown --account before these run.
 
-import { CommandError, command, type Input, need, out, UsageError } from '../cli/registry.js';
+import { CommandError, command, type Input, need, out, UsageError } from '../command/registry.js';
 import { APM_METHODS } from './catalogue.js';
 import { enabledByDefault, methodSettings, setMethodsEnabled, UnknownMethodError } from './enablement.js';
 

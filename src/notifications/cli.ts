@@ -1,33 +1,9 @@
-// Operator commands for notifications, and `worker`: the background work of serve without HTTP.
+// Operator commands for notifications: events, their deliveries, a replay.
 
-import { backgroundWork } from '../cli/background.js';
-import { CommandError, command, need, out, UsageError } from '../cli/registry.js';
-import { exitIfStopHangs, stopRequested } from '../cli/signals.js';
+import { CommandError, command, need, out, UsageError } from '../command/registry.js';
 import { EventService } from './service.js';
 
 const iso = (ms: number | null) => (ms ? new Date(ms).toISOString() : '-');
-
-export const workerCommand = command({
-  name: 'worker',
-  args: '',
-  about: 'the background work of serve without HTTP: notification delivery and every scheduled job',
-  details: ['Run it beside gateways started with TOLLGATE_WORKER=0; stops on SIGTERM or SIGINT.'],
-  options: {},
-  async run({ runtime }) {
-    // Every task serve runs (delivery, expiries, settlement, purges): with TOLLGATE_WORKER=0 on
-    // the HTTP processes, this process does all of it. Each task is safe beside its twins in
-    // other processes (leases and compare-and-set), so several workers may run.
-    const stop = stopRequested();
-    const rt = await runtime();
-    // No HTTP here, so no idempotency repair: the scheduler's poll and delivery (2 tasks).
-    const background = backgroundWork(rt, { jobs: true, serving: false });
-    background.start({ keep_alive: true });
-    out(`worker running ${background.localTaskNames().length} background tasks`);
-    await stop;
-    exitIfStopHangs('the worker');
-    await background.stop();
-  },
-});
 
 export const eventsListCommand = command({
   name: 'events list',

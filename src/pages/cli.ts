@@ -1,7 +1,7 @@
 // Operator commands for the origins allowed to frame an account's pages (docs/contract.md §14).
 // The gateway caches an account's list for 10 seconds, so a change reaches running
 // processes within that time.
-import { command, need, out, UsageError } from '../cli/registry.js';
+import { command, need, out, UsageError } from '../command/registry.js';
 import { frameOriginsOf, MAX_FRAME_ORIGINS, publicSuffixUnderWildcard } from './frame-origins.js';
 
 const ORIGIN_HELP = [

@@ -1,6 +1,6 @@
 // `npx tollgate payouts list|show`, `beneficiaries list`, `pricing payout`, `fx markup`,
 // `balance top-up` (docs/contract.md §17).
-import { CommandError, command, need, out, UsageError } from '../cli/registry.js';
+import { CommandError, command, need, out, UsageError } from '../command/registry.js';
 import { formatAmount } from '../money/currency.js';
 import { AdminError, describePayoutPrice, listBeneficiaries, listPayouts, setMarkup, setPayoutPricing, topUp } from './admin.js';
 import { LOCAL_RAILS } from './bank.js';

@@ -1,6 +1,6 @@
 // `npx tollgate user create|list|disable|enable|reset` (docs/contract.md §19): portal users. The
 // first user of a merchant is made here; the command prints a one-time set-password link.
-import { CommandError, command, need, out, UsageError } from '../cli/registry.js';
+import { CommandError, command, need, out, UsageError } from '../command/registry.js';
 import { PORTAL_ROLES, type PortalRole } from './tables.js';
 import { PortalUserError, PortalUsers, SETUP_LINK_MS } from './users.js';
 

@@ -1,5 +1,5 @@
 // Operator commands of the risk capability (docs/contract.md §10, §13).
-import { asUsage, command, need, out, UsageError } from '../cli/registry.js';
+import { asUsage, command, need, out, UsageError } from '../command/registry.js';
 import { addToBlocklist, listBlocklist, parseBlocklistType, removeFromBlocklist, setThresholds, thresholdsFor } from './settings.js';
 
 const TYPE = { type: { type: 'string' } } as const;

@@ -1,6 +1,6 @@
 // `tollgate subscriptions list|show|cancel` (issue 11): an operator's view of an account's
 // subscriptions, and the same cancel the API does (one domain path).
-import { CommandError, command, need, out, UsageError } from '../cli/registry.js';
+import { CommandError, command, need, out, UsageError } from '../command/registry.js';
 import { formatAmount } from '../money/currency.js';
 import { accountPaymentsQuery } from '../payments/reader.js';
 import { PAYMENT_STATUS_CODE } from '../payments/states.js';

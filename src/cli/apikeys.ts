@@ -1,6 +1,7 @@
 // `npx tollgate apikey create|list|revoke` (docs/contract.md §18): generic-interface keys per account.
-import { CommandError, command, need, out } from '../cli/registry.js';
-import { ApiKeyError } from './service.js';
+
+import { ApiKeyError } from '../apikeys/service.js';
+import { CommandError, command, need, out } from '../command/registry.js';
 
 export const apikeyCreateCommand = command({
   name: 'apikey create',

@@ -1,6 +1,6 @@
 // Operator commands for merchants and their accounts: create, list, keys, webhook secrets,
 // IP allow-lists (docs/contract.md §2, §3, §13).
-import { command, need, out, UsageError } from '../cli/registry.js';
+import { command, need, out, UsageError } from '../command/registry.js';
 
 export const merchantCreateCommand = command({
   name: 'merchant create',

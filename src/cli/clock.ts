@@ -1,9 +1,9 @@
 // `tollgate clock advance|show` (docs/contract.md §16): move a test account's clock and run what
-// falls due on the way, in order.
+// falls due on the way, in order. Here with serve and worker, above the capabilities: an advance
+// runs every capability's jobs (background.ts's list).
 
-import { createScheduler } from '../cli/background.js';
-import { CommandError, command, need, out, UsageError } from '../cli/registry.js';
-import { advanceClock, ClockError, clockOf, parseDuration, parseInstant } from './clock.js';
+import { CommandError, command, need, out, UsageError } from '../command/registry.js';
+import { advanceClock, ClockError, clockOf, parseDuration, parseInstant } from '../scheduler/clock.js';
 
 export const clockAdvanceCommand = command({
   name: 'clock advance',
@@ -31,6 +31,8 @@ export const clockAdvanceCommand = command({
       to_ms = (await clockOf(rt.store, account_id, real_now)) + d;
     }
     try {
+      // Every job kind runs on the way (the whole list: background.ts), loaded only by this command.
+      const { createScheduler } = await import('./background.js');
       const r = await advanceClock(rt.store, createScheduler(rt), account_id, to_ms, real_now);
       if (values.json) return out(JSON.stringify({ ...r, from: new Date(r.from_ms).toISOString(), to: new Date(r.to_ms).toISOString() }));
       out(

@@ -4,7 +4,7 @@
 // Each command declares its options; main.ts parses them, answers `--help`, and refuses an
 // unknown `--account` before the command runs (issue 9).
 import type { Settings } from '../config/index.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../web/context.js';
 
 export interface OptionSpec {
   type: 'string' | 'boolean';
