@@ -110,7 +110,9 @@ async function reader(db: FreshDatabase): Promise<Reader> {
     const raw = new Database(db.file as string, { readonly: true, fileMustExist: true });
     return {
       rows: async <T>(sql: string, params: unknown[]) => raw.prepare(sql).all(...params) as T[],
-      close: async () => raw.close(),
+      close: async () => {
+        raw.close();
+      },
     };
   }
   const c = new pg.Client({ connectionString: db.url });

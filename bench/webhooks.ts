@@ -70,7 +70,38 @@ async function waitAll(total: number, timeout_ms: number): Promise<void> {
   while (received.size < total && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
 }
 
-const worker = () => new DeliveryWorker({ store: rt.store, merchants: rt.merchants, allow_private: true, timeout_ms: 10_000, poll_ms: 100, concurrency: 32 });
+/**
+ * A delivery worker run as `serve` runs it (notifications/tasks.ts): a tick every 100 ms, at once
+ * while events keep coming and whenever a delivery ends; `stop` lets the attempts in flight end.
+ */
+function worker(): { start(): void; stop(): Promise<void> } {
+  let stopped = false;
+  let wake = () => {};
+  const w = new DeliveryWorker({ store: rt.store, merchants: rt.merchants, allow_private: true, timeout_ms: 10_000, concurrency: 32, wake: () => wake() });
+  let loop: Promise<void> = Promise.resolve();
+  return {
+    start() {
+      loop = (async () => {
+        while (!stopped) {
+          if (await w.tick()) continue;
+          await new Promise<void>((resolve) => {
+            const t = setTimeout(resolve, 100);
+            wake = () => {
+              clearTimeout(t);
+              resolve();
+            };
+          });
+        }
+      })();
+    },
+    async stop() {
+      stopped = true;
+      wake();
+      await loop;
+      await w.settle();
+    },
+  };
+}
 
 // 1. Backlog: N events committed, then one worker drains them.
 for (let b = 0; b < N / 100; b++) await produce(100, b);
