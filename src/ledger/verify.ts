@@ -22,18 +22,28 @@ const PAGE = 500;
 
 const REFUND_REASONS = ['refund', 'refund_pending', 'refund_failed'];
 
+type Note = (p: string) => void;
+
 export async function verifyLedger(db: Kysely<DB>): Promise<VerifyReport> {
   const problems: string[] = [];
-  const note = (p: string) => {
+  const note: Note = (p) => {
     if (problems.length < MAX_PROBLEMS) problems.push(p);
   };
-  const sum = sql<number>`sum(amount_minor)`;
-
   const counts = await db
     .selectFrom('ledger_entries')
     .select([sql<number>`count(*)`.as('entries'), sql<number>`count(distinct posting_id)`.as('postings')])
     .executeTakeFirstOrThrow();
+  await checkPostings(db, note);
+  await checkBalances(db, note);
+  const payments = await verifyPayments(db, note);
+  const payouts = await verifyPayouts(db, note);
+  const transfers = await verifyTransfers(db, note);
+  return { ok: problems.length === 0, postings: Number(counts.postings), entries: Number(counts.entries), payments, payouts, transfers, problems };
+}
 
+/** Each posting sums to zero, has two entries or more, and its entries name its account and currency; each currency sums to zero. */
+async function checkPostings(db: Kysely<DB>, note: Note): Promise<void> {
+  const sum = sql<number>`sum(amount_minor)`;
   const unbalanced = await db
     .selectFrom('ledger_entries')
     .select(['posting_id', sum.as('total')])
@@ -68,11 +78,13 @@ export async function verifyLedger(db: Kysely<DB>): Promise<VerifyReport> {
     .groupBy('currency')
     .execute();
   for (const c of currencies) if (Number(c.total) !== 0) note(`currency ${c.currency} sums to ${c.total}, not 0`);
+}
 
-  // Materialised balances against the entries, both ways.
+/** Materialised balances against the entries, both ways. */
+async function checkBalances(db: Kysely<DB>, note: Note): Promise<void> {
   const derived = await db
     .selectFrom('ledger_entries')
-    .select(['account_id', 'currency', 'ledger_account', sum.as('total')])
+    .select(['account_id', 'currency', 'ledger_account', sql<number>`sum(amount_minor)`.as('total')])
     .groupBy(['account_id', 'currency', 'ledger_account'])
     .execute();
   const stored = await db
@@ -85,8 +97,10 @@ export async function verifyLedger(db: Kysely<DB>): Promise<VerifyReport> {
   const derivedBy = new Map(derived.map((r) => [key(r), Number(r.total)]));
   for (const [k, v] of derivedBy) if ((storedBy.get(k) ?? 0) !== v) note(`balance ${k} is ${storedBy.get(k) ?? 0} but its entries sum to ${v}`);
   for (const [k, v] of storedBy) if (!derivedBy.has(k) && v !== 0) note(`balance ${k} is ${v} but has no entries`);
+}
 
-  // The ledger against the payments table, a page of payments at a time.
+/** The ledger against the payments table, a page of payments at a time; returns how many payments it read. */
+async function verifyPayments(db: Kysely<DB>, note: Note): Promise<number> {
   let payments = 0;
   let after = '';
   for (let page = 0; page < 1_000_000; page++) {
@@ -111,27 +125,48 @@ export async function verifyLedger(db: Kysely<DB>): Promise<VerifyReport> {
       )
       .groupBy(['e.transaction_id', 'e.ledger_account', 'p.reason'])
       .execute();
-    const got = new Map<string, { held: number; captured: number; refunded: number }>();
-    for (const s of sums) {
-      const g = got.get(s.transaction_id) ?? { held: 0, captured: 0, refunded: 0 };
-      const total = Number(s.total);
-      if (s.ledger_account === 'customer_holds') g.held += total;
-      if (s.ledger_account === 'merchant_pending' && s.reason === 'capture') g.captured += total;
-      if (s.ledger_account === 'merchant_available' && REFUND_REASONS.includes(s.reason)) g.refunded -= total;
-      got.set(s.transaction_id, g);
-    }
-    for (const r of rows) {
-      const g = got.get(r.transaction_id) ?? { held: 0, captured: 0, refunded: 0 };
-      if (g.held !== Number(r.authorised_minor)) note(`payment ${r.transaction_id}: holds post ${g.held}, the payment holds ${r.authorised_minor}`);
-      if (g.captured !== Number(r.captured_minor)) note(`payment ${r.transaction_id}: captures post ${g.captured}, the payment captured ${r.captured_minor}`);
-      if (g.refunded !== Number(r.refunded_minor)) note(`payment ${r.transaction_id}: refunds post ${g.refunded}, the payment refunded ${r.refunded_minor}`);
-    }
+    comparePayments(rows, sums, note);
   }
+  return payments;
+}
 
-  // The ledger against the payouts table (src/payouts/ledger.ts): funds stay reserved exactly
-  // while a payout may still be paid; a completed one paid its fee and the beneficiary.
+interface PaymentAmounts {
+  transaction_id: string;
+  authorised_minor: number;
+  captured_minor: number;
+  refunded_minor: number;
+}
+
+/** What a page of payments' postings held, captured and refunded against what each payment says. */
+function comparePayments(
+  rows: PaymentAmounts[],
+  sums: Array<{ transaction_id: string; ledger_account: string; reason: string; total: number }>,
+  note: Note,
+): void {
+  const got = new Map<string, { held: number; captured: number; refunded: number }>();
+  for (const s of sums) {
+    const g = got.get(s.transaction_id) ?? { held: 0, captured: 0, refunded: 0 };
+    const total = Number(s.total);
+    if (s.ledger_account === 'customer_holds') g.held += total;
+    if (s.ledger_account === 'merchant_pending' && s.reason === 'capture') g.captured += total;
+    if (s.ledger_account === 'merchant_available' && REFUND_REASONS.includes(s.reason)) g.refunded -= total;
+    got.set(s.transaction_id, g);
+  }
+  for (const r of rows) {
+    const g = got.get(r.transaction_id) ?? { held: 0, captured: 0, refunded: 0 };
+    if (g.held !== Number(r.authorised_minor)) note(`payment ${r.transaction_id}: holds post ${g.held}, the payment holds ${r.authorised_minor}`);
+    if (g.captured !== Number(r.captured_minor)) note(`payment ${r.transaction_id}: captures post ${g.captured}, the payment captured ${r.captured_minor}`);
+    if (g.refunded !== Number(r.refunded_minor)) note(`payment ${r.transaction_id}: refunds post ${g.refunded}, the payment refunded ${r.refunded_minor}`);
+  }
+}
+
+/**
+ * The ledger against the payouts table (src/payouts/ledger.ts), a page of payouts at a time;
+ * returns how many payouts it read.
+ */
+async function verifyPayouts(db: Kysely<DB>, note: Note): Promise<number> {
   let payouts = 0;
-  after = '';
+  let after = '';
   for (let page = 0; page < 1_000_000; page++) {
     const rows = await db
       .selectFrom('payouts')
@@ -145,7 +180,7 @@ export async function verifyLedger(db: Kysely<DB>): Promise<VerifyReport> {
     after = rows[rows.length - 1]!.transaction_id;
     const sums = await db
       .selectFrom('ledger_entries')
-      .select(['transaction_id', 'ledger_account', 'currency', sum.as('total')])
+      .select(['transaction_id', 'ledger_account', 'currency', sql<number>`sum(amount_minor)`.as('total')])
       .where(
         'transaction_id',
         'in',
@@ -155,26 +190,37 @@ export async function verifyLedger(db: Kysely<DB>): Promise<VerifyReport> {
       .execute();
     const posted = new Map(sums.map((x) => [`${x.transaction_id}/${x.ledger_account}/${x.currency}`, Number(x.total)]));
     for (const r of rows) {
-      const at = (ledger_account: string, currency: string) => posted.get(`${r.transaction_id}/${ledger_account}/${currency}`) ?? 0;
-      const debit = Number(r.amount_payer_pays) + Number(r.fee_amount);
-      const open = r.status === 'SCHEDULED' || r.status === 'PROCESSING';
-      const done = r.status === 'COMPLETED';
-      const want: Array<[string, string, number]> = [
-        ['payouts_reserved', r.source_currency, open ? debit : 0],
-        ['merchant_available', r.source_currency, open || done ? -debit : 0],
-        ['fees', r.source_currency, done ? Number(r.fee_amount) : 0],
-        ['processor_clearing', r.payment_currency, done ? Number(r.amount_beneficiary_receives) : 0],
-      ];
-      for (const [ledger_account, currency, amount] of want) {
-        const got = at(ledger_account, currency);
+      for (const [ledger_account, currency, amount] of payoutPostings(r)) {
+        const got = posted.get(`${r.transaction_id}/${ledger_account}/${currency}`) ?? 0;
         if (got !== amount) note(`payout ${r.transaction_id} (${r.status}): ${ledger_account} ${currency} posts ${got}, expected ${amount}`);
       }
     }
   }
+  return payouts;
+}
 
-  const transfers = await verifyTransfers(db, note);
-
-  return { ok: problems.length === 0, postings: Number(counts.postings), entries: Number(counts.entries), payments, payouts, transfers, problems };
+/**
+ * What a payout in its status must have posted, per (ledger account, currency): funds stay
+ * reserved exactly while a payout may still be paid; a completed one paid its fee and the
+ * beneficiary.
+ */
+function payoutPostings(r: {
+  status: string;
+  source_currency: string;
+  payment_currency: string;
+  amount_payer_pays: number;
+  amount_beneficiary_receives: number;
+  fee_amount: number;
+}): Array<[string, string, number]> {
+  const debit = Number(r.amount_payer_pays) + Number(r.fee_amount);
+  const open = r.status === 'SCHEDULED' || r.status === 'PROCESSING';
+  const done = r.status === 'COMPLETED';
+  return [
+    ['payouts_reserved', r.source_currency, open ? debit : 0],
+    ['merchant_available', r.source_currency, open || done ? -debit : 0],
+    ['fees', r.source_currency, done ? Number(r.fee_amount) : 0],
+    ['processor_clearing', r.payment_currency, done ? Number(r.amount_beneficiary_receives) : 0],
+  ];
 }
 
 /**
@@ -187,29 +233,8 @@ export async function verifyLedger(db: Kysely<DB>): Promise<VerifyReport> {
  * each reversal moves its own amount back; no such posting names a transfer or reversal
  * that does not exist.
  */
-async function verifyTransfers(db: Kysely<DB>, note: (p: string) => void): Promise<number> {
-  const sum = sql<number>`sum(e.amount_minor)`;
-  const orphans = await db
-    .selectFrom('ledger_postings as p')
-    .leftJoin('transfers as t', 't.id', 'p.ref')
-    .leftJoin('transfer_reversals as r', 'r.id', 'p.ref')
-    .select(['p.posting_id', 'p.reason', 'p.ref'])
-    .where((eb) =>
-      eb.or([eb.and([eb('p.reason', '=', 'transfer'), eb('t.id', 'is', null)]), eb.and([eb('p.reason', '=', 'transfer_reversal'), eb('r.id', 'is', null)])]),
-    )
-    .limit(MAX_PROBLEMS)
-    .execute();
-  for (const o of orphans) note(`posting ${o.posting_id} (${o.reason}) names ${o.ref || 'nothing'}, which is not a transfer or reversal`);
-  // A reversal row whose transfer is gone would escape the per-transfer pages below.
-  const strays = await db
-    .selectFrom('transfer_reversals as r')
-    .leftJoin('transfers as t', 't.id', 'r.transfer_id')
-    .select(['r.id', 'r.transfer_id'])
-    .where('t.id', 'is', null)
-    .limit(MAX_PROBLEMS)
-    .execute();
-  for (const r of strays) note(`reversal ${r.id} names transfer ${r.transfer_id}, which does not exist`);
-
+async function verifyTransfers(db: Kysely<DB>, note: Note): Promise<number> {
+  await checkTransferReferences(db, note);
   let transfers = 0;
   let after = '';
   for (let page = 0; page < 1_000_000; page++) {
@@ -225,63 +250,116 @@ async function verifyTransfers(db: Kysely<DB>, note: (p: string) => void): Promi
     after = rows[rows.length - 1]!.id;
     const ids = rows.map((r) => r.id);
     const reversals = await db.selectFrom('transfer_reversals').select(['id', 'transfer_id', 'amount_minor']).where('transfer_id', 'in', ids).execute();
-    // What each transfer's own posting and each reversal's postings moved, per (account, currency, ledger account).
-    const own = await db
-      .selectFrom('ledger_entries as e')
-      .innerJoin('ledger_postings as p', 'p.posting_id', 'e.posting_id')
-      .select(['p.ref as ref', 'e.account_id', 'e.currency', 'e.ledger_account', sum.as('total')])
-      .where('p.reason', '=', 'transfer')
-      .where('p.ref', 'in', ids)
-      .groupBy(['p.ref', 'e.account_id', 'e.currency', 'e.ledger_account'])
-      .execute();
-    const back = await db
-      .selectFrom('ledger_entries as e')
-      .innerJoin('ledger_postings as p', 'p.posting_id', 'e.posting_id')
-      .innerJoin('transfer_reversals as r', 'r.id', 'p.ref')
-      .select(['p.ref as ref', 'r.transfer_id', 'e.account_id', 'e.currency', 'e.ledger_account', sum.as('total')])
-      .where('p.reason', '=', 'transfer_reversal')
-      .where('r.transfer_id', 'in', ids)
-      .groupBy(['p.ref', 'r.transfer_id', 'e.account_id', 'e.currency', 'e.ledger_account'])
-      .execute();
-    const key = (account_id: string, currency: string, ledger_account: string) => `${account_id}/${currency}/${ledger_account}`;
-    const posted = new Map<string, Map<string, number>>();
-    const add = (of: string, k: string, amount: number) => {
-      const m = posted.get(of) ?? new Map<string, number>();
-      m.set(k, (m.get(k) ?? 0) + amount);
-      posted.set(of, m);
-    };
-    for (const x of own) add(x.ref, key(x.account_id, x.currency, x.ledger_account), Number(x.total));
-    for (const x of back) {
-      add(x.transfer_id, key(x.account_id, x.currency, x.ledger_account), Number(x.total));
-      add(x.ref, key(x.account_id, x.currency, x.ledger_account), Number(x.total));
-    }
-    const reversedRows = new Map<string, number>();
-    for (const r of reversals) reversedRows.set(r.transfer_id, (reversedRows.get(r.transfer_id) ?? 0) + Number(r.amount_minor));
-
-    /** The four lines a movement of n from `from` to `to` posts, and nothing else. */
-    const compare = (what: string, got: Map<string, number> | undefined, from: string, to: string, currency: string, n: number) => {
-      const want = new Map([
-        [key(from, currency, 'merchant_available'), -n],
-        [key(from, currency, 'connect_transfers'), n],
-        [key(to, currency, 'connect_transfers'), -n],
-        [key(to, currency, 'merchant_available'), n],
-      ]);
-      for (const [k, amount] of want) if ((got?.get(k) ?? 0) !== amount) note(`${what}: ${k} posts ${got?.get(k) ?? 0}, expected ${amount}`);
-      for (const [k, amount] of got ?? []) if (!want.has(k) && amount !== 0) note(`${what}: ${k} posts ${amount}, expected nothing`);
-    };
-    const byTransfer = new Map(rows.map((r) => [r.id, r]));
-    for (const r of rows) {
-      const amount = Number(r.amount_minor);
-      const reversed = Number(r.reversed_minor);
-      if (reversed < 0 || reversed > amount) note(`transfer ${r.id}: reversed ${reversed} is outside 0 … ${amount}`);
-      const sumRows = reversedRows.get(r.id) ?? 0;
-      if (sumRows !== reversed) note(`transfer ${r.id}: its reversals sum to ${sumRows}, the transfer says ${reversed} reversed`);
-      compare(`transfer ${r.id}`, posted.get(r.id), r.platform_account_id, r.destination, r.currency, amount - reversed);
-    }
-    for (const v of reversals) {
-      const t = byTransfer.get(v.transfer_id)!;
-      compare(`reversal ${v.id} of ${t.id}`, posted.get(v.id), t.destination, t.platform_account_id, t.currency, Number(v.amount_minor));
-    }
+    compareTransfers(rows, reversals, await transferPostings(db, ids), note);
   }
   return transfers;
+}
+
+/** No `transfer` or `transfer_reversal` posting names a transfer or reversal that does not exist, and no reversal a missing transfer. */
+async function checkTransferReferences(db: Kysely<DB>, note: Note): Promise<void> {
+  const orphans = await db
+    .selectFrom('ledger_postings as p')
+    .leftJoin('transfers as t', 't.id', 'p.ref')
+    .leftJoin('transfer_reversals as r', 'r.id', 'p.ref')
+    .select(['p.posting_id', 'p.reason', 'p.ref'])
+    .where((eb) =>
+      eb.or([eb.and([eb('p.reason', '=', 'transfer'), eb('t.id', 'is', null)]), eb.and([eb('p.reason', '=', 'transfer_reversal'), eb('r.id', 'is', null)])]),
+    )
+    .limit(MAX_PROBLEMS)
+    .execute();
+  for (const o of orphans) note(`posting ${o.posting_id} (${o.reason}) names ${o.ref || 'nothing'}, which is not a transfer or reversal`);
+  // A reversal row whose transfer is gone would escape the per-transfer pages of verifyTransfers.
+  const strays = await db
+    .selectFrom('transfer_reversals as r')
+    .leftJoin('transfers as t', 't.id', 'r.transfer_id')
+    .select(['r.id', 'r.transfer_id'])
+    .where('t.id', 'is', null)
+    .limit(MAX_PROBLEMS)
+    .execute();
+  for (const r of strays) note(`reversal ${r.id} names transfer ${r.transfer_id}, which does not exist`);
+}
+
+const movementKey = (account_id: string, currency: string, ledger_account: string) => `${account_id}/${currency}/${ledger_account}`;
+
+/**
+ * What each transfer's own posting and each reversal's postings moved, per (account, currency,
+ * ledger account), keyed by transfer id and by reversal id: a transfer's line holds its own
+ * posting plus its reversals', a reversal's only its own.
+ */
+async function transferPostings(db: Kysely<DB>, ids: string[]): Promise<Map<string, Map<string, number>>> {
+  const sum = sql<number>`sum(e.amount_minor)`;
+  const own = await db
+    .selectFrom('ledger_entries as e')
+    .innerJoin('ledger_postings as p', 'p.posting_id', 'e.posting_id')
+    .select(['p.ref as ref', 'e.account_id', 'e.currency', 'e.ledger_account', sum.as('total')])
+    .where('p.reason', '=', 'transfer')
+    .where('p.ref', 'in', ids)
+    .groupBy(['p.ref', 'e.account_id', 'e.currency', 'e.ledger_account'])
+    .execute();
+  const back = await db
+    .selectFrom('ledger_entries as e')
+    .innerJoin('ledger_postings as p', 'p.posting_id', 'e.posting_id')
+    .innerJoin('transfer_reversals as r', 'r.id', 'p.ref')
+    .select(['p.ref as ref', 'r.transfer_id', 'e.account_id', 'e.currency', 'e.ledger_account', sum.as('total')])
+    .where('p.reason', '=', 'transfer_reversal')
+    .where('r.transfer_id', 'in', ids)
+    .groupBy(['p.ref', 'r.transfer_id', 'e.account_id', 'e.currency', 'e.ledger_account'])
+    .execute();
+  const posted = new Map<string, Map<string, number>>();
+  const add = (of: string, k: string, amount: number) => {
+    const m = posted.get(of) ?? new Map<string, number>();
+    m.set(k, (m.get(k) ?? 0) + amount);
+    posted.set(of, m);
+  };
+  for (const x of own) add(x.ref, movementKey(x.account_id, x.currency, x.ledger_account), Number(x.total));
+  for (const x of back) {
+    add(x.transfer_id, movementKey(x.account_id, x.currency, x.ledger_account), Number(x.total));
+    add(x.ref, movementKey(x.account_id, x.currency, x.ledger_account), Number(x.total));
+  }
+  return posted;
+}
+
+interface TransferRow {
+  id: string;
+  platform_account_id: string;
+  destination: string;
+  currency: string;
+  amount_minor: number;
+  reversed_minor: number;
+}
+
+/** A page of transfers and their reversals against their rows and what they posted. */
+function compareTransfers(
+  rows: TransferRow[],
+  reversals: Array<{ id: string; transfer_id: string; amount_minor: number }>,
+  posted: Map<string, Map<string, number>>,
+  note: Note,
+): void {
+  const reversedRows = new Map<string, number>();
+  for (const r of reversals) reversedRows.set(r.transfer_id, (reversedRows.get(r.transfer_id) ?? 0) + Number(r.amount_minor));
+  const byTransfer = new Map(rows.map((r) => [r.id, r]));
+  for (const r of rows) {
+    const amount = Number(r.amount_minor);
+    const reversed = Number(r.reversed_minor);
+    if (reversed < 0 || reversed > amount) note(`transfer ${r.id}: reversed ${reversed} is outside 0 … ${amount}`);
+    const sumRows = reversedRows.get(r.id) ?? 0;
+    if (sumRows !== reversed) note(`transfer ${r.id}: its reversals sum to ${sumRows}, the transfer says ${reversed} reversed`);
+    compareMovement(`transfer ${r.id}`, posted.get(r.id), r.platform_account_id, r.destination, r.currency, amount - reversed, note);
+  }
+  for (const v of reversals) {
+    const t = byTransfer.get(v.transfer_id)!;
+    compareMovement(`reversal ${v.id} of ${t.id}`, posted.get(v.id), t.destination, t.platform_account_id, t.currency, Number(v.amount_minor), note);
+  }
+}
+
+/** The four lines a movement of n from `from` to `to` posts, and nothing else. */
+function compareMovement(what: string, got: Map<string, number> | undefined, from: string, to: string, currency: string, n: number, note: Note): void {
+  const want = new Map([
+    [movementKey(from, currency, 'merchant_available'), -n],
+    [movementKey(from, currency, 'connect_transfers'), n],
+    [movementKey(to, currency, 'connect_transfers'), -n],
+    [movementKey(to, currency, 'merchant_available'), n],
+  ]);
+  for (const [k, amount] of want) if ((got?.get(k) ?? 0) !== amount) note(`${what}: ${k} posts ${got?.get(k) ?? 0}, expected ${amount}`);
+  for (const [k, amount] of got ?? []) if (!want.has(k) && amount !== 0) note(`${what}: ${k} posts ${amount}, expected nothing`);
 }
