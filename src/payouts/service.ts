@@ -107,6 +107,34 @@ export async function loadBeneficiary(deps: Pick<Deps, 'store' | 'keyring'>, acc
 
 async function check(deps: PayoutDeps, account: AccountRow, body: PayoutRequest, request_hash: string, now_ms: number): Promise<Checked> {
   const payment_method = body.payment_method as 'LOCAL' | 'SWIFT';
+  const amount = checkAmounts(body, payment_method);
+  const date = checkPaymentDate(body.payment_date, now_ms);
+  const { beneficiary, saved } = await beneficiaryOf(deps, account, body);
+  checkParty('beneficiary', beneficiary, now_ms, true);
+  checkParty('payer', body.payer, now_ms, false);
+  const raw: BankDetailsInput | undefined = beneficiary.bank_details;
+  if (raw && !raw.account_name) throw invalid('beneficiary.bank_details.account_name', 'is required: the name the bank account is held in');
+  const bank = checkBankDetails(raw, { payment_currency: body.payment_currency, payment_method, fallback_country: beneficiary.address?.country_code });
+  const fee_paid_by = (body.fee_paid_by ?? 'PAYER') as 'PAYER' | 'BENEFICIARY';
+  const swift_charge_option = (body.swift_charge_option ?? 'SHARED') as 'SHARED' | 'PAYER';
+  const priced = await priceRequest(deps, account, body, { amount, payment_method, fee_paid_by, swift_charge_option });
+  return {
+    request_hash,
+    beneficiary,
+    saved,
+    bank: connectorAccount(bank),
+    local_clearing_system: bank.local_clearing_system,
+    payment_method,
+    fee_paid_by,
+    swift_charge_option,
+    payment_date: date.payment_date,
+    dispatch_at: date.payment_date === date.today ? now_ms : date.day_ms,
+    ...priced,
+  };
+}
+
+/** Currencies known, exactly one of payment_amount and source_amount and in its currency's minor units, swift_charge_option only on SWIFT. */
+function checkAmounts(body: PayoutRequest, payment_method: 'LOCAL' | 'SWIFT'): { payment_minor: number } | { source_minor: number } {
   requireCurrency('source_currency', body.source_currency);
   requireCurrency('payment_currency', body.payment_currency);
   if (body.payment_amount === undefined && body.source_amount === undefined) {
@@ -118,83 +146,81 @@ async function check(deps: PayoutDeps, account: AccountRow, body: PayoutRequest,
   const payment_minor = body.payment_amount !== undefined ? amountField('payment_amount', body.payment_amount, body.payment_currency) : undefined;
   const source_minor = body.source_amount !== undefined ? amountField('source_amount', body.source_amount, body.source_currency) : undefined;
   if (body.swift_charge_option !== undefined && payment_method !== 'SWIFT') throw invalid('swift_charge_option', 'applies to SWIFT payouts only');
+  return payment_minor !== undefined ? { payment_minor } : { source_minor: source_minor as number };
+}
 
+/** The payment_date (today when not sent): a real date, not past, at most MAX_SCHEDULE_DAYS ahead. */
+function checkPaymentDate(sent: string | undefined, now_ms: number): { today: string; payment_date: string; day_ms: number } {
   const today = utcDate(now_ms);
-  const payment_date = body.payment_date ?? today;
+  const payment_date = sent ?? today;
   const day_ms = parseDate('payment_date', payment_date);
   if (payment_date < today) throw invalid('payment_date', `is in the past (today is ${today} UTC)`);
   if (day_ms > Date.parse(`${today}T00:00:00Z`) + MAX_SCHEDULE_DAYS * DAY_MS) throw invalid('payment_date', `is more than ${MAX_SCHEDULE_DAYS} days ahead`);
+  return { today, payment_date, day_ms };
+}
 
-  // The beneficiary: sent, or saved by an earlier payout.
-  let beneficiary: BeneficiaryInput;
-  let saved: Checked['saved'];
+/** The beneficiary: sent (saved already when its fingerprint is known, else to be saved), or saved by an earlier payout. */
+async function beneficiaryOf(deps: PayoutDeps, account: AccountRow, body: PayoutRequest): Promise<{ beneficiary: BeneficiaryInput; saved: Checked['saved'] }> {
   if (body.beneficiary !== undefined && body.beneficiary_id !== undefined) throw invalid('beneficiary_id', 'cannot be sent together with beneficiary');
   if (body.beneficiary_id !== undefined) {
     const found = await loadBeneficiary(deps, account.account_id, body.beneficiary_id);
     if (!found) throw invalid('beneficiary_id', 'is not a beneficiary saved on this account');
-    beneficiary = found;
-    saved = { beneficiary_id: body.beneficiary_id, fingerprint: '', existing: true };
-  } else if (body.beneficiary !== undefined) {
-    beneficiary = body.beneficiary;
-    const fingerprint = deps.keyring.fingerprint(`beneficiary:${stableBody(beneficiary)}`);
-    const known = await deps.store.db
-      .selectFrom('beneficiaries')
-      .select('beneficiary_id')
-      .where('account_id', '=', account.account_id)
-      .where('fingerprint', '=', fingerprint)
-      .executeTakeFirst();
-    saved = known
-      ? { beneficiary_id: known.beneficiary_id, fingerprint, existing: true }
-      : { beneficiary_id: newId('beneficiary'), fingerprint, existing: false };
-  } else {
-    throw invalid('beneficiary', 'is required (or the beneficiary_id of a saved one)');
+    return { beneficiary: found, saved: { beneficiary_id: body.beneficiary_id, fingerprint: '', existing: true } };
   }
-  checkParty('beneficiary', beneficiary, now_ms, true);
-  checkParty('payer', body.payer, now_ms, false);
-  const raw: BankDetailsInput | undefined = beneficiary.bank_details;
-  if (raw && !raw.account_name) throw invalid('beneficiary.bank_details.account_name', 'is required: the name the bank account is held in');
-  const bank = checkBankDetails(raw, { payment_currency: body.payment_currency, payment_method, fallback_country: beneficiary.address?.country_code });
+  if (body.beneficiary === undefined) throw invalid('beneficiary', 'is required (or the beneficiary_id of a saved one)');
+  const beneficiary = body.beneficiary;
+  const fingerprint = deps.keyring.fingerprint(`beneficiary:${stableBody(beneficiary)}`);
+  const known = await deps.store.db
+    .selectFrom('beneficiaries')
+    .select('beneficiary_id')
+    .where('account_id', '=', account.account_id)
+    .where('fingerprint', '=', fingerprint)
+    .executeTakeFirst();
+  const saved = known
+    ? { beneficiary_id: known.beneficiary_id, fingerprint, existing: true }
+    : { beneficiary_id: newId('beneficiary'), fingerprint, existing: false };
+  return { beneficiary, saved };
+}
 
-  // FX and fees.
+/** FX and fees: the market rate with the account's markup, its price for the method, and the quote (quote.ts). */
+async function priceRequest(
+  deps: PayoutDeps,
+  account: AccountRow,
+  body: PayoutRequest,
+  terms: {
+    amount: { payment_minor: number } | { source_minor: number };
+    payment_method: 'LOCAL' | 'SWIFT';
+    fee_paid_by: 'PAYER' | 'BENEFICIARY';
+    swift_charge_option: 'SHARED' | 'PAYER';
+  },
+): Promise<Pick<Checked, 'amounts' | 'fx_rate' | 'fx_source'>> {
   const market = await rateFor(deps.store.db, body.source_currency, body.payment_currency);
   if (!market) throw invalid('payment_currency', `no exchange rate from ${body.source_currency} to ${body.payment_currency} is configured`);
   const markup = body.source_currency === body.payment_currency ? 0 : await markupOf(deps.store, account.account_id);
   const rate = applyMarkup(market.rate, markup);
-  const price = await priceOf(deps.store, account.account_id, body.source_currency, payment_method);
-  const fee_paid_by = (body.fee_paid_by ?? 'PAYER') as 'PAYER' | 'BENEFICIARY';
-  const swift_charge_option = (body.swift_charge_option ?? 'SHARED') as 'SHARED' | 'PAYER';
+  const price = await priceOf(deps.store, account.account_id, body.source_currency, terms.payment_method);
   const q = quotePayout({
     source_currency: body.source_currency,
     payment_currency: body.payment_currency,
     rate,
-    ...(payment_minor !== undefined ? { payment_minor } : { source_minor: source_minor as number }),
-    fee_paid_by,
-    payment_method,
-    swift_charge_option,
+    ...terms.amount,
+    fee_paid_by: terms.fee_paid_by,
+    payment_method: terms.payment_method,
+    swift_charge_option: terms.swift_charge_option,
     price,
   });
   if (!q.ok) throw invalid(q.field, q.problem);
+  return { amounts: q.quote, fx_rate: formatRate(rate), fx_source: market.source };
+}
 
+/** The checked bank details as the connector takes them. */
+function connectorAccount(bank: ReturnType<typeof checkBankDetails>): PayoutInput['account'] {
   return {
-    request_hash,
-    beneficiary,
-    saved,
-    bank: {
-      country: bank.country,
-      // The IBAN, when there is one, is the account: an account_number beside it is not sent on.
-      ...(bank.iban ? { iban: bank.iban } : bank.account_number ? { account_number: bank.account_number } : {}),
-      ...(bank.swift_code ? { swift_code: bank.swift_code } : {}),
-      ...(bank.bank_code ? { bank_code: bank.bank_code } : {}),
-    },
-    local_clearing_system: bank.local_clearing_system,
-    payment_method,
-    fee_paid_by,
-    swift_charge_option,
-    payment_date,
-    dispatch_at: payment_date === today ? now_ms : day_ms,
-    amounts: q.quote,
-    fx_rate: formatRate(rate),
-    fx_source: market.source,
+    country: bank.country,
+    // The IBAN, when there is one, is the account: an account_number beside it is not sent on.
+    ...(bank.iban ? { iban: bank.iban } : bank.account_number ? { account_number: bank.account_number } : {}),
+    ...(bank.swift_code ? { swift_code: bank.swift_code } : {}),
+    ...(bank.bank_code ? { bank_code: bank.bank_code } : {}),
   };
 }
 
@@ -272,16 +298,35 @@ export async function createPayout(deps: PayoutDeps, account: AccountRow, sent: 
   const processor = processorOf(deps, account);
   const c = await check(deps, account, body, request_hash, now_ms);
   if (!processor.inline) throw new ApiError('1016', `the connector ${processor.name} needs the two-phase payout form, which is not built yet`);
+  const row = newPayoutRow(account, body, c, now_ms);
 
-  const transaction_id = newId('payout', now_ms);
-  const row: PayoutRow = {
-    transaction_id,
+  const outcome = await deps.store.transaction(async (tx) => {
+    const inserted = await tx
+      .insertInto('payouts')
+      .values(row)
+      .onConflict((oc) => oc.columns(['account_id', 'request_id']).doNothing())
+      .returning('transaction_id')
+      .executeTakeFirst();
+    if (!inserted) return null; // a twin with the same request_id won; replay it below
+    if (!c.saved.existing) await saveBeneficiary(tx, deps, account, c, row, now_ms);
+    return fundPayout(tx, processor, row, c.bank, now_ms);
+  });
+  if (outcome) return { row: outcome, replayed: false };
+  const winner = await findByRequestId(deps.store, account.account_id, body.request_id);
+  if (!winner) throw new Error('payout twin vanished');
+  return replay(winner, request_hash);
+}
+
+/** The payout row a checked request makes: SCHEDULED when its dispatch is later, else PROCESSING. */
+function newPayoutRow(account: AccountRow, body: PayoutRequest, c: Checked, now_ms: number): PayoutRow {
+  return {
+    transaction_id: newId('payout', now_ms),
     short_reference_id: newId('payout_reference', now_ms),
     merchant_id: account.merchant_id,
     account_id: account.account_id,
     livemode: account.mode === 'live' ? 1 : 0,
     request_id: body.request_id,
-    request_hash,
+    request_hash: c.request_hash,
     status: c.dispatch_at > now_ms ? 'SCHEDULED' : 'PROCESSING',
     failure_type: '',
     failure_reason: '',
@@ -303,70 +348,65 @@ export async function createPayout(deps: PayoutDeps, account: AccountRow, sent: 
     created_at: now_ms,
     updated_at: now_ms,
   };
+}
 
-  const outcome = await deps.store.transaction(async (tx) => {
-    const inserted = await tx
-      .insertInto('payouts')
-      .values(row)
-      .onConflict((oc) => oc.columns(['account_id', 'request_id']).doNothing())
-      .returning('transaction_id')
-      .executeTakeFirst();
-    if (!inserted) return null; // a twin with the same request_id won; replay it below
-    if (!c.saved.existing) {
-      await tx
-        .insertInto('beneficiaries')
-        .values({
-          beneficiary_id: c.saved.beneficiary_id,
-          account_id: account.account_id,
-          fingerprint: c.saved.fingerprint,
-          data_enc: deps.keyring.encrypt(JSON.stringify(c.beneficiary)),
-          label: beneficiaryLabel(c.beneficiary, c.local_clearing_system, c.bank),
-          created_at: now_ms,
-        })
-        .onConflict((oc) => oc.columns(['account_id', 'fingerprint']).doNothing())
-        .execute();
-      // A twin saved the same beneficiary first: the payout names that one.
-      const kept = await tx
-        .selectFrom('beneficiaries')
-        .select('beneficiary_id')
-        .where('account_id', '=', account.account_id)
-        .where('fingerprint', '=', c.saved.fingerprint)
-        .executeTakeFirstOrThrow();
-      if (kept.beneficiary_id !== row.beneficiary_id) {
-        row.beneficiary_id = kept.beneficiary_id;
-        await tx.updateTable('payouts').set({ beneficiary_id: kept.beneficiary_id }).where('transaction_id', '=', transaction_id).execute();
-      }
-    }
-    // The funding row: payouts of one balance are funded one after another.
-    await tx
-      .insertInto('payout_funding')
-      .values({ account_id: account.account_id, currency: row.source_currency, payouts: 1, updated_at: now_ms })
-      .onConflict((oc) => oc.columns(['account_id', 'currency']).doUpdateSet((eb) => ({ payouts: eb('payout_funding.payouts', '+', 1), updated_at: now_ms })))
-      .execute();
-    const available = await availableMinor(tx, account.account_id, row.source_currency);
-    const debit = Number(row.amount_payer_pays) + Number(row.fee_amount);
-    if (available < debit) {
-      const patch = { failure_type: 'INSUFFICIENT_FUNDS', failure_reason: failureReason('INSUFFICIENT_FUNDS') };
-      const failed = await movePayout(tx, transaction_id, 'fail_unfunded', row.status, patch, now_ms);
-      if (!failed) throw new Error(`payout ${transaction_id} changed in the transaction that created it`);
-      return failed;
-    }
-    if (row.status === 'SCHEDULED') {
-      await postPayout(tx, row, ['reserve'], now_ms);
-      await enqueueJob(
-        tx,
-        { kind: DISPATCH_KIND, job_key: `payout:${transaction_id}:dispatch`, account_id: row.account_id, due_at: row.dispatch_at, payload: { transaction_id } },
-        now_ms,
-      );
-      return row;
-    }
-    const answer = await processor.payout!(connectorInput(row, c.bank));
-    return settle(tx, row, answer, ['reserve'], now_ms, 0);
-  });
-  if (outcome) return { row: outcome, replayed: false };
-  const winner = await findByRequestId(deps.store, account.account_id, body.request_id);
-  if (!winner) throw new Error('payout twin vanished');
-  return replay(winner, request_hash);
+/** Saves a new beneficiary, encrypted; when a twin saved the same one first, the payout names that one. */
+async function saveBeneficiary(tx: Tx, deps: PayoutDeps, account: AccountRow, c: Checked, row: PayoutRow, now_ms: number): Promise<void> {
+  await tx
+    .insertInto('beneficiaries')
+    .values({
+      beneficiary_id: c.saved.beneficiary_id,
+      account_id: account.account_id,
+      fingerprint: c.saved.fingerprint,
+      data_enc: deps.keyring.encrypt(JSON.stringify(c.beneficiary)),
+      label: beneficiaryLabel(c.beneficiary, c.local_clearing_system, c.bank),
+      created_at: now_ms,
+    })
+    .onConflict((oc) => oc.columns(['account_id', 'fingerprint']).doNothing())
+    .execute();
+  const kept = await tx
+    .selectFrom('beneficiaries')
+    .select('beneficiary_id')
+    .where('account_id', '=', account.account_id)
+    .where('fingerprint', '=', c.saved.fingerprint)
+    .executeTakeFirstOrThrow();
+  if (kept.beneficiary_id !== row.beneficiary_id) {
+    row.beneficiary_id = kept.beneficiary_id;
+    await tx.updateTable('payouts').set({ beneficiary_id: kept.beneficiary_id }).where('transaction_id', '=', row.transaction_id).execute();
+  }
+}
+
+/**
+ * Funds the new payout under its funding row (payouts of one balance are funded one after
+ * another): fails it INSUFFICIENT_FUNDS when the balance is short, else reserves and either
+ * schedules its dispatch or dispatches it now.
+ */
+async function fundPayout(tx: Tx, processor: Processor, row: PayoutRow, bank: PayoutInput['account'], now_ms: number): Promise<PayoutRow> {
+  const { transaction_id } = row;
+  await tx
+    .insertInto('payout_funding')
+    .values({ account_id: row.account_id, currency: row.source_currency, payouts: 1, updated_at: now_ms })
+    .onConflict((oc) => oc.columns(['account_id', 'currency']).doUpdateSet((eb) => ({ payouts: eb('payout_funding.payouts', '+', 1), updated_at: now_ms })))
+    .execute();
+  const available = await availableMinor(tx, row.account_id, row.source_currency);
+  const debit = Number(row.amount_payer_pays) + Number(row.fee_amount);
+  if (available < debit) {
+    const patch = { failure_type: 'INSUFFICIENT_FUNDS', failure_reason: failureReason('INSUFFICIENT_FUNDS') };
+    const failed = await movePayout(tx, transaction_id, 'fail_unfunded', row.status, patch, now_ms);
+    if (!failed) throw new Error(`payout ${transaction_id} changed in the transaction that created it`);
+    return failed;
+  }
+  if (row.status === 'SCHEDULED') {
+    await postPayout(tx, row, ['reserve'], now_ms);
+    await enqueueJob(
+      tx,
+      { kind: DISPATCH_KIND, job_key: `payout:${transaction_id}:dispatch`, account_id: row.account_id, due_at: row.dispatch_at, payload: { transaction_id } },
+      now_ms,
+    );
+    return row;
+  }
+  const answer = await processor.payout!(connectorInput(row, bank));
+  return settle(tx, row, answer, ['reserve'], now_ms, 0);
 }
 
 function replay(prior: PayoutRow, request_hash: string): CreateResult {
