@@ -302,20 +302,53 @@ function checkFormat(name: string, value: string, format: Format): void {
 export function checkBankDetails(bank: BankDetailsInput | undefined, ctx: BankContext): CheckedBank {
   if (!bank) throw invalid(F, 'is required');
   const currency = ctx.payment_currency;
-  checkCurrency('payment_currency', currency);
-  if (present(bank.account_currency)) {
-    checkCurrency(field('account_currency'), bank.account_currency);
-    if (bank.account_currency !== currency) {
-      throw invalid(
-        field('account_currency'),
-        `is ${bank.account_currency} but payment_currency is ${currency}: the account must receive the payment currency`,
-      );
-    }
-  }
-
+  checkAccountCurrency(bank, currency);
   const iban = present(bank.iban) ? checkIban(bank.iban) : undefined;
-  const ibanCountry = iban?.slice(0, 2);
+  const country = bankCountry(bank, iban, ctx);
+  const bic = present(bank.swift_code) ? checkBic(bank.swift_code) : undefined;
+  const sent: SentBank = {
+    country,
+    iban,
+    bic,
+    accountNumber: present(bank.account_number) ? compact(bank.account_number) : undefined,
+    bankCode: present(bank.bank_code) ? compact(bank.bank_code).toUpperCase() : undefined,
+  };
+  return ctx.payment_method === 'SWIFT' ? checkSwiftBank(sent) : checkLocalBank(sent, currency);
+}
 
+/** The bank details' own identifiers, each checked on its own. */
+interface SentBank {
+  country: string;
+  iban: string | undefined;
+  bic: { bic: string; country: string } | undefined;
+  accountNumber: string | undefined;
+  bankCode: string | undefined;
+}
+
+/** The checked details a clearing system takes: the country, the IBAN and BIC when sent, and `more`. */
+function checkedBank(sent: SentBank, system: ClearingSystem, more: Partial<CheckedBank>): CheckedBank {
+  return {
+    local_clearing_system: system,
+    country: sent.country,
+    ...(sent.iban ? { iban: sent.iban } : {}),
+    ...(sent.bic ? { swift_code: sent.bic.bic } : {}),
+    ...more,
+  };
+}
+
+/** An account_currency, when sent, is a currency and the payment currency. */
+function checkAccountCurrency(bank: BankDetailsInput, currency: string): void {
+  checkCurrency('payment_currency', currency);
+  if (!present(bank.account_currency)) return;
+  checkCurrency(field('account_currency'), bank.account_currency);
+  if (bank.account_currency !== currency) {
+    throw invalid(field('account_currency'), `is ${bank.account_currency} but payment_currency is ${currency}: the account must receive the payment currency`);
+  }
+}
+
+/** The bank's country: bank_country_code, else the IBAN's, else the beneficiary's address; an IBAN must be of it. */
+function bankCountry(bank: BankDetailsInput, iban: string | undefined, ctx: BankContext): string {
+  const ibanCountry = iban?.slice(0, 2);
   let country: string;
   if (present(bank.bank_country_code)) {
     country = bank.bank_country_code;
@@ -331,38 +364,33 @@ export function checkBankDetails(bank: BankDetailsInput | undefined, ctx: BankCo
   if (ibanCountry && ibanCountry !== country) {
     throw invalid(field('iban'), `is a ${ibanCountry} IBAN${ending(iban!)}, but the bank’s country is ${country}`);
   }
+  return country;
+}
 
-  const bic = present(bank.swift_code) ? checkBic(bank.swift_code) : undefined;
-  const out = (system: ClearingSystem, more: Partial<CheckedBank>): CheckedBank => ({
-    local_clearing_system: system,
-    country,
-    ...(iban ? { iban } : {}),
-    ...(bic ? { swift_code: bic.bic } : {}),
-    ...more,
-  });
-  const accountNumber = present(bank.account_number) ? compact(bank.account_number) : undefined;
-  const bankCode = present(bank.bank_code) ? compact(bank.bank_code).toUpperCase() : undefined;
-
-  if (ctx.payment_method === 'SWIFT') {
-    if (!bic) throw invalid(field('swift_code'), 'is required for SWIFT payouts');
-    if (bic.country !== country) {
-      throw invalid(field('swift_code'), `is the BIC of a bank in ${bic.country} (characters 5 and 6), but the bank’s country is ${country}`);
-    }
-    if (iban) return out('SWIFT', accountNumber ? { account_number: accountNumber } : {});
-    if (usesIban(country)) throw invalid(field('iban'), `is required for SWIFT payouts to ${country}, which uses IBANs`);
-    if (!accountNumber) {
-      throw invalid(field('account_number'), `is required for SWIFT payouts to ${country}${hasIbanFormat(country) ? ' (or an iban)' : ''}`);
-    }
-    checkFormat(field('account_number'), accountNumber, ALNUM_4_34);
-    return out('SWIFT', { account_number: accountNumber });
+/** SWIFT: a BIC of the bank's country, and the IBAN where the country uses them, else an account number. */
+function checkSwiftBank(sent: SentBank): CheckedBank {
+  const { country, iban, bic, accountNumber } = sent;
+  if (!bic) throw invalid(field('swift_code'), 'is required for SWIFT payouts');
+  if (bic.country !== country) {
+    throw invalid(field('swift_code'), `is the BIC of a bank in ${bic.country} (characters 5 and 6), but the bank’s country is ${country}`);
   }
+  if (iban) return checkedBank(sent, 'SWIFT', accountNumber ? { account_number: accountNumber } : {});
+  if (usesIban(country)) throw invalid(field('iban'), `is required for SWIFT payouts to ${country}, which uses IBANs`);
+  if (!accountNumber) {
+    throw invalid(field('account_number'), `is required for SWIFT payouts to ${country}${hasIbanFormat(country) ? ' (or an iban)' : ''}`);
+  }
+  checkFormat(field('account_number'), accountNumber, ALNUM_4_34);
+  return checkedBank(sent, 'SWIFT', { account_number: accountNumber });
+}
 
+/** LOCAL: the country's and currency's clearing system (localRule) and the identifiers it needs. */
+function checkLocalBank(sent: SentBank, currency: string): CheckedBank {
+  const { country, iban, accountNumber, bankCode } = sent;
   const rule = localRule(country, currency);
   if (!rule) throw invalid('payment_method', `LOCAL payouts to ${country} in ${currency} are not available; use SWIFT`);
-
   if (rule.iban === 'required') {
     if (!iban) throw invalid(field('iban'), `is required for ${rule.system} payouts`);
-    return out(rule.system, accountNumber ? { account_number: accountNumber } : {});
+    return checkedBank(sent, rule.system, accountNumber ? { account_number: accountNumber } : {});
   }
   if (rule.iban === 'alternative' && iban) {
     // A GB IBAN holds the sort code (after the 4-letter bank code) and the 8-digit account;
@@ -371,26 +399,30 @@ export function checkBankDetails(bank: BankDetailsInput | undefined, ctx: BankCo
     const derived = { bank_code: bban.slice(4, 10), account_number: bban.slice(10) };
     if (accountNumber && accountNumber !== derived.account_number) throw invalid(field('account_number'), 'is not the account number in the iban');
     if (bankCode && bankCode !== derived.bank_code) throw invalid(field('bank_code'), `is not the ${rule.bankCode?.name ?? 'bank code'} in the iban`);
-    return out(rule.system, derived);
+    return checkedBank(sent, rule.system, derived);
   }
   const viaIban = rule.iban === 'alternative' ? ' (or an iban instead of account_number and bank_code)' : '';
   if (rule.account) {
     if (!accountNumber) throw invalid(field('account_number'), `is required for ${rule.system} payouts${viaIban}`);
     checkFormat(field('account_number'), accountNumber, rule.account);
   }
-  let code: string | undefined;
-  if (rule.bankCode) {
-    const spec = rule.bankCode;
-    // Where a BIC may identify the bank, one that is sent must be of the bank's country.
-    if (spec.orSwift && bic && bic.country !== country) {
-      throw invalid(field('swift_code'), `is the BIC of a bank in ${bic.country} (characters 5 and 6), but the bank’s country is ${country}`);
-    }
-    if (bankCode) {
-      checkFormat(field('bank_code'), bankCode, spec);
-      code = bankCode;
-    } else if (!(spec.orSwift && bic)) {
-      throw invalid(field('bank_code'), `(the ${spec.name}) is required for ${rule.system} payouts${spec.orSwift ? ' (or a swift_code)' : viaIban}`);
-    }
+  const code = rule.bankCode ? localBankCode(sent, rule, rule.bankCode, viaIban) : undefined;
+  return checkedBank(sent, rule.system, { ...(accountNumber ? { account_number: accountNumber } : {}), ...(code ? { bank_code: code } : {}) });
+}
+
+/** The bank code a LOCAL rule asks for, in its format; where a BIC may identify the bank instead, undefined when one is sent. */
+function localBankCode(sent: SentBank, rule: LocalRule, spec: NonNullable<LocalRule['bankCode']>, viaIban: string): string | undefined {
+  const { country, bic, bankCode } = sent;
+  // Where a BIC may identify the bank, one that is sent must be of the bank's country.
+  if (spec.orSwift && bic && bic.country !== country) {
+    throw invalid(field('swift_code'), `is the BIC of a bank in ${bic.country} (characters 5 and 6), but the bank’s country is ${country}`);
   }
-  return out(rule.system, { ...(accountNumber ? { account_number: accountNumber } : {}), ...(code ? { bank_code: code } : {}) });
+  if (bankCode) {
+    checkFormat(field('bank_code'), bankCode, spec);
+    return bankCode;
+  }
+  if (!(spec.orSwift && bic)) {
+    throw invalid(field('bank_code'), `(the ${spec.name}) is required for ${rule.system} payouts${spec.orSwift ? ' (or a swift_code)' : viaIban}`);
+  }
+  return undefined;
 }
