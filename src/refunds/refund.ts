@@ -4,7 +4,7 @@
 // read after that statement has locked the payment row, so it is race-free too (the
 // primary key on refund_reference_id backs it up).
 import type { FastifyBaseLogger } from 'fastify';
-import type { Store } from '../db/store.js';
+import type { Store, Tx } from '../db/store.js';
 import type { AccountRow } from '../db/tables/merchants.js';
 import type { PaymentRow } from '../db/tables/payments.js';
 import { postRefund } from '../ledger/postings.js';
@@ -103,30 +103,23 @@ export async function makeRefund(
   item: RefundItem,
   idempotency_ref: string | null = null,
   metadata = '{}',
-): Promise<{ ok: true; refund: RefundRow } | ItemFailure> {
+): Promise<Made | ItemFailure> {
   const processor = deps.processorFor(account);
-  return runItem<{ ok: true; refund: RefundRow } | ItemFailure>(
+  return runItem<Made | ItemFailure>(
     deps.store,
     log,
     async (tx) => {
       const now = deps.now();
       if (idempotency_ref) {
-        const made = await tx
-          .selectFrom('refunds')
-          .selectAll()
-          .where('idempotency_ref', '=', idempotency_ref)
-          .where('account_id', '=', account.account_id)
-          .executeTakeFirst();
+        const made = await refundMadeFor(tx, account.account_id, idempotency_ref);
         if (made) return { ok: true, refund: made };
       }
       const checked = await checkItem(tx, account.account_id, item, 'original');
       if (!checked.ok) return checked;
       const { row } = checked;
-      if (!item.refund_amount) return failure('0400', 'refund_amount is required');
-      const parsed = parseAmount(item.refund_amount, row.currency);
-      if (!parsed.ok) return failure('0400', `refund_amount ${parsed.problem}`);
-      const n = parsed.minor;
-      if (n <= 0) return failure('0400', 'refund_amount must be greater than zero');
+      const amount = refundAmountOf(item, row.currency);
+      if (!amount.ok) return amount;
+      const n = amount.minor;
       if (!processor) return failure('1016', 'this account is in live mode and no processor is configured for it');
       if (!canApply('refund_partial', row.status) || Number(row.refunded_minor) + n > Number(row.captured_minor)) return notRefundable(row, item);
 
@@ -136,57 +129,93 @@ export async function makeRefund(
         const current = await requirePayment(tx, row.transaction_id);
         return notRefundable(current, item);
       }
-      // The payment row is locked by the statement above until commit: counting is race-free.
-      const { count } = await tx
-        .selectFrom('refunds')
-        .select((eb) => eb.fn.countAll<number>().as('count'))
-        .where('transaction_id', '=', row.transaction_id)
-        .executeTakeFirstOrThrow();
-      const seq = Number(count) + 1;
-      if (seq > MAX_REFUNDS_PER_PAYMENT) throw new ItemRefused(failure('1012', `a payment takes at most ${MAX_REFUNDS_PER_PAYMENT} refunds`));
-
+      const seq = await nextRefundSeq(tx, row.transaction_id);
       // The sandbox answers at once; a processor that answers later leaves the refund pending.
       const status: RefundStatus = processor.inline ? 'succeeded' : 'pending';
-      const code: ResultCode = status === 'succeeded' ? '0000' : '0005';
-      const refund: RefundRow = {
-        refund_reference_id: `${row.transaction_id}-${String(seq).padStart(2, '0')}`,
-        transaction_id: row.transaction_id,
-        merchant_id: row.merchant_id,
-        account_id: row.account_id,
-        order_no: row.order_no,
-        currency: row.currency,
-        amount_minor: Number(row.amount_minor),
-        refund_amount_minor: n,
-        refund_reason: item.refund_reason ?? '',
-        refund_reference: '',
-        status,
-        result_code: code,
-        notify_url: row.notify_url,
-        created_at: now,
-        processed_at: status === 'succeeded' ? now : null,
-        updated_at: now,
-        idempotency_ref,
-        metadata,
-      };
-      await tx.insertInto('refunds').values(refund).execute();
-      await postRefund(tx, { ...refund, amount_minor: n }, status, now);
-      if (status === 'succeeded') {
-        await recordEvent(
-          tx,
-          {
-            merchant_id: row.merchant_id,
-            account_id: row.account_id,
-            event_type: 'refund.succeeded',
-            object_id: refund.refund_reference_id,
-            notify_url: row.notify_url,
-            data: toRefundSearchItem(refund, after.status),
-          },
-          now,
-        );
-      }
+      const refund = newRefundRow(row, item, { seq, n, status, now, idempotency_ref, metadata });
+      await recordRefund(tx, refund, n, after.status, now);
       return { ok: true, refund };
     },
     (f) => f,
+  );
+}
+
+type Made = { ok: true; refund: RefundRow };
+
+/** The refund a request with this Idempotency-Key item already made on the account, if any. */
+function refundMadeFor(tx: Tx, account_id: string, idempotency_ref: string): Promise<RefundRow | undefined> {
+  return tx.selectFrom('refunds').selectAll().where('idempotency_ref', '=', idempotency_ref).where('account_id', '=', account_id).executeTakeFirst();
+}
+
+/** The item's refund_amount in the payment currency's minor units: sent, a decimal amount, above zero. */
+function refundAmountOf(item: RefundItem, currency: string): { ok: true; minor: number } | ItemFailure {
+  if (!item.refund_amount) return failure('0400', 'refund_amount is required');
+  const parsed = parseAmount(item.refund_amount, currency);
+  if (!parsed.ok) return failure('0400', `refund_amount ${parsed.problem}`);
+  if (parsed.minor <= 0) return failure('0400', 'refund_amount must be greater than zero');
+  return { ok: true, minor: parsed.minor };
+}
+
+/**
+ * The payment's next refund sequence number, at most MAX_REFUNDS_PER_PAYMENT. Called after
+ * reserveRefund: the payment row is locked by that statement until commit, so counting is race-free.
+ */
+async function nextRefundSeq(tx: Tx, transaction_id: string): Promise<number> {
+  const { count } = await tx
+    .selectFrom('refunds')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('transaction_id', '=', transaction_id)
+    .executeTakeFirstOrThrow();
+  const seq = Number(count) + 1;
+  if (seq > MAX_REFUNDS_PER_PAYMENT) throw new ItemRefused(failure('1012', `a payment takes at most ${MAX_REFUNDS_PER_PAYMENT} refunds`));
+  return seq;
+}
+
+/** The refund row of the payment's refund number `seq` of n minor units. */
+function newRefundRow(
+  row: PaymentRow,
+  item: RefundItem,
+  r: { seq: number; n: number; status: RefundStatus; now: number; idempotency_ref: string | null; metadata: string },
+): RefundRow {
+  const code: ResultCode = r.status === 'succeeded' ? '0000' : '0005';
+  return {
+    refund_reference_id: `${row.transaction_id}-${String(r.seq).padStart(2, '0')}`,
+    transaction_id: row.transaction_id,
+    merchant_id: row.merchant_id,
+    account_id: row.account_id,
+    order_no: row.order_no,
+    currency: row.currency,
+    amount_minor: Number(row.amount_minor),
+    refund_amount_minor: r.n,
+    refund_reason: item.refund_reason ?? '',
+    refund_reference: '',
+    status: r.status,
+    result_code: code,
+    notify_url: row.notify_url,
+    created_at: r.now,
+    processed_at: r.status === 'succeeded' ? r.now : null,
+    updated_at: r.now,
+    idempotency_ref: r.idempotency_ref,
+    metadata: r.metadata,
+  };
+}
+
+/** The refund's row, its postings and, when it succeeded at once, its event, in the item's transaction. */
+async function recordRefund(tx: Tx, refund: RefundRow, n: number, payment_status: PaymentRow['status'], now: number): Promise<void> {
+  await tx.insertInto('refunds').values(refund).execute();
+  await postRefund(tx, { ...refund, amount_minor: n }, refund.status, now);
+  if (refund.status !== 'succeeded') return;
+  await recordEvent(
+    tx,
+    {
+      merchant_id: refund.merchant_id,
+      account_id: refund.account_id,
+      event_type: 'refund.succeeded',
+      object_id: refund.refund_reference_id,
+      notify_url: refund.notify_url,
+      data: toRefundSearchItem(refund, payment_status),
+    },
+    now,
   );
 }
 
