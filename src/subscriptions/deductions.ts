@@ -91,18 +91,7 @@ export interface ChargeReport {
  */
 export async function runCharge(tx: Tx, deps: Pick<Deps, 'keyring' | 'processorFor'>, payload: ChargePayload, now_ms: number): Promise<ChargeReport> {
   const { recurring_id, n, k } = payload;
-  // The compare-and-set that makes this attempt this run's: the subscription still charges
-  // and still waits for exactly this attempt. On PostgreSQL the row stays locked until the
-  // commit, so a cancel arriving meanwhile waits and then sees the outcome.
-  const sub = await tx
-    .updateTable('subscriptions')
-    .set({ updated_at: now_ms })
-    .where('recurring_id', '=', recurring_id)
-    .where('status', 'in', ['Active', 'PastDue'])
-    .where('next_n', '=', n)
-    .where('retry_count', '=', k)
-    .returningAll()
-    .executeTakeFirst();
+  const sub = await claimAttempt(tx, payload, now_ms);
   if (!sub) return { outcome: 'stale' };
   const plan = planOf(sub);
   const amount_minor = deductionAmount(plan, n);
@@ -121,31 +110,95 @@ export async function runCharge(tx: Tx, deps: Pick<Deps, 'keyring' | 'processorF
     now_ms,
   });
   const paid = decision.result === '0000';
-
-  // The order record shows what the first payment kept (shopper, delivery), not its subscription request.
-  const kept = JSON.parse(first?.details || '{}') as Record<string, unknown>;
-  delete kept.subscription;
-  const details = { ...kept, recurring_id, deduction: n, retry: k, merchant_initiated: true, reference_no: decision.reference };
-
-  const row: PaymentRow = {
+  const row = deductionPayment(sub, payload, {
     transaction_id,
+    amount_minor,
+    livemode: account.mode === 'live' ? 1 : 0,
+    card_brand: card.brand,
+    card_masked: maskPan(pan),
+    first_details: first?.details ?? '',
+    decision,
+    now_ms,
+  });
+  const seq = await insertUnderFreeOrderNo(tx, sub, row);
+  await postPaymentChange(tx, null, row, now_ms);
+
+  const step = afterAttempt(plan, sub, { n, k, seq, paid, result: decision.result });
+  // Each move sends its notifications with this deduction's order record (engine.ts). The
+  // row is this transaction's since the claim: the compare-and-set cannot lose.
+  const after = await moveSubscription(tx, sub, step.event, step.patch, now_ms, async () => row);
+  if (!after) throw new Error(`subscription ${recurring_id} changed under its deduction`);
+  if (step.next) await enqueueCharge(tx, sub, step.next.n, step.next.k, step.next.at, now_ms);
+  return {
+    outcome: after.status === 'Inactived' || after.status === 'Completed' ? 'ended' : paid ? 'charged' : 'failed',
+    order_no: row.order_no,
+    result_code: decision.result,
+  };
+}
+
+/**
+ * The compare-and-set that makes this attempt this run's: the subscription still charges
+ * and still waits for exactly this attempt. On PostgreSQL the row stays locked until the
+ * commit, so a cancel arriving meanwhile waits and then sees the outcome. Undefined when stale.
+ */
+function claimAttempt(tx: Tx, payload: ChargePayload, now_ms: number): Promise<SubscriptionRow | undefined> {
+  return tx
+    .updateTable('subscriptions')
+    .set({ updated_at: now_ms })
+    .where('recurring_id', '=', payload.recurring_id)
+    .where('status', 'in', ['Active', 'PastDue'])
+    .where('next_n', '=', payload.n)
+    .where('retry_count', '=', payload.k)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** The deduction's payment row (its order_no is given on insert): captured when paid, else declined. */
+function deductionPayment(
+  sub: SubscriptionRow,
+  payload: ChargePayload,
+  c: {
+    transaction_id: string;
+    amount_minor: number;
+    livemode: number;
+    card_brand: string;
+    card_masked: string;
+    first_details: string;
+    decision: Decision;
+    now_ms: number;
+  },
+): PaymentRow {
+  const paid = c.decision.result === '0000';
+  // The order record shows what the first payment kept (shopper, delivery), not its subscription request.
+  const kept = JSON.parse(c.first_details || '{}') as Record<string, unknown>;
+  delete kept.subscription;
+  const details = {
+    ...kept,
+    recurring_id: payload.recurring_id,
+    deduction: payload.n,
+    retry: payload.k,
+    merchant_initiated: true,
+    reference_no: c.decision.reference,
+  };
+  return {
+    transaction_id: c.transaction_id,
     merchant_id: sub.merchant_id,
     account_id: sub.account_id,
     order_no: '',
     kind: 'recurring',
-    livemode: account.mode === 'live' ? 1 : 0,
+    livemode: c.livemode,
     currency: sub.currency,
-    amount_minor,
+    amount_minor: c.amount_minor,
     authorised_minor: 0,
-    captured_minor: paid ? amount_minor : 0,
+    captured_minor: paid ? c.amount_minor : 0,
     refunded_minor: 0,
     status: paid ? 'captured' : 'declined',
     capture_method: 'automatic',
-    result_code: decision.result,
+    result_code: c.decision.result,
     card_id: sub.card_id,
-    card_brand: card.brand,
-    card_masked: maskPan(pan),
-    connector: decision.connector,
+    card_brand: c.card_brand,
+    card_masked: c.card_masked,
+    connector: c.decision.connector,
     is3ds: 0,
     threeds_result: '',
     risk_score: null,
@@ -157,51 +210,53 @@ export async function runCharge(tx: Tx, deps: Pick<Deps, 'keyring' | 'processorF
     request_hash: '',
     details: JSON.stringify(details),
     answer: '',
-    created_at: now_ms,
-    updated_at: now_ms,
+    created_at: c.now_ms,
+    updated_at: c.now_ms,
     expires_at: null,
   };
+}
+
+/**
+ * Inserts the deduction's payment under the next free order number `<first order_no>-R<seq>`
+ * (a merchant may have used one for an order of its own); returns the seq it took.
+ */
+async function insertUnderFreeOrderNo(tx: Tx, sub: SubscriptionRow, row: PaymentRow): Promise<number> {
   let seq = sub.charge_seq;
   for (let tries = 0; ; tries++) {
-    if (tries >= MAX_ORDER_NO_TRIES) throw new Error(`deduction of ${recurring_id}: ${MAX_ORDER_NO_TRIES} order numbers in a row are taken`);
+    if (tries >= MAX_ORDER_NO_TRIES) throw new Error(`deduction of ${sub.recurring_id}: ${MAX_ORDER_NO_TRIES} order numbers in a row are taken`);
     seq++;
     row.order_no = `${sub.first_order_no}-R${seq}`;
     const r = await insertRows(tx, 'payments', [row], { ignoreConflictOn: ['account_id', 'order_no'] });
-    if (Number(r.numAffectedRows ?? 0) === 1) break;
+    if (Number(r.numAffectedRows ?? 0) === 1) return seq;
   }
-  await postPaymentChange(tx, null, row, now_ms);
+}
 
-  // Each move sends its notifications with this deduction's order record (engine.ts).
-  const move = async (event: SubscriptionEvent, patch: Partial<SubscriptionRow>) => {
-    // The row is this transaction's since the claim above: the compare-and-set cannot lose.
-    const moved = await moveSubscription(tx, sub, event, patch, now_ms, async () => row);
-    if (!moved) throw new Error(`subscription ${recurring_id} changed under its deduction`);
-    return moved;
-  };
-  let after: SubscriptionRow;
-  if (paid) {
+/**
+ * Where an attempt leaves the subscription (docs/contract.md §16): paid, on to the next
+ * deduction or Completed at billing_cycle or contract_end; declined, retried after
+ * RETRY_AFTER_DAYS, or ended once the retries are spent. `next` is the attempt to schedule.
+ */
+function afterAttempt(
+  plan: Plan,
+  sub: Pick<SubscriptionRow, 'charged_count'>,
+  a: { n: number; k: number; seq: number; paid: boolean; result: ResultCode },
+): { event: SubscriptionEvent; patch: Partial<SubscriptionRow>; next?: { n: number; k: number; at: number } } {
+  const { n, k, seq } = a;
+  if (a.paid) {
     const common = { charge_seq: seq, charged_count: sub.charged_count + 1, retry_count: 0 };
     if (isScheduled(plan, n + 1)) {
       const next_at = deductionTime(plan, n + 1);
-      after = await move('charge_succeeded', { ...common, next_n: n + 1, next_at });
-      await enqueueCharge(tx, sub, n + 1, 0, next_at, now_ms);
-    } else {
-      const end_reason = plan.billing_cycle > 0 && n + 1 >= plan.billing_cycle ? 'billing_cycle reached' : 'contract_end reached';
-      after = await move('complete', { ...common, next_at: null, end_reason });
+      return { event: 'charge_succeeded', patch: { ...common, next_n: n + 1, next_at }, next: { n: n + 1, k: 0, at: next_at } };
     }
-  } else if (k < RETRY_AFTER_DAYS.length) {
-    const next_at = attemptDue(plan, n, k + 1);
-    after = await move('charge_failed', { charge_seq: seq, retry_count: k + 1, next_at });
-    await enqueueCharge(tx, sub, n, k + 1, next_at, now_ms);
-  } else {
-    const end_reason = `payment failed: ${resultText(decision.result)} (retried ${RETRY_AFTER_DAYS.length} times)`;
-    after = await move('give_up', { charge_seq: seq, retry_count: k + 1, next_at: null, end_reason });
+    const end_reason = plan.billing_cycle > 0 && n + 1 >= plan.billing_cycle ? 'billing_cycle reached' : 'contract_end reached';
+    return { event: 'complete', patch: { ...common, next_at: null, end_reason } };
   }
-  return {
-    outcome: after.status === 'Inactived' || after.status === 'Completed' ? 'ended' : paid ? 'charged' : 'failed',
-    order_no: row.order_no,
-    result_code: decision.result,
-  };
+  if (k < RETRY_AFTER_DAYS.length) {
+    const next_at = attemptDue(plan, n, k + 1);
+    return { event: 'charge_failed', patch: { charge_seq: seq, retry_count: k + 1, next_at }, next: { n, k: k + 1, at: next_at } };
+  }
+  const end_reason = `payment failed: ${resultText(a.result)} (retried ${RETRY_AFTER_DAYS.length} times)`;
+  return { event: 'give_up', patch: { charge_seq: seq, retry_count: k + 1, next_at: null, end_reason } };
 }
 
 interface Decision {
