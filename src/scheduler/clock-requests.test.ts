@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createScheduler } from '../cli/background.js';
 import type { CreatedMerchant } from '../merchants/service.js';
+import { signedInUser } from '../portal/testing.js';
 import { directPayment, readXml, type TestGateway, testGateway } from '../test/harness.js';
 import { formTokenOf } from '../threeds/testing.js';
 import { advanceClock } from './clock.js';
@@ -185,5 +186,18 @@ describe('a test account with a moved clock is answered as of the clock', () => 
     assert.equal(res.statusCode, 200, res.body);
     const created_s = (JSON.parse(res.body) as Json).created as number;
     near(created_s * 1000, Math.floor(at / 1000) * 1000, 'created');
+  });
+
+  test('the portal shows a clocked test account’s dashboard as of the clock’s day; sign-in and the profile keep working', async () => {
+    const { merchant, at } = await clocked();
+    const { x } = await authorise(merchant, year + 5);
+    assert.equal(x.result_info, '0000:Success', JSON.stringify(x));
+    const { agent } = await signedInUser(gw, { role: 'viewer', merchant_id: merchant.merchant_id });
+    const page = await agent.get('/portal/dashboard?period=7');
+    assert.equal(page.status, 200, page.body.slice(0, 500));
+    const clockDay = new Date(at).toISOString().slice(0, 10);
+    assert.ok(page.body.includes(`<th scope="row">${clockDay}</th>`), `the last day charted is the clock's ${clockDay}`);
+    assert.ok(!page.body.includes(`<th scope="row">${new Date(real).toISOString().slice(0, 10)}</th>`), 'not the real day');
+    assert.equal((await agent.get('/portal/profile')).status, 200);
   });
 });
