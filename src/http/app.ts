@@ -101,7 +101,7 @@ export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.Writ
   // Every handler runs at its request's time: a test account's clock, when its hook set one
   // (src/web/request-time.ts); the hooks after the handler keep the real time.
   app.addHook('onRoute', (route) => {
-    route.handler = runAtRequestTime(route.handler, deps.now);
+    route.handler = runAtRequestTime(route.handler, deps);
   });
 
   app.addHook('onSend', async (request, reply, payload) => {

@@ -70,9 +70,9 @@ describe('a test account with a moved clock is answered as of the clock', () => 
     assert.equal(ok.x.result_info, '0000:Success', JSON.stringify(ok.x));
   });
 
-  test('a payment is recorded and queried with the clock’s times', async () => {
+  test('a payment is recorded and queried with the clock’s times; its notification is due now, its payload in the clock’s time', async () => {
     const { merchant, at } = await clocked();
-    const { x, order_no } = await authorise(merchant, year + 5);
+    const { x, order_no } = await authorise(merchant, year + 5, { notify_url: 'http://127.0.0.1:9/hook' });
     assert.equal(x.result_info, '0000:Success', JSON.stringify(x));
     const row = await paymentRow(x.transaction_id);
     near(row.created_at, at, 'created_at');
@@ -82,6 +82,17 @@ describe('a test account with a moved clock is answered as of the clock', () => 
     const [order] = (JSON.parse(res.body) as Json).orders_list as Json[];
     const d = new Date(at);
     assert.ok(String(order?.transaction_date).startsWith(`${d.getUTCFullYear()}${String(d.getUTCMonth() + 1).padStart(2, '0')}`), JSON.stringify(order));
+    const events = await gw.runtime.store.db
+      .selectFrom('events')
+      .select(['event_type', 'payload', 'next_attempt_at', 'status'])
+      .where('object_id', '=', x.transaction_id)
+      .execute();
+    assert.ok(events.length > 0, 'the payment recorded its notification');
+    for (const e of events) {
+      assert.equal(e.status, 'pending');
+      assert.ok(Number(e.next_attempt_at) <= gw.clock.now, `${e.event_type} is due now, not at ${new Date(Number(e.next_attempt_at)).toISOString()}`);
+      near(Date.parse(JSON.parse(e.payload).created_at), at, `${e.event_type} payload created_at`);
+    }
   });
 
   test('a subscription started then is scheduled from the clock’s time; a contract_start before the clock’s date is refused', async () => {

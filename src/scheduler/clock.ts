@@ -10,7 +10,7 @@
 // created times, subscription schedules). The notifications of what an advance ran are sent
 // at once, not when the real time reaches the clock.
 import type { Store } from '../db/store.js';
-import { storedClock } from '../web/request-time.js';
+import { eventsDueNow, storedClock } from '../web/request-time.js';
 import type { Scheduler } from './scheduler.js';
 
 /** Job moments one advance runs at most (docs/style.md §9): ten years of daily deductions fit. */
@@ -77,27 +77,10 @@ export async function advanceClock(store: Store, scheduler: Scheduler, account_i
   }
   await scheduler.runSweeps(to_ms, account_id);
   await save(store, account_id, to_ms);
-  await deliverNow(store, account_id, real_now_ms);
+  // What the advance caused was recorded as of the clock's time, so its events would wait for
+  // the real time to reach the clock (a month, for a monthly deduction): they are due now.
+  await eventsDueNow(store, account_id, real_now_ms);
   return report;
-}
-
-/**
- * What the advance caused was recorded as of the clock's time, so its events would wait for
- * the real time to reach the clock (a month, for a monthly deduction): they are made due now
- * (issue 36 item 1). Their payloads keep the clock's time. Only events never attempted and
- * due after the real time are touched, and only the clock records those.
- */
-async function deliverNow(store: Store, account_id: string, real_now_ms: number): Promise<void> {
-  await store.transaction(async (tx) => {
-    await tx
-      .updateTable('events')
-      .set({ next_attempt_at: real_now_ms })
-      .where('account_id', '=', account_id)
-      .where('status', '=', 'pending')
-      .where('attempts', '=', 0)
-      .where('next_attempt_at', '>', real_now_ms)
-      .execute();
-  });
 }
 
 async function save(store: Store, account_id: string, now_ms: number): Promise<void> {

@@ -36,6 +36,9 @@ export async function storedClock(store: Store, account_id: string): Promise<num
   return row ? Number(row.now_ms) : null;
 }
 
+/** The account whose clock a request runs on (set with `request.now_ms`), for `runAtRequestTime`. */
+const clockedAccount = new WeakMap<FastifyRequest, string>();
+
 /**
  * Sets `request.now_ms` to the account's clock when the account is a test account whose clock
  * stands ahead of the real time; otherwise leaves it unset. Call it where the request's account
@@ -45,19 +48,53 @@ export async function storedClock(store: Store, account_id: string): Promise<num
 export async function setRequestTime(deps: Deps, request: FastifyRequest, account: Pick<AccountRow, 'account_id' | 'mode'>): Promise<void> {
   if (account.mode !== 'test') return;
   const clock = await storedClock(deps.store, account.account_id);
-  if (clock !== null && clock > deps.now()) request.now_ms = clock;
+  if (clock === null || clock <= deps.now()) return;
+  request.now_ms = clock;
+  clockedAccount.set(request, account.account_id);
 }
 
 /**
  * A route handler that runs at the request's time: inside the clock's storage when the request
- * has `now_ms`, else directly. `real` is the process's own time source (the same `deps.now`
- * unwrapped), from which the offset is taken.
+ * has `now_ms`, else directly. `deps.now` outside the storage is the process's own time, from
+ * which the offset is taken. What the handler recorded is stamped with the clock's time, its
+ * notifications too: they are made due at the real time once it is done (`eventsDueNow`), as
+ * an advance's are, or they would wait for the real time to reach the clock.
  */
-export function runAtRequestTime(handler: RouteHandlerMethod, real: () => number): RouteHandlerMethod {
+export function runAtRequestTime(handler: RouteHandlerMethod, deps: Pick<Deps, 'store' | 'now'>): RouteHandlerMethod {
   return function atRequestTime(this: unknown, request, reply) {
-    if (request.now_ms === undefined) return handler.call(this as never, request, reply);
-    return requestClock.run({ offset_ms: request.now_ms - real() }, () => handler.call(this as never, request, reply));
+    const account_id = clockedAccount.get(request);
+    if (request.now_ms === undefined || account_id === undefined) return handler.call(this as never, request, reply);
+    const offset_ms = request.now_ms - deps.now();
+    return requestClock.run({ offset_ms }, async () => {
+      try {
+        return await handler.call(this as never, request, reply);
+      } finally {
+        try {
+          await eventsDueNow(deps.store, account_id, deps.now() - offset_ms);
+        } catch (e) {
+          // The answer stands; the events are delivered when the real time reaches them, or at the next advance.
+          request.log.warn({ err: e, account_id }, 'could not make the notifications of a clocked request due now');
+        }
+      }
+    });
   } as RouteHandlerMethod;
+}
+
+/**
+ * The account's notifications recorded as of its clock (never attempted, due after the real
+ * time) are made due at the real time; their payloads keep the clock's time (issue 36 item 1).
+ */
+export async function eventsDueNow(store: Store, account_id: string, real_now_ms: number): Promise<void> {
+  await store.transaction(async (tx) => {
+    await tx
+      .updateTable('events')
+      .set({ next_attempt_at: real_now_ms })
+      .where('account_id', '=', account_id)
+      .where('status', '=', 'pending')
+      .where('attempts', '=', 0)
+      .where('next_attempt_at', '>', real_now_ms)
+      .execute();
+  });
 }
 
 /** The request's time from a time source: the source's own outside a clocked request, moved by the clock's offset inside one. */
