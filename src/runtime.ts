@@ -9,6 +9,7 @@ import { notificationBacklog } from './notifications/outbox.js';
 import { Metrics } from './ops/metrics.js';
 import { createSandboxProcessor } from './processors/sandbox/index.js';
 import type { Deps, Runtime } from './web/context.js';
+import { clockedNow } from './web/request-time.js';
 
 // The type lives beside Deps (src/web/context.ts) so jobs and tasks below this file can name it.
 export type { Runtime };
@@ -65,7 +66,8 @@ export async function createRuntime(
     metrics: new Metrics(opts.metricsDefaults ?? true),
     // Test accounts are served by the sandbox; no live processor is configured yet (docs/contract.md §3).
     processorFor: (account) => (account.mode === 'test' ? sandbox : null),
-    now: opts.now ?? Date.now,
+    // Inside a request on a test account whose clock was moved: the clock's time (src/web/request-time.ts).
+    now: clockedNow(opts.now ?? Date.now),
   };
   deps.metrics.watchNotificationBacklog(() => notificationBacklog(store), deps.now);
   return { settings, store, keyring, merchants, apiKeys, deps };

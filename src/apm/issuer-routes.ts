@@ -15,6 +15,7 @@ import { requirePayment } from '../payments/reader.js';
 import { htmlPage, originOf, paymentLang, SHOPPER_PAGE, seeOther } from '../payments/shopper-pages.js';
 import { shopperReturn } from '../payments/shopper-return.js';
 import type { Deps } from '../web/context.js';
+import { pageTime, paymentAccount } from '../web/request-time.js';
 import { answersAreStrings, refusal } from '../web/route-schema.js';
 import { issuerPage, issuerRefusal, issuerResult } from './issuer-pages.js';
 import { completeApm, hashIssuerId, ISSUER_PAGE_ID } from './service.js';
@@ -156,7 +157,19 @@ async function takeIssuerAnswer(ctx: IssuerContext, request: FastifyRequest, rep
 
 export function registerIssuerRoutes(app: FastifyInstance, deps: Deps): void {
   const ctx: IssuerContext = { deps, frames: frameOriginsOf(deps.store) };
-  const options = { config: { answer: 'html' as const }, ...answersAreStrings };
+  // An issuer page of a test account with a moved clock lives on the clock's time (docs/contract.md §16).
+  const pageAccount = async (id: string) =>
+    ISSUER_PAGE_ID.test(id)
+      ? paymentAccount(
+          await deps.store.db
+            .selectFrom('apm_issuer_pages')
+            .innerJoin('payments', 'payments.transaction_id', 'apm_issuer_pages.transaction_id')
+            .select(['payments.account_id', 'payments.livemode'])
+            .where('apm_issuer_pages.id_hash', '=', hashIssuerId(id))
+            .executeTakeFirst(),
+        )
+      : null;
+  const options = { config: { answer: 'html' as const }, ...answersAreStrings, ...pageTime(deps, pageAccount) };
   app.get('/issuer/:id', { schema: PAGE_SCHEMA, ...options }, (request, reply) => showIssuerPage(ctx, request, reply));
   app.post('/issuer/:id', { schema: ANSWER_SCHEMA, ...options }, (request, reply) => takeIssuerAnswer(ctx, request, reply));
 }

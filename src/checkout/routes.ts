@@ -27,11 +27,12 @@ import type { RiskEngine } from '../risk/index.js';
 import { acquiringHooks, sendSigned } from '../web/acquiring.js';
 import type { Deps } from '../web/context.js';
 import { ApiError, resultText } from '../web/errors.js';
+import { pageTime, paymentAccount } from '../web/request-time.js';
 import { answersAreStrings } from '../web/route-schema.js';
 import { checkoutResult, type FormErrors, type LoadingInputs, loadingPage, type PayView, payPage } from './pages.js';
 import { cancelSchema, checkoutSchema, forwardSchema, pageSchema, payApmSchema, payCardSchema, returnSchema } from './route-schemas.js';
 import { type ApmForm, type CardForm, type Checkout, CheckoutBody } from './schema.js';
-import { CheckoutService, isOpen, type Session } from './service.js';
+import { CheckoutService, isOpen, SESSION_ID, type Session } from './service.js';
 
 /** The request fields' camel-case aliases the loading page carries (interface.md "Create a redirect payment"). */
 const ALIASES: ReadonlyArray<readonly [alias: string, field: string]> = [
@@ -424,7 +425,19 @@ export function registerCheckoutRoutes(app: FastifyInstance, deps: Deps, risk: R
     apm: new ApmService(deps),
     frames: frameOriginsOf(deps.store),
   };
-  const page = { config: { answer: 'html' as const }, ...answersAreStrings };
+  // A session of a test account with a moved clock lives on the clock's time (docs/contract.md §16).
+  const sessionAccount = async (id: string) =>
+    SESSION_ID.test(id)
+      ? paymentAccount(
+          await deps.store.db
+            .selectFrom('checkout_sessions')
+            .innerJoin('payments', 'payments.transaction_id', 'checkout_sessions.transaction_id')
+            .select(['payments.account_id', 'payments.livemode'])
+            .where('checkout_sessions.session_id', '=', id)
+            .executeTakeFirst(),
+        )
+      : null;
+  const page = { config: { answer: 'html' as const }, ...answersAreStrings, ...pageTime(deps, sessionAccount) };
   app.post(
     '/v1/checkout',
     { schema: checkoutSchema(), config: { answer: 'xml', page: true }, ...answersAreStrings, ...acquiringHooks(deps, CheckoutBody) },

@@ -6,6 +6,7 @@ import { TokenBuckets } from '../apikeys/rate-limit.js';
 import type { KeyCaller } from '../apikeys/service.js';
 import type { Deps } from '../web/context.js';
 import { readsBack, requireAllowedIp } from '../web/ip-allow.js';
+import { setRequestTime } from '../web/request-time.js';
 import { answersAreStrings } from '../web/route-schema.js';
 import { GenericError } from './wire.js';
 
@@ -92,6 +93,8 @@ export function genericRouteOptions(deps: Deps) {
     request.account = caller.creds; // idempotency keys are scoped by it (src/idempotency)
     // Reading data back needs a registered address, as on the acquiring retrievals (docs/contract.md §3; issue 29).
     if (readsBack(request)) requireAllowedIp(caller.creds, request.ip);
+    // A test account with a moved clock is answered as of the clock (docs/contract.md §16).
+    await setRequestTime(deps, request, caller.creds.account);
   };
   const preValidation = async (request: FastifyRequest) => {
     // docs/contract.md §12: form or JSON; the acquiring interface's XML is not a shape of this one.

@@ -27,6 +27,7 @@ import type { Deps } from '../web/context.js';
 import { describeValidation, sendError } from '../web/error-answer.js';
 import { ApiError, type ResultCode } from '../web/errors.js';
 import { loggedUrl, loggerOptions, routeWords } from '../web/logging.js';
+import { runAtRequestTime } from '../web/request-time.js';
 import { registerOpenApi } from './docs.js';
 import { finiteNumbers } from './finite.js';
 import { registerGenericRoutes } from './generic-routes.js';
@@ -97,6 +98,11 @@ export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.Writ
   // Every route's static words, so an unmatched path is logged with only those (logging.ts).
   const words = routeWords();
   app.addHook('onRoute', (route) => words.add(route.url));
+  // Every handler runs at its request's time: a test account's clock, when its hook set one
+  // (src/web/request-time.ts); the hooks after the handler keep the real time.
+  app.addHook('onRoute', (route) => {
+    route.handler = runAtRequestTime(route.handler, deps);
+  });
 
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-request-id', request.id);

@@ -10,6 +10,7 @@ import { RETRY_AFTER_S, storageFault } from '../db/faults.js';
 import { sendRedirect } from '../pages/index.js';
 import { BodyParseError } from '../web/body.js';
 import { ApiError } from '../web/errors.js';
+import { setRequestTime } from '../web/request-time.js';
 import { can, type PortalDeps, PortalError, sendPortalMessage } from './context.js';
 
 /** `__Host-` cookies (Secure, Path=/, no Domain) when served over HTTPS; plain ones scoped to /portal otherwise. */
@@ -89,11 +90,20 @@ function recordRoute(r: RouteOptions): void {
   }
 }
 
+/**
+ * The pages that show or act on the account's payments, subscriptions and payouts: on a test
+ * account with a moved clock they run at the clock's time (docs/contract.md §16), as the API
+ * does (a capture window, "today" on the dashboard). Sign-in, profile, users, settings and the
+ * audit page keep the real time: a user's session, second factor and keys are not the account's test data.
+ */
+const ACCOUNT_TIME = /^\/portal\/(?:dashboard|transactions|subscriptions|payouts)(?:$|[/.])/;
+
 /** Loads the session, then lets the route's access through, or sends the visitor to sign in, or refuses the role. */
 async function requireAccess(deps: PortalDeps, request: FastifyRequest, reply: FastifyReply) {
   const access = request.routeOptions.config?.portal ?? 'read';
   const token = request.cookies[sessionCookie(request)];
   if (token) await loadSession(deps, request, token);
+  if (request.portal && ACCOUNT_TIME.test(request.routeOptions.url ?? '')) await setRequestTime(deps, request, request.portal.account);
   if (access === 'public') return;
   if (access === 'second') {
     if (request.portalPending || request.portal) return;

@@ -5,10 +5,12 @@
 // same code path the live loop takes, so what a merchant tests is what production does.
 //
 // The clock's position is kept per account (`test_clocks`), so `--by 35d` twice moves it 70
-// days, and a move that stops half way (a crash) resumes from where it got to. Requests to
-// the API still carry the real time; the clock moves what is scheduled. The notifications of
-// what an advance ran are sent at once, not when the real time reaches the clock.
+// days, and a move that stops half way (a crash) resumes from where it got to. Requests on the
+// account are answered as of its clock too (src/web/request-time.ts: card expiry, deadlines,
+// created times, subscription schedules). The notifications of what an advance ran are sent
+// at once, not when the real time reaches the clock.
 import type { Store } from '../db/store.js';
+import { eventsDueNow, storedClock } from '../web/request-time.js';
 import type { Scheduler } from './scheduler.js';
 
 /** Job moments one advance runs at most (docs/style.md §9): ten years of daily deductions fit. */
@@ -30,8 +32,8 @@ export interface AdvanceReport {
 
 /** Where the account's clock stands: its moved time, or the real time when never moved (or behind). */
 export async function clockOf(store: Store, account_id: string, real_now_ms: number): Promise<number> {
-  const row = await store.db.selectFrom('test_clocks').select('now_ms').where('account_id', '=', account_id).executeTakeFirst();
-  return row ? Math.max(Number(row.now_ms), real_now_ms) : real_now_ms;
+  const clock = await storedClock(store, account_id);
+  return clock === null ? real_now_ms : Math.max(clock, real_now_ms);
 }
 
 /**
@@ -75,27 +77,10 @@ export async function advanceClock(store: Store, scheduler: Scheduler, account_i
   }
   await scheduler.runSweeps(to_ms, account_id);
   await save(store, account_id, to_ms);
-  await deliverNow(store, account_id, real_now_ms);
+  // What the advance caused was recorded as of the clock's time, so its events would wait for
+  // the real time to reach the clock (a month, for a monthly deduction): they are due now.
+  await eventsDueNow(store, account_id, real_now_ms);
   return report;
-}
-
-/**
- * What the advance caused was recorded as of the clock's time, so its events would wait for
- * the real time to reach the clock (a month, for a monthly deduction): they are made due now
- * (issue 36 item 1). Their payloads keep the clock's time. Only events never attempted and
- * due after the real time are touched, and only the clock records those.
- */
-async function deliverNow(store: Store, account_id: string, real_now_ms: number): Promise<void> {
-  await store.transaction(async (tx) => {
-    await tx
-      .updateTable('events')
-      .set({ next_attempt_at: real_now_ms })
-      .where('account_id', '=', account_id)
-      .where('status', '=', 'pending')
-      .where('attempts', '=', 0)
-      .where('next_attempt_at', '>', real_now_ms)
-      .execute();
-  });
 }
 
 async function save(store: Store, account_id: string, now_ms: number): Promise<void> {

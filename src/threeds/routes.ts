@@ -9,6 +9,7 @@ import type { PaymentRow } from '../db/tables/payments.js';
 import { frameOriginsOf, type Lang, type PageContent, sendPage, sendRedirect } from '../pages/index.js';
 import { htmlPage, originOf, paymentLang, SHOPPER_PAGE } from '../payments/shopper-pages.js';
 import type { Deps } from '../web/context.js';
+import { pageTime, paymentAccount } from '../web/request-time.js';
 import { answersAreStrings, refusal } from '../web/route-schema.js';
 import { challengePage, refusalPage, resultPage } from './page.js';
 import { CHALLENGE_ID, ChallengeService, hashId, type PageOutcome } from './service.js';
@@ -140,8 +141,19 @@ async function takeChallengeAnswer(ctx: ThreedsContext, request: FastifyRequest,
 
 export function registerThreedsRoutes(app: FastifyInstance, deps: Deps): void {
   const ctx: ThreedsContext = { deps, challenges: new ChallengeService(deps), frames: frameOriginsOf(deps.store) };
-  app.get('/threeds/:id', { schema: pageSchema(), config: { answer: 'html' }, ...answersAreStrings }, (request, reply) => showChallenge(ctx, request, reply));
-  app.post('/threeds/:id', { schema: answerSchema(), config: { answer: 'html' }, ...answersAreStrings }, (request, reply) =>
-    takeChallengeAnswer(ctx, request, reply),
-  );
+  // A challenge of a test account with a moved clock lapses on the clock's time (docs/contract.md §16).
+  const challengeAccount = async (id: string) =>
+    CHALLENGE_ID.test(id)
+      ? paymentAccount(
+          await deps.store.db
+            .selectFrom('threeds_challenges')
+            .innerJoin('payments', 'payments.transaction_id', 'threeds_challenges.transaction_id')
+            .select(['payments.account_id', 'payments.livemode'])
+            .where('threeds_challenges.id_hash', '=', hashId(id))
+            .executeTakeFirst(),
+        )
+      : null;
+  const options = { config: { answer: 'html' as const }, ...answersAreStrings, ...pageTime(deps, challengeAccount) };
+  app.get('/threeds/:id', { schema: pageSchema(), ...options }, (request, reply) => showChallenge(ctx, request, reply));
+  app.post('/threeds/:id', { schema: answerSchema(), ...options }, (request, reply) => takeChallengeAnswer(ctx, request, reply));
 }

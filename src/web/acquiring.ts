@@ -8,6 +8,7 @@ import type { AccountCredentials } from '../merchants/service.js';
 import type { BodyFormat } from './body.js';
 import type { Deps } from './context.js';
 import { ApiError } from './errors.js';
+import { setRequestTime } from './request-time.js';
 import { signatureRefusal } from './signature-refusal.js';
 import { toXml } from './xml.js';
 
@@ -83,6 +84,8 @@ export function acquiringHooks(deps: Deps, bodySchema: TSchema | undefined) {
   return {
     preValidation: async (request: FastifyRequest) => {
       request.account = await authenticate(deps, request);
+      // A test account with a moved clock is answered as of the clock (docs/contract.md §16).
+      await setRequestTime(deps, request, request.account.account);
       // What was signed is what is acted on: values the canonical string leaves out are absent.
       request.body = withoutAbsent(request.body as Record<string, unknown>);
       if (request.bodyFormat === 'xml' || request.bodyFormat === 'form') {
