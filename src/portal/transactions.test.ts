@@ -292,7 +292,7 @@ describe('the list', () => {
     for (const [q, said] of typed) {
       const r = await agent.get(`/portal/transactions${q}`);
       assert.equal(r.status, 400, `${q}: ${r.body.slice(0, 300)}`);
-      const text = /<p class="error" role="alert" id="filter-error">([^<]*)</.exec(r.body)?.[1] ?? '';
+      const text = /<p class="error" id="filter-error" role="alert">([^<]*)</.exec(r.body)?.[1] ?? '';
       assert.match(text.replace(/&quot;/g, '"'), said, q);
       assert.doesNotMatch(text, /\^|\\d|\$/, 'no regular expression');
       assert.match(r.body, /<form method="get" action="\/portal\/transactions" id="filters"/, 'the form is on the page');

@@ -293,7 +293,7 @@ function refusedFilters(request: ListRequest, reply: FastifyReply, problem: Filt
     title: 'Transactions',
     nav: 'transactions',
     status: 400,
-    body: html`<p class="error" role="alert" id="filter-error">${problemText(problem)}</p>${filterForm(request.query)}`,
+    body: html`<p class="error" id="filter-error" role="alert">${problemText(problem)}</p>${filterForm(request.query)}`,
   });
 }
 
