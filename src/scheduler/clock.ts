@@ -10,7 +10,7 @@
 // created times, subscription schedules). The notifications of what an advance ran are sent
 // at once, not when the real time reaches the clock.
 import type { Store } from '../db/store.js';
-import { eventsDueNow, storedClock } from '../web/request-time.js';
+import { clockMoved, eventsDueNow, storedClock } from '../web/request-time.js';
 import type { Scheduler } from './scheduler.js';
 
 /** Job moments one advance runs at most (docs/style.md §9): ten years of daily deductions fit. */
@@ -91,6 +91,7 @@ async function save(store: Store, account_id: string, now_ms: number): Promise<v
       .onConflict((oc) => oc.column('account_id').doUpdateSet({ now_ms, updated_at: Date.now() }))
       .execute();
   });
+  clockMoved(store);
 }
 
 /** `35d`, `12h`, `1w2d`, `90m`, `30s` → milliseconds; null when it is not such a duration. */
