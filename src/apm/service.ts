@@ -138,63 +138,22 @@ export class ApmService {
     const issuer_url = started.issuer.kind === 'url' ? started.issuer.url : `${deps.settings.public_url}/issuer/${page_id}`;
     const expires_at = now + method.expiry_ms;
 
-    const details: Record<string, unknown> = pending ? (JSON.parse(pending.details || '{}') as Record<string, unknown>) : {};
-    if (!pending) for (const k of KEPT_FIELDS) if (body[k] !== undefined) details[k] = body[k];
-    details.payment_method = method.payment_method;
-    if (body.bank_code) details.bank_code = body.bank_code;
-    details.reference_no = started.reference;
-
-    const row: PaymentRow = {
-      transaction_id,
-      merchant_id: account.merchant_id,
-      account_id: account.account_id,
-      order_no: body.order_no,
-      kind: pending ? pending.kind : 'apm',
-      livemode: account.mode === 'live' ? 1 : 0,
-      currency: body.currency,
+    const row = startedRow({
+      account,
+      body,
+      method,
       amount_minor,
-      authorised_minor: 0, // nothing is reserved until the shopper pays
-      captured_minor: 0,
-      refunded_minor: 0,
-      status: 'pending',
-      capture_method: (body.capture_method ?? account.capture_method) as 'automatic' | 'manual',
-      result_code: '0003',
-      card_id: null,
-      // The ranking counts a payment under this column: the card brand, or the APM's name.
-      card_brand: method.payment_method,
-      card_masked: '',
-      connector: processor.name,
-      is3ds: 0,
-      threeds_result: '',
-      risk_score: null,
-      risk_action: '',
-      risk_reasons: '[]',
-      notify_url: pending ? pending.notify_url : (body.notify_url ?? ''),
-      return_url: pending ? pending.return_url : (body.return_url ?? ''),
       request_hash,
-      details: JSON.stringify(details),
-      answer: '',
-      created_at: pending ? pending.created_at : now,
-      updated_at: now,
+      pending,
+      transaction_id,
+      reference: started.reference,
+      connector: processor.name,
+      now,
       expires_at,
-    };
+    });
     const record = apmAnswerRecord(row, issuer_url);
     row.answer = JSON.stringify(record);
-    const page: IssuerPageRow | null =
-      started.issuer.kind === 'gateway_page'
-        ? {
-            id_hash: hashIssuerId(page_id),
-            transaction_id,
-            merchant_id: account.merchant_id,
-            account_id: account.account_id,
-            payment_method: method.payment_method,
-            form_token: newId('form_token'),
-            status: 'open',
-            created_at: now,
-            expires_at,
-            decided_at: null,
-          }
-        : null;
+    const page = started.issuer.kind === 'gateway_page' ? issuerPage(page_id, transaction_id, account, method, now, expires_at) : null;
 
     const won = await deps.store
       .transaction(async (tx) => {
@@ -217,6 +176,87 @@ export class ApmService {
     deps.metrics.payments.inc({ outcome: '0003' });
     return { kind: 'started', record, issuer_url };
   }
+}
+
+/** The row of a started APM payment: a new payment, or the hosted checkout's pending one with its method chosen. */
+function startedRow(o: {
+  account: AccountCredentials['account'];
+  body: AuthoriseDirect;
+  method: ApmMethod;
+  amount_minor: number;
+  request_hash: string;
+  pending: PaymentRow | null;
+  transaction_id: string;
+  reference: string;
+  connector: string;
+  now: number;
+  expires_at: number;
+}): PaymentRow {
+  const { account, body, method, amount_minor, request_hash, pending, transaction_id, reference, connector, now, expires_at } = o;
+  const details: Record<string, unknown> = pending ? (JSON.parse(pending.details || '{}') as Record<string, unknown>) : {};
+  if (!pending) for (const k of KEPT_FIELDS) if (body[k] !== undefined) details[k] = body[k];
+  details.payment_method = method.payment_method;
+  if (body.bank_code) details.bank_code = body.bank_code;
+  details.reference_no = reference;
+
+  const row: PaymentRow = {
+    transaction_id,
+    merchant_id: account.merchant_id,
+    account_id: account.account_id,
+    order_no: body.order_no,
+    kind: pending ? pending.kind : 'apm',
+    livemode: account.mode === 'live' ? 1 : 0,
+    currency: body.currency,
+    amount_minor,
+    authorised_minor: 0, // nothing is reserved until the shopper pays
+    captured_minor: 0,
+    refunded_minor: 0,
+    status: 'pending',
+    capture_method: (body.capture_method ?? account.capture_method) as 'automatic' | 'manual',
+    result_code: '0003',
+    card_id: null,
+    // The ranking counts a payment under this column: the card brand, or the APM's name.
+    card_brand: method.payment_method,
+    card_masked: '',
+    connector,
+    is3ds: 0,
+    threeds_result: '',
+    risk_score: null,
+    risk_action: '',
+    risk_reasons: '[]',
+    notify_url: pending ? pending.notify_url : (body.notify_url ?? ''),
+    return_url: pending ? pending.return_url : (body.return_url ?? ''),
+    request_hash,
+    details: JSON.stringify(details),
+    answer: '',
+    created_at: pending ? pending.created_at : now,
+    updated_at: now,
+    expires_at,
+  };
+  return row;
+}
+
+/** The sandbox issuer's page for a started payment (when the processor hands the shopper to the gateway's own page). */
+function issuerPage(
+  page_id: string,
+  transaction_id: string,
+  account: AccountCredentials['account'],
+  method: ApmMethod,
+  now: number,
+  expires_at: number,
+): IssuerPageRow {
+  return {
+    id_hash: hashIssuerId(page_id),
+    transaction_id,
+    merchant_id: account.merchant_id,
+    account_id: account.account_id,
+    payment_method: method.payment_method,
+    form_token: newId('form_token'),
+    status: 'open',
+    created_at: now,
+    expires_at,
+    decided_at: null,
+  };
 }
 
 class Lost extends Error {}

@@ -21,7 +21,7 @@ import type { AuthoriseDirect } from '../payments/schema.js';
 import { applyTransitionInto, MANUAL_CAPTURE_WINDOW_MS, type PaymentStatus } from '../payments/states.js';
 import { openAnswer, sealAnswer } from '../payments/stored-answer.js';
 import * as v from '../payments/validate.js';
-import type { AuthoriseOutcome, ProcessorCard } from '../processors/types.js';
+import type { AuthoriseOutcome, Processor, ProcessorCard } from '../processors/types.js';
 import type { RiskAssessment, RiskContext, RiskEngine } from '../risk/index.js';
 import { answerFields, contractNameTaken, createSubscription, type Prepared, prepareSubscription } from '../subscriptions/service.js';
 import { challengeFirst, onIssuerChallenge, parseMpiInfo, type ThreedsResult } from '../threeds/mpi.js';
@@ -204,9 +204,7 @@ export class AuthoriseService {
 
     const resolved = await this.resolveCard(creds, body);
     const { card, facts } = resolved;
-    if (card.security_code !== undefined && card.security_code.length !== facts.security_code_length) {
-      throw invalid('security_code', `must be ${facts.security_code_length} digits for this card brand`);
-    }
+    checkSecurityCode(card, facts);
     // docs/contract.md §10: 3-D Secure results from an outside server, validated (400 names the field).
     const mpi = parseMpiInfo(body.additional_information, facts.brand);
     // docs/contract.md §16: the subscription is checked before anything is charged, written with its first payment's approval.
@@ -215,6 +213,78 @@ export class AuthoriseService {
 
     const transaction_id = pending ? pending.transaction_id : (opts.transaction_id ?? newId('payment', now));
     const capture_method = (body.capture_method ?? account.capture_method) as 'automatic' | 'manual';
+    const decision = await this.decide({ account, processor, resolved, body, amount_minor, mpi, transaction_id, capture_method, now });
+    const { result, status, riskCtx, outcome } = decision;
+
+    const details = paymentDetails(body, pending, outcome?.reference ?? '', opts.details);
+
+    const wantsToken = body.token_flag === '1' && status !== 'declined';
+    const token_id = body.token_id ? body.token_id : wantsToken ? newId('card_token') : '';
+    const storeCard = facts.valid && resolved.card_id === null;
+    const card_id = resolved.card_id ?? (storeCard ? newId('stored_card', now) : null);
+
+    const rowInput = { account, body, pending, request_hash, amount_minor, transaction_id, capture_method, card_id, facts, card, mpi, details, now };
+    const row = cardPaymentRow({ ...rowInput, ...decision, connector: processor.name });
+    // docs/contract.md §10: a challenge page for the shopper, created with the payment.
+    const challenge: NewChallenge | null = status === 'pending' ? newChallenge(deps.settings.public_url, row, now) : null;
+    const approved = status === 'authorised' || status === 'captured';
+    // A payment that waits (3-D Secure, review) keeps its `subscription` in details; it is created when that ends approved.
+    const details_without = row.details;
+    if (approved && subscription) row.details = JSON.stringify({ ...JSON.parse(row.details || '{}'), recurring_id: subscription.recurring_id });
+    const answerOf = (sub: typeof subscription) =>
+      cardAnswerRecord(row, body, {
+        token_id: status === 'declined' ? '' : token_id,
+        threeds_url: challenge?.url,
+        subscription: approved ? answerFields(sub) : undefined,
+      });
+    let record = answerOf(subscription);
+    row.answer = sealAnswer(deps.keyring, record);
+
+    const inserted = await this.write({
+      pending,
+      row,
+      card: storeCard && card_id ? this.cardRow(card_id, account.account_id, wantsToken ? token_id : null, resolved, now) : null,
+      riskCtx,
+      challenge,
+      subscription: approved ? subscription : null,
+      now,
+      withoutSubscription: () => {
+        record = answerOf(null);
+        row.details = details_without;
+        row.answer = sealAnswer(deps.keyring, record);
+      },
+    });
+    if (!inserted) return this.lostTheRace(pending, account.account_id, body, request_hash);
+    deps.metrics.payments.inc({ outcome: result });
+    return { record, row, threeds_url: challenge?.url };
+  }
+
+  /** Another request took the order_no (its answer is replayed), or paid the checkout payment first (nothing to answer). */
+  private async lostTheRace(pending: PaymentRow | null, account_id: string, body: AuthoriseDirect, request_hash: string): Promise<AuthoriseResult> {
+    if (pending) return { record: {} };
+    const winner = await this.existing(account_id, body.order_no);
+    if (!winner) throw new Error('order race without a winner');
+    return this.replay(winner, request_hash, body);
+  }
+
+  /**
+   * What the card's facts, the risk engine and the processor decide (docs/contract.md §9, §10):
+   * the result code and the payment's status. The processor is asked only when nothing before
+   * it refused and no challenge comes first.
+   */
+  private async decide(o: {
+    account: AccountCredentials['account'];
+    processor: Processor;
+    resolved: ResolvedCard;
+    body: AuthoriseDirect;
+    amount_minor: number;
+    mpi: ReturnType<typeof parseMpiInfo>;
+    transaction_id: string;
+    capture_method: 'automatic' | 'manual';
+    now: number;
+  }): Promise<CardDecision> {
+    const { account, processor, resolved, body, amount_minor, mpi, transaction_id, capture_method, now } = o;
+    const { card, facts } = resolved;
     let risk: RiskAssessment | null = null;
     let riskCtx: RiskContext | null = null;
     let outcome: AuthoriseOutcome | null = null;
@@ -262,103 +332,27 @@ export class AuthoriseService {
       result = next.result;
     } else if (result === '0002') status = 'pending';
     else status = 'declined';
+    return { result, status, risk, riskCtx, outcome, threeds_result };
+  }
 
-    const details: Record<string, unknown> = pending ? (JSON.parse(pending.details || '{}') as Record<string, unknown>) : {};
-    if (!pending) for (const k of KEPT_FIELDS) if (body[k] !== undefined) details[k] = body[k];
-    details.reference_no = outcome?.reference ?? '';
-    if (opts.details) Object.assign(details, opts.details);
-
-    const wantsToken = body.token_flag === '1' && status !== 'declined';
-    const token_id = body.token_id ? body.token_id : wantsToken ? newId('card_token') : '';
-    const storeCard = facts.valid && resolved.card_id === null;
-    const card_id = resolved.card_id ?? (storeCard ? newId('stored_card', now) : null);
-
-    const row: PaymentRow = {
-      transaction_id,
-      merchant_id: account.merchant_id,
-      account_id: account.account_id,
-      order_no: body.order_no,
-      kind: pending ? pending.kind : 'card',
-      livemode: account.mode === 'live' ? 1 : 0,
-      currency: body.currency,
-      amount_minor,
-      authorised_minor: status === 'authorised' || status === 'pending' || status === 'review' ? amount_minor : 0,
-      captured_minor: status === 'captured' ? amount_minor : 0,
-      refunded_minor: 0,
-      status,
-      capture_method,
-      result_code: result,
+  /** The stored card of a new card payment: the number encrypted, the token only as a keyed hash. */
+  private cardRow(card_id: string, account_id: string, token_id: string | null, resolved: ResolvedCard, now: number): CardRow {
+    const { keyring } = this.deps;
+    const { card, facts } = resolved;
+    return {
       card_id,
-      card_brand: facts.brand,
-      card_masked: maskPan(card.pan),
-      connector: processor.name,
-      is3ds: mpi ? 1 : 0,
-      threeds_result,
-      risk_score: risk ? risk.score : null,
-      risk_action: risk ? risk.action : '',
-      risk_reasons: JSON.stringify(risk?.reasons ?? []),
-      notify_url: pending ? pending.notify_url : (body.notify_url ?? ''),
-      return_url: pending ? pending.return_url : (body.return_url ?? ''),
-      request_hash,
-      details: JSON.stringify(details),
-      answer: '',
-      created_at: pending ? pending.created_at : now,
-      updated_at: now,
-      expires_at: status === 'authorised' ? now + MANUAL_CAPTURE_WINDOW_MS : status === 'review' ? now + REVIEW_WINDOW_MS : null,
+      account_id,
+      token_hash: token_id ? tokenHash(keyring, token_id) : null,
+      pan_enc: keyring.encrypt(card.pan),
+      key_id: keyring.active.id,
+      fingerprint: resolved.fingerprint,
+      brand: facts.brand,
+      bin: card.pan.slice(0, 6),
+      last4: card.pan.slice(-4),
+      exp_month: card.exp_month,
+      exp_year: card.exp_year,
+      created_at: now,
     };
-    // docs/contract.md §10: a challenge page for the shopper, created with the payment.
-    const challenge: NewChallenge | null = status === 'pending' ? newChallenge(deps.settings.public_url, row, now) : null;
-    const approved = status === 'authorised' || status === 'captured';
-    // A payment that waits (3-D Secure, review) keeps its `subscription` in details; it is created when that ends approved.
-    const details_without = row.details;
-    if (approved && subscription) row.details = JSON.stringify({ ...JSON.parse(row.details || '{}'), recurring_id: subscription.recurring_id });
-    const answerOf = (sub: typeof subscription) =>
-      cardAnswerRecord(row, body, {
-        token_id: status === 'declined' ? '' : token_id,
-        threeds_url: challenge?.url,
-        subscription: approved ? answerFields(sub) : undefined,
-      });
-    let record = answerOf(subscription);
-    row.answer = sealAnswer(deps.keyring, record);
-
-    const inserted = await this.write({
-      pending,
-      row,
-      card:
-        storeCard && card_id
-          ? {
-              card_id,
-              account_id: account.account_id,
-              token_hash: wantsToken ? tokenHash(deps.keyring, token_id) : null,
-              pan_enc: deps.keyring.encrypt(card.pan),
-              key_id: deps.keyring.active.id,
-              fingerprint: resolved.fingerprint,
-              brand: facts.brand,
-              bin: card.pan.slice(0, 6),
-              last4: card.pan.slice(-4),
-              exp_month: card.exp_month,
-              exp_year: card.exp_year,
-              created_at: now,
-            }
-          : null,
-      riskCtx,
-      challenge,
-      subscription: approved ? subscription : null,
-      now,
-      withoutSubscription: () => {
-        record = answerOf(null);
-        row.details = details_without;
-        row.answer = sealAnswer(deps.keyring, record);
-      },
-    });
-    if (!inserted) {
-      if (pending) return { record: {} };
-      const winner = await this.existing(account.account_id, body.order_no);
-      if (!winner) throw new Error('order race without a winner');
-      return this.replay(winner, request_hash, body);
-    }
-    deps.metrics.payments.inc({ outcome: result });
-    return { record, row, threeds_url: challenge?.url };
   }
 
   /**
@@ -447,4 +441,92 @@ export interface RunOptions {
   transaction_id?: string;
   /** Kept in the payment's details beside the request's kept fields (the generic interface's metadata). */
   details?: Record<string, unknown>;
+}
+
+/** What `AuthoriseService.decide` found about a card payment. */
+interface CardDecision {
+  result: ResultCode;
+  status: PaymentStatus;
+  risk: RiskAssessment | null;
+  riskCtx: RiskContext | null;
+  outcome: AuthoriseOutcome | null;
+  threeds_result: ThreedsResult;
+}
+
+/** The security code has the brand's length (docs/contract.md §9). */
+function checkSecurityCode(card: ProcessorCard, facts: CardFacts): void {
+  if (card.security_code !== undefined && card.security_code.length !== facts.security_code_length) {
+    throw invalid('security_code', `must be ${facts.security_code_length} digits for this card brand`);
+  }
+}
+
+/** A payment's details: the kept request fields (or the pending payment's), the processor's reference, the caller's extras. */
+function paymentDetails(body: AuthoriseDirect, pending: PaymentRow | null, reference: string, extra?: Record<string, unknown>): Record<string, unknown> {
+  const details: Record<string, unknown> = pending ? (JSON.parse(pending.details || '{}') as Record<string, unknown>) : {};
+  if (!pending) for (const k of KEPT_FIELDS) if (body[k] !== undefined) details[k] = body[k];
+  details.reference_no = reference;
+  if (extra) Object.assign(details, extra);
+  return details;
+}
+
+/** What a card payment's row is made of. */
+interface CardRowInput {
+  account: AccountCredentials['account'];
+  body: AuthoriseDirect;
+  pending: PaymentRow | null;
+  request_hash: string;
+  amount_minor: number;
+  transaction_id: string;
+  capture_method: 'automatic' | 'manual';
+  card_id: string | null;
+  facts: CardFacts;
+  card: ProcessorCard;
+  connector: string;
+  mpi: ReturnType<typeof parseMpiInfo>;
+  risk: RiskAssessment | null;
+  result: ResultCode;
+  status: PaymentStatus;
+  threeds_result: ThreedsResult;
+  details: Record<string, unknown>;
+  now: number;
+}
+
+/** The row of a card payment as decided: a new payment, or the hosted checkout's pending one paid by card. */
+function cardPaymentRow(o: CardRowInput): PaymentRow {
+  const { account, body, pending, request_hash, amount_minor, transaction_id, capture_method, card_id, facts, card } = o;
+  const { connector, mpi, risk, result, status, threeds_result, details, now } = o;
+  const row: PaymentRow = {
+    transaction_id,
+    merchant_id: account.merchant_id,
+    account_id: account.account_id,
+    order_no: body.order_no,
+    kind: pending ? pending.kind : 'card',
+    livemode: account.mode === 'live' ? 1 : 0,
+    currency: body.currency,
+    amount_minor,
+    authorised_minor: status === 'authorised' || status === 'pending' || status === 'review' ? amount_minor : 0,
+    captured_minor: status === 'captured' ? amount_minor : 0,
+    refunded_minor: 0,
+    status,
+    capture_method,
+    result_code: result,
+    card_id,
+    card_brand: facts.brand,
+    card_masked: maskPan(card.pan),
+    connector,
+    is3ds: mpi ? 1 : 0,
+    threeds_result,
+    risk_score: risk ? risk.score : null,
+    risk_action: risk ? risk.action : '',
+    risk_reasons: JSON.stringify(risk?.reasons ?? []),
+    notify_url: pending ? pending.notify_url : (body.notify_url ?? ''),
+    return_url: pending ? pending.return_url : (body.return_url ?? ''),
+    request_hash,
+    details: JSON.stringify(details),
+    answer: '',
+    created_at: pending ? pending.created_at : now,
+    updated_at: now,
+    expires_at: status === 'authorised' ? now + MANUAL_CAPTURE_WINDOW_MS : status === 'review' ? now + REVIEW_WINDOW_MS : null,
+  };
+  return row;
 }

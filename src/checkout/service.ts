@@ -77,54 +77,7 @@ export class CheckoutService {
     const prior = await this.replay(account.account_id, body.order_no, request_hash);
     if (prior) return prior;
 
-    const now = deps.now();
-    const transaction_id = newId('payment', now);
-    const { encryption_data: _signature, ...request } = body as Checkout & { encryption_data?: string };
-    const details: Record<string, unknown> = {};
-    for (const k of KEPT_FIELDS) if (body[k] !== undefined) details[k] = body[k];
-    const payment: PaymentRow = {
-      transaction_id,
-      merchant_id: account.merchant_id,
-      account_id: account.account_id,
-      order_no: body.order_no,
-      kind: 'checkout',
-      livemode: account.mode === 'live' ? 1 : 0,
-      currency: body.currency,
-      amount_minor,
-      authorised_minor: 0,
-      captured_minor: 0,
-      refunded_minor: 0,
-      status: 'pending',
-      capture_method: (body.capture_method ?? account.capture_method) as 'automatic' | 'manual',
-      result_code: '0003',
-      card_id: null,
-      card_brand: '', // no method chosen yet: the session is open
-      card_masked: '',
-      connector: '',
-      is3ds: 0,
-      threeds_result: '',
-      risk_score: null,
-      risk_action: '',
-      risk_reasons: '[]',
-      notify_url: body.notify_url ?? '',
-      return_url: body.return_url,
-      request_hash,
-      details: JSON.stringify(details),
-      answer: '',
-      created_at: now,
-      updated_at: now,
-      expires_at: now + deps.settings.checkout_ttl_ms,
-    };
-    const session: CheckoutSessionRow = {
-      session_id: newId('checkout_session'),
-      transaction_id,
-      merchant_id: account.merchant_id,
-      account_id: account.account_id,
-      request: JSON.stringify(request),
-      cancel_url: body.cancel_url ?? body.return_url,
-      source_ip,
-      created_at: now,
-    };
+    const { payment, session } = newSession(account, body, amount_minor, request_hash, source_ip, deps.now(), deps.settings.checkout_ttl_ms);
     const won = await deps.store.transaction(async (tx) => {
       const r = await insertRows(tx, 'payments', [payment], { ignoreConflictOn: ['account_id', 'order_no'] });
       if (Number(r.numAffectedRows ?? 0) !== 1) return false;
@@ -170,4 +123,64 @@ export class CheckoutService {
       return (await movePayment(tx, before, { event: 'cancel', to: 'cancelled', patch, notify: 'payment.cancelled', unclaimed: true }, now)) ?? null;
     });
   }
+}
+
+/** The payment (pending, no method chosen yet) and the session a new hosted checkout writes. */
+function newSession(
+  account: AccountCredentials['account'],
+  body: Checkout,
+  amount_minor: number,
+  request_hash: string,
+  source_ip: string,
+  now: number,
+  ttl_ms: number,
+): { payment: PaymentRow; session: CheckoutSessionRow } {
+  const transaction_id = newId('payment', now);
+  const { encryption_data: _signature, ...request } = body as Checkout & { encryption_data?: string };
+  const details: Record<string, unknown> = {};
+  for (const k of KEPT_FIELDS) if (body[k] !== undefined) details[k] = body[k];
+  const payment: PaymentRow = {
+    transaction_id,
+    merchant_id: account.merchant_id,
+    account_id: account.account_id,
+    order_no: body.order_no,
+    kind: 'checkout',
+    livemode: account.mode === 'live' ? 1 : 0,
+    currency: body.currency,
+    amount_minor,
+    authorised_minor: 0,
+    captured_minor: 0,
+    refunded_minor: 0,
+    status: 'pending',
+    capture_method: (body.capture_method ?? account.capture_method) as 'automatic' | 'manual',
+    result_code: '0003',
+    card_id: null,
+    card_brand: '', // no method chosen yet: the session is open
+    card_masked: '',
+    connector: '',
+    is3ds: 0,
+    threeds_result: '',
+    risk_score: null,
+    risk_action: '',
+    risk_reasons: '[]',
+    notify_url: body.notify_url ?? '',
+    return_url: body.return_url,
+    request_hash,
+    details: JSON.stringify(details),
+    answer: '',
+    created_at: now,
+    updated_at: now,
+    expires_at: now + ttl_ms,
+  };
+  const session: CheckoutSessionRow = {
+    session_id: newId('checkout_session'),
+    transaction_id,
+    merchant_id: account.merchant_id,
+    account_id: account.account_id,
+    request: JSON.stringify(request),
+    cancel_url: body.cancel_url ?? body.return_url,
+    source_ip,
+    created_at: now,
+  };
+  return { payment, session };
 }

@@ -37,9 +37,29 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** One year, subdomains included: the usual HSTS policy (RFC 6797 §6.1). */
 const HSTS = 'max-age=31536000; includeSubDomains';
 
-/** `log_destination`: where the log goes instead of standard output (tests read it). */
+/** `log_destination`: where the log goes instead of standard output (tests read it). Hooks run in the order they are added here. */
 export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.WritableStream } = {}): Promise<FastifyInstance> {
-  const app = Fastify({
+  const app = createFastify(deps, opts);
+  registerBodyParser(app);
+  const words = registerRouteHooks(app, deps);
+  registerAnswerHeaders(app);
+  const overloaded = await registerLoadShedding(app, deps);
+  const faults = new FaultLog(app.log);
+  registerRequestLog(app, deps, words, faults);
+  app.setErrorHandler(errorHandler(deps, faults));
+  registerNotFound(app, deps);
+  await registerOpenApi(app, deps);
+  registerProbes(app, deps, overloaded, faults);
+  registerIdempotency(app, deps); // before the routes: its hooks apply to every POST
+  // One risk engine behind the direct payment and the hosted checkout's card form.
+  const risk = deps.settings.risk_rules ? createRiskEngine(deps.store.db) : basicRiskEngine;
+  for (const register of routeRegistrars) await register(app, deps, risk);
+  return app;
+}
+
+/** Fastify with our limits, request ids, validation, query parser and the router's refusals in our shapes. */
+function createFastify(deps: Deps, opts: { log_destination?: NodeJS.WritableStream }): FastifyInstance {
+  return Fastify({
     logger: loggerOptions(deps.settings, opts.log_destination),
     // One line per request is written by our onResponse hook instead.
     logController: new LogController({ disableRequestLogging: true }),
@@ -82,7 +102,9 @@ export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.Writ
       });
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+}
 
+function registerBodyParser(app: FastifyInstance): void {
   // One parser for every media type: the body's shape decides (docs/contract.md §1).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (request, text, done) => {
@@ -94,7 +116,10 @@ export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.Writ
       done(e as Error, undefined);
     }
   });
+}
 
+/** Every route's static words (for the request log) and every handler run at its request's time. */
+function registerRouteHooks(app: FastifyInstance, deps: Deps): ReturnType<typeof routeWords> {
   // Every route's static words, so an unmatched path is logged with only those (logging.ts).
   const words = routeWords();
   app.addHook('onRoute', (route) => words.add(route.url));
@@ -104,6 +129,10 @@ export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.Writ
     route.handler = runAtRequestTime(route.handler, deps);
   });
 
+  return words;
+}
+
+function registerAnswerHeaders(app: FastifyInstance): void {
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
@@ -116,7 +145,10 @@ export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.Writ
     if (request.protocol === 'https') reply.header('strict-transport-security', HSTS);
     return payload;
   });
+}
 
+/** Returns whether the process sheds load now (for /readyz). */
+async function registerLoadShedding(app: FastifyInstance, deps: Deps): Promise<() => boolean> {
   // Load shedding (issue 17 item 4): at most `max_in_flight` requests in work per process,
   // and none while the event loop lags past `max_event_loop_delay_ms`; past either, a fast
   // 503 with Retry-After, so the requests already accepted keep their latency. Probes and
@@ -143,9 +175,10 @@ export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.Writ
   if (deps.settings.max_event_loop_delay_ms > 0) {
     await app.register(underPressure, { maxEventLoopDelay: deps.settings.max_event_loop_delay_ms, retryAfter: 1, sampleInterval: 250 });
   }
-  const overloaded = () => inFlight >= deps.settings.max_in_flight || (deps.settings.max_event_loop_delay_ms > 0 && app.isUnderPressure());
+  return () => inFlight >= deps.settings.max_in_flight || (deps.settings.max_event_loop_delay_ms > 0 && app.isUnderPressure());
+}
 
-  const faults = new FaultLog(app.log);
+function registerRequestLog(app: FastifyInstance, deps: Deps, words: ReturnType<typeof routeWords>, faults: FaultLog): void {
   app.addHook('onResponse', async (request, reply) => {
     if (faults.active && request.method === 'POST' && reply.statusCode < 500) faults.recovered();
     const route = request.routeOptions.url ?? 'unmatched';
@@ -154,8 +187,11 @@ export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.Writ
     const url = loggedUrl(request.url, request.routeOptions.url, words);
     request.log.info({ method: request.method, url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
   });
+}
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
+/** Every refusal and failure in the shape of the interface asked (acquiring or generic); storage faults as 503 told once. */
+function errorHandler(deps: Deps, faults: FaultLog) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     // A generic path that matched no route (a hook refused it before the not-found handler
     // ran, e.g. a malformed Idempotency-Key) is answered in that interface's shape too.
     const genericShape = request.routeOptions.config?.answer === 'generic' || (request.is404 && GENERIC_PATH.test(request.url));
@@ -201,8 +237,10 @@ export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.Writ
     // Unexpected: log without the body, answer without details.
     request.log.error({ err: { message: error.message, stack: error.stack, code: error.code } }, 'unhandled error');
     return sendError(request, reply, { code: '0500', detail: 'the request failed; it is safe to retry with the same Idempotency-Key' });
-  });
+  };
+}
 
+function registerNotFound(app: FastifyInstance, deps: Deps): void {
   // An unknown generic path: the key first, before the body is parsed, as on every generic
   // route (their onRequest hook): an unknown path or a bad body tells an unknown caller nothing.
   app.addHook('onRequest', async (request, reply) => {
@@ -225,9 +263,9 @@ export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.Writ
     }
     return sendError(request, reply, { code: '0404', detail: `no endpoint ${request.method} ${request.url.split('?')[0]}` });
   });
+}
 
-  await registerOpenApi(app, deps);
-
+function registerProbes(app: FastifyInstance, deps: Deps, overloaded: () => boolean, faults: FaultLog): void {
   // Liveness: the process serves at all. Readiness: the database answers and the process
   // is not shedding load; both come back by themselves (issue 17 item 2).
   const probe = { schema: { hide: true }, config: { probe: true, pressureHandler: () => undefined } };
@@ -241,12 +279,6 @@ export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.Writ
   // Open on the development default only; else a Bearer token, a listener of its own, or 404 (ops/metrics-access.ts).
   const metrics = metricsAccess(deps.settings);
   if (metrics !== 'absent') registerMetricsRoute(app, deps.metrics, metrics === 'token' ? deps.settings.metrics_token : undefined, probe);
-
-  registerIdempotency(app, deps); // before the routes: its hooks apply to every POST
-  // One risk engine behind the direct payment and the hosted checkout's card form.
-  const risk = deps.settings.risk_rules ? createRiskEngine(deps.store.db) : basicRiskEngine;
-  for (const register of routeRegistrars) await register(app, deps, risk);
-  return app;
 }
 
 type RouteRegistrar = (app: FastifyInstance, deps: Deps, risk: RiskEngine) => void | Promise<void>;
