@@ -145,6 +145,19 @@ describe('outside serve and migrate the embedded default database is not created
     assert.equal(fs.existsSync(elsewhere), false);
   });
 
+  test('a DATABASE_URL naming a missing SQLite file: refused too, nothing written; migrate with it creates it', () => {
+    const file = path.join(folder, 'elsewhere', 'shop.db');
+    const given = bareEnv({ DATABASE_URL: `sqlite:${file}`, TOLLGATE_MASTER_KEY: `k1:${Buffer.alloc(32, 7).toString('base64')}` });
+    const r = tollgate(given, ['merchant', 'list'], folder);
+    assert.equal(r.status, 1, `${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, new RegExp(`^error: no database at ${file.replace(/[.]/g, '\\.')} \\(DATABASE_URL\\): this command does not create one`));
+    assert.match(r.stderr, /npx tollgate migrate/);
+    assert.equal(fs.existsSync(path.join(folder, 'elsewhere')), false, 'the folder was created');
+    const migrated = tollgate(given, ['migrate'], folder);
+    assert.equal(migrated.status, 0, migrated.stderr);
+    assert.equal(tollgate(given, ['merchant', 'list'], folder).status, 0);
+  });
+
   test('migrate creates it (and the development key); then commands open it and say so', () => {
     const migrated = tollgate(bareEnv(), ['migrate'], folder);
     assert.equal(migrated.status, 0, migrated.stderr);

@@ -39,15 +39,21 @@ export function describeDatabase(database_url: string): string {
 }
 
 /**
- * Refuses, outside `serve` and `migrate`, to open the embedded default database (DATABASE_URL
- * unset) when its file or its development master key is missing, since opening would create
- * them. A DATABASE_URL names its database on purpose and is opened as given (the line printed
- * before each command says which file that is).
+ * Refuses, outside `serve` and `migrate`, to open a SQLite database whose file is missing,
+ * since opening would create it: the embedded default (DATABASE_URL unset) and a file a
+ * DATABASE_URL names alike. The default's development master key is checked too (with a
+ * DATABASE_URL the key is TOLLGATE_MASTER_KEY, required at start-up).
  */
 export function requireExistingDatabase(settings: Settings, env: NodeJS.ProcessEnv = process.env): void {
-  if (env.DATABASE_URL) return;
   const file = sqliteFile(settings.database_url);
   if (file === null || file === ':memory:') return;
+  if (env.DATABASE_URL) {
+    if (!fs.existsSync(file))
+      throw new CommandError(
+        `no database at ${file} (DATABASE_URL): this command does not create one. Check DATABASE_URL names the gateway's database; to create a new one, run npx tollgate migrate with it (npx tollgate serve does too)`,
+      );
+    return;
+  }
   const where = `Run it in the gateway's folder, or set TOLLGATE_DATA_DIR (or DATABASE_URL) to the gateway's database`;
   if (!fs.existsSync(file))
     throw new CommandError(

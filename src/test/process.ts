@@ -133,6 +133,12 @@ export function cli(env: NodeJS.ProcessEnv, args: string[]): { status: number; s
 
 /** `merchant create --json` through the CLI, as an operator would. */
 export function createMerchant(env: NodeJS.ProcessEnv, name: string, extra: string[] = []): CreatedMerchant {
+  // Only serve and migrate create a database (issue 36 item 6): a fresh SQLite file is migrated first, as an operator would.
+  const file = env.DATABASE_URL?.startsWith('sqlite:') ? env.DATABASE_URL.slice('sqlite:'.length) : null;
+  if (file && !fs.existsSync(path.resolve(ROOT, file))) {
+    const m = cli(env, ['migrate']);
+    if (m.status !== 0) throw new Error(`migrate failed: ${m.stderr}`);
+  }
   const r = cli(env, ['merchant', 'create', '--name', name, '--json', '--allow-ip', '127.0.0.1/32', ...extra]);
   if (r.status !== 0) throw new Error(`merchant create failed: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop() as string) as CreatedMerchant;
