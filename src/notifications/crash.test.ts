@@ -101,6 +101,9 @@ test('events committed before a kill -9 are all delivered after restart', { time
   };
   let gateway: ChildProcess | null = null;
   try {
+    // Only serve and migrate create a database: migrate first, as an operator would.
+    const migrated = spawnSync(process.execPath, ['bin/tollgate.js', 'migrate'], { cwd: ROOT, env, encoding: 'utf8' });
+    assert.equal(migrated.status, 0, migrated.stderr);
     const created = spawnSync(process.execPath, ['bin/tollgate.js', 'merchant', 'create', '--name', 'Crash test', '--json'], {
       cwd: ROOT,
       env,
