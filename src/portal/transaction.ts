@@ -288,7 +288,8 @@ ${field({ name: 'amount', id: 'f-capture-amount', label: `Amount to capture (${r
     forms.push(
       html`<form method="post" action="${base}/cancel" class="inline" id="cancel-form">${formSecrets(request)}<button type="submit" id="cancel">Cancel the payment</button></form>`,
     );
-  if (canApply('refund_partial', row.status) && refundable > 0)
+  const refundForm = canApply('refund_partial', row.status) && refundable > 0;
+  if (refundForm)
     forms.push(html`<form method="post" action="${base}/refund" class="inline" id="refund-form">${formSecrets(request)}
 ${field({ name: 'amount', id: 'f-refund-amount', label: `Amount to refund (${row.currency}, up to ${formatAmount(refundable, row.currency)})`, required: true, maxlength: 24, inputmode: 'decimal', value: problem?.amount, error: problem?.error })}
 ${field({ name: 'reason', id: 'f-refund-reason', label: 'Reason (optional)', maxlength: 255, value: problem?.reason })}
@@ -297,8 +298,10 @@ ${field({ name: 'reason', id: 'f-refund-reason', label: 'Reason (optional)', max
     forms.push(html`<form method="post" action="${base}/review" class="inline" id="review-form">${formSecrets(request)}
 <button type="submit" name="decision" value="accept" id="review-accept" class="primary">Accept</button>
 <button type="submit" name="decision" value="reject" id="review-reject">Reject</button></form>`);
-  if (forms.length === 0) return html``;
-  return html`<section id="actions" aria-labelledby="h-actions"><h2 id="h-actions">Actions</h2>${forms}</section>`;
+  // A refund refused while no refund form is shown (nothing is left to refund): the reason still shows.
+  const unshown = problem && !refundForm ? html`<p class="error" id="refund-error" role="alert">${problem.error}</p>` : html``;
+  if (forms.length === 0 && !problem) return html``;
+  return html`<section id="actions" aria-labelledby="h-actions"><h2 id="h-actions">Actions</h2>${unshown}${forms}</section>`;
 }
 
 // Actions are declared `read` (a session is needed) and checked for `operate` by

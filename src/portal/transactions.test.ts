@@ -713,3 +713,22 @@ function parseCsv(text: string): string[][] {
   if (cell !== '' || record.length) records.push([...record, cell]);
   return records;
 }
+
+describe('a refund refused where no refund form is shown', () => {
+  test('the reason is shown on the page all the same (422 with an alert), and nothing is refunded', async () => {
+    // A payment authorised and not captured has nothing to refund: its page shows no refund
+    // form, and a refund posted anyway (a stale page, a crafted form) was answered with the
+    // page and no word of why (CI's fuzz, seed 494275048).
+    const m = await gw.newMerchant({ name: 'manual capture', capture_method: 'manual' });
+    const { transaction_id } = await pay(m);
+    const agent = await portal(m, 'admin');
+    const page = `/portal/transactions/${transaction_id}`;
+    const shown = await agent.request('GET', page);
+    assert.doesNotMatch(shown.body, /id="refund-form"/);
+    const secrets = formFields(shown.body, `${page}/capture`);
+    const r = await agent.request('POST', `${page}/refund`, { csrf: secrets.csrf ?? '', form_token: secrets.form_token ?? '', amount: '-1', reason: 'x' });
+    assert.equal(r.status, 422, r.body.slice(0, 300));
+    assert.match(r.body, /<p class="error" id="refund-error" role="alert">amount: [^<]+<\/p>/);
+    assert.deepEqual(await refundsOf(transaction_id), []);
+  });
+});
