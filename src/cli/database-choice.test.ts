@@ -1,7 +1,7 @@
 // Which database the operator's tool opens (issue 36 item 6): run from another folder it
 // created a new database and master key there and then said "no account". Now every command
-// that opens the database names it on standard error, the embedded default is created only
-// by `serve` and `migrate`, a link says which address it was made of, and a DATABASE_URL
+// that opens the database names it on standard error, a SQLite database (the default or a
+// DATABASE_URL's) is created only by `serve` and `migrate`, a link says which address it was made of, and a DATABASE_URL
 // without a master key says how to make one. Through the real process (compiled build), on
 // the engine under test; the default database is SQLite on both runs.
 import assert from 'node:assert/strict';

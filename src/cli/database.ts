@@ -1,7 +1,8 @@
 // Which database a command opens, and the refusal to make a new one by accident (issue 36
 // item 6): run from another folder, the default `./data/tollgate.db` is a different file, and
 // creating it (with a new master key beside it) only led to "no account" on an empty database.
-// Only `serve` and `migrate` create the embedded database and its development key.
+// Only `serve` and `migrate` create a SQLite database (the default or a DATABASE_URL's) and the
+// default's development key.
 import fs from 'node:fs';
 import path from 'node:path';
 import { CommandError } from '../command/registry.js';
