@@ -780,7 +780,10 @@ export async function fuzzPayouts(
           delete body.encryption_data;
           if (how === 'changed') {
             const field = body.payment_amount !== undefined ? 'payment_amount' : 'source_amount';
-            body[field] = body[field] === '1' ? '2' : body[field] === '0.01' ? '0.02' : body[field].includes('.') ? '0.01' : '1';
+            // The accepted amount may have been a JSON number or a string such as '01': compare by value.
+            const was = String(body[field]);
+            const n = Number(was);
+            body[field] = n === 1 ? '2' : n === 0.01 ? '0.02' : was.includes('.') ? '0.01' : '1';
           }
           const format: Format = how === 'changed' ? x.format : x.format === 'json' ? 'form' : 'json';
           body.encryption_data = signOrGarbage(body, pool.p.secret_key, format);
