@@ -12,7 +12,6 @@ import type { PaymentRow } from '../db/tables/payments.js';
 import { formatAmount } from '../money/currency.js';
 import { cancelPayment } from '../payments/cancel.js';
 import { capturePayment } from '../payments/capture.js';
-import type { ItemFailure } from '../payments/lifecycle.js';
 import { modePayment, modePaymentsQuery, requirePayment } from '../payments/reader.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
 import type { PaymentStatus } from '../payments/states.js';
@@ -21,6 +20,7 @@ import type { Deps } from '../web/context.js';
 import { ApiError, RESULT_CODES, type ResultCode } from '../web/errors.js';
 import { callerOf, genericRouteOptions } from './auth.js';
 import { errorAnswers, objectAnswers, PAYMENTS_TAG } from './docs.js';
+import { genericRefusal } from './outcomes.js';
 import {
   CurrencyParam,
   Expand,
@@ -264,18 +264,6 @@ const PaymentObject = Type.Object(
   },
 );
 
-/** A failure of the shared capture / cancel / refund path in the generic shape. */
-export function itemError(f: ItemFailure, what: string, id: string, amountParam: string): GenericError {
-  const code = f.code;
-  const message = f.message.replace(/^\d{4}:/, '');
-  if (code === '0404') return noSuch(what, id);
-  if (code === '1013') return invalidParam(amountParam, message, 'amount_too_large');
-  if (code === '1016') return new GenericError(403, { type: 'invalid_request_error', code: 'processor_not_configured', message });
-  if (code === '1007') return new GenericError(500, { type: 'api_error', message });
-  if (code === '0400') return invalidParam(amountParam, message);
-  return new GenericError(400, { type: 'invalid_request_error', code: 'payment_unexpected_state', message });
-}
-
 export async function findPayment(deps: Deps, request: FastifyRequest, id: string): Promise<PaymentRow> {
   const caller = callerOf(request);
   const tid = transactionIdOf(id);
@@ -449,14 +437,13 @@ function captureSchema() {
 async function captureGenericPayment(deps: Deps, request: FastifyRequest<IdRoute & { Body: Static<typeof CapturePayment> }>, reply: FastifyReply) {
   const row = await findPayment(deps, request, request.params.id);
   const n = request.body.amount_to_capture ?? Number(row.authorised_minor || row.amount_minor);
-  const item = { transaction_id: row.transaction_id, order_no: row.order_no, currency: row.currency, amount: formatAmount(n, row.currency) };
-  const outcome = await capturePayment(deps, request.log, row.account_id, item);
+  const outcome = await capturePayment(deps, request.log, { account_id: row.account_id, transaction_id: row.transaction_id, amount_minor: n });
   if (!outcome.ok) {
     // A re-run of a capture whose answer was lost: it happened, so answer it.
     const now = await findPayment(deps, request, request.params.id);
-    if (request.idempotency?.rerun && outcome.code === '1012' && now.status !== 'authorised' && Number(now.captured_minor) === n)
+    if (request.idempotency?.rerun && outcome.outcome === 'invalid_state' && now.status !== 'authorised' && Number(now.captured_minor) === n)
       return sendObject(request, reply, paymentObject(now));
-    throw itemError(outcome, 'payment', request.params.id, 'amount_to_capture');
+    throw genericRefusal(outcome, { what: 'payment', id: request.params.id, amountParam: 'amount_to_capture' });
   }
   return sendObject(request, reply, paymentObject(outcome.payment));
 }
@@ -476,13 +463,12 @@ function cancelSchema() {
 
 async function cancelGenericPayment(deps: Deps, request: FastifyRequest<IdRoute & { Body: Static<typeof CancelPayment> }>, reply: FastifyReply) {
   const row = await findPayment(deps, request, request.params.id);
-  const item = { transaction_id: row.transaction_id, order_no: row.order_no, currency: row.currency, amount: formatAmount(row.amount_minor, row.currency) };
-  const outcome = await cancelPayment(deps, request.log, row.account_id, item);
+  const outcome = await cancelPayment(deps, request.log, { account_id: row.account_id, transaction_id: row.transaction_id });
   if (!outcome.ok) {
     // A re-run of a cancel whose answer was lost: it happened, so answer it.
     const now = await findPayment(deps, request, request.params.id);
     if (request.idempotency?.rerun && now.status === 'cancelled') return sendObject(request, reply, paymentObject(now));
-    throw itemError(outcome, 'payment', request.params.id, 'id');
+    throw genericRefusal(outcome, { what: 'payment', id: request.params.id, amountParam: 'id' });
   }
   return sendObject(request, reply, paymentObject(outcome.payment));
 }

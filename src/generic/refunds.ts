@@ -5,13 +5,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { RefundRow } from '../db/tables/refunds.js';
-import { formatAmount } from '../money/currency.js';
 import { describeStatus } from '../payments/lifecycle.js';
 import { makeRefund } from '../refunds/refund.js';
 import type { Deps } from '../web/context.js';
 import { callerOf, genericRouteOptions } from './auth.js';
 import { errorAnswers, objectAnswers, PAYMENTS_TAG } from './docs.js';
-import { findPayment, itemError, paymentId } from './payments.js';
+import { genericRefusal } from './outcomes.js';
+import { findPayment, paymentId } from './payments.js';
 import {
   Expand,
   GenericError,
@@ -157,18 +157,18 @@ async function createRefund(deps: Deps, request: FastifyRequest<{ Body: Static<t
           message: `Cannot refund a payment that is ${describeStatus(payment.status)}.`,
         });
   }
-  const item = {
-    transaction_id: payment.transaction_id,
-    order_no: payment.order_no,
-    currency: payment.currency,
-    amount: formatAmount(payment.amount_minor, payment.currency),
-    refund_amount: formatAmount(Math.max(n, 0), payment.currency),
-    refund_reason: b.reason ?? '',
-  };
   const idem = request.idempotency?.id;
   const metadata = JSON.stringify(newMetadata(b.metadata as MetadataInput | undefined));
-  const outcome = await makeRefund(deps, request.log, caller.creds.account, item, idem ? `${idem}:0` : null, metadata);
-  if (!outcome.ok) throw itemError(outcome, 'payment', b.payment, 'amount');
+  const cmd = {
+    account: caller.creds.account,
+    transaction_id: payment.transaction_id,
+    amount_minor: n,
+    reason: b.reason ?? '',
+    idempotency_ref: idem ? `${idem}:0` : null,
+    metadata,
+  };
+  const outcome = await makeRefund(deps, request.log, cmd);
+  if (!outcome.ok) throw genericRefusal(outcome, { what: 'payment', id: b.payment, amountParam: 'amount' });
   return sendObject(request, reply, refundObject(outcome.refund, caller.livemode));
 }
 

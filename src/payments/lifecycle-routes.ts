@@ -1,8 +1,10 @@
 // Routes of capture and cancel: parse, run each item, answer in request order.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import type { Refusal } from '../core/outcomes.js';
 import { acquiringHooks, sendSigned } from '../web/acquiring.js';
 import type { Deps } from '../web/context.js';
+import { acquiringMessage } from '../web/outcomes.js';
 import {
   answers,
   answersAreStrings,
@@ -18,9 +20,10 @@ import {
   SignedIdentity,
   text,
 } from '../web/route-schema.js';
-import { cancelItem } from './cancel.js';
-import { captureItem } from './capture.js';
-import { eachItem, MAX_CANCEL_ITEMS, MAX_CAPTURE_ITEMS, ORDER_ITEM_REQUIRED, type OrderItem, OrderItemFields } from './lifecycle.js';
+import { cancelPayment } from './cancel.js';
+import { capturePayment } from './capture.js';
+import { eachItem, guardItem, MAX_CANCEL_ITEMS, MAX_CAPTURE_ITEMS, ORDER_ITEM_REQUIRED, type OrderItem, OrderItemFields, resolveItem } from './lifecycle.js';
+import { accountPaymentColumns } from './reader.js';
 
 const batch = (max: number, what: string) =>
   Type.Array(batchItem(OrderItemFields, ORDER_ITEM_REQUIRED, 'An item missing a required field fails alone with `0400`; the others still run.'), {
@@ -92,6 +95,52 @@ const cancelSchema = () => ({
     refusals: SIGNED_REFUSALS,
   }),
 });
+
+/** An answer item: the item as sent, `status` 1 or 0 and the acquiring message of a refusal. */
+type ItemAnswer<S extends string> = { amount: string; currency: string; error_message: string; order_no: string; transaction_id: string } & Record<
+  S,
+  '0' | '1'
+>;
+
+function answer<S extends 'capture_status' | 'cancel_status'>(status: S, item: OrderItem, outcome: { ok: true } | Refusal): ItemAnswer<S> {
+  return {
+    amount: item.amount ?? '',
+    [status]: outcome.ok ? '1' : '0',
+    currency: item.currency ?? '',
+    error_message: outcome.ok ? '' : acquiringMessage(outcome),
+    order_no: item.order_no ?? '',
+    transaction_id: item.transaction_id ?? '',
+  } as ItemAnswer<S>;
+}
+
+/** One capture item: read and matched to its payment (amount = the amount to capture), then the capture command. */
+async function captureItem(deps: Deps, log: FastifyBaseLogger, account_id: string, item: OrderItem, rerun = false) {
+  const resolved = await guardItem(log, () => resolveItem(deps.store.db, account_id, item, 'to_capture'));
+  if (!resolved.ok) return answer('capture_status', item, resolved);
+  const { amount_minor, row } = resolved;
+  const outcome = await capturePayment(deps, log, { account_id, transaction_id: row.transaction_id, amount_minor });
+  // A re-run under an Idempotency-Key whose first attempt lost its answer (a storage fault at
+  // COMMIT): if that attempt captured this amount, this item succeeded (issue 17).
+  if (rerun && !outcome.ok && outcome.outcome === 'invalid_state') {
+    const now = await accountPaymentColumns(deps.store.db, account_id, row.transaction_id, ['status', 'captured_minor']);
+    if (now && now.status !== 'authorised' && Number(now.captured_minor) === amount_minor) return answer('capture_status', item, { ok: true });
+  }
+  return answer('capture_status', item, outcome);
+}
+
+/** One cancel item: read and matched (amount = the original order amount), then the cancel command. */
+async function cancelItem(deps: Deps, log: FastifyBaseLogger, account_id: string, item: OrderItem, rerun = false) {
+  const resolved = await guardItem(log, () => resolveItem(deps.store.db, account_id, item, 'original'));
+  if (!resolved.ok) return answer('cancel_status', item, resolved);
+  const transaction_id = resolved.row.transaction_id;
+  const outcome = await cancelPayment(deps, log, { account_id, transaction_id });
+  // A re-run whose first attempt cancelled it and lost the answer (issue 17): it succeeded.
+  if (rerun && !outcome.ok && outcome.outcome === 'invalid_state') {
+    const now = await accountPaymentColumns(deps.store.db, account_id, transaction_id, ['status']);
+    if (now?.status === 'cancelled') return answer('cancel_status', item, { ok: true });
+  }
+  return answer('cancel_status', item, outcome);
+}
 
 /** POST /v1/capture */
 async function captureRoute(deps: Deps, request: FastifyRequest, reply: FastifyReply) {

@@ -1,13 +1,16 @@
-// What capture, cancel and refund items share (interface.md "Capture/Cancel/Refund a
-// transaction"; docs/contract.md §4, §5): each item is checked against its transaction and
-// answered on its own, in its own database transaction, so one bad item never fails the
-// others. Failures are `<code>:<text>` messages that say why.
+// What capture, cancel and refund share (interface.md "Capture/Cancel/Refund a transaction";
+// docs/contract.md §4, §5): the acquiring item's fields and its reading (`resolveItem`), the
+// batch runner, and the guard every command's transaction runs in. Each item is answered on
+// its own, so one bad item never fails the others; a command refuses with an outcome of
+// `src/core/outcomes.ts`, which each interface words with its own table.
 import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
+import { type Refusal, Refused, refuse } from '../core/outcomes.js';
 import { storageFault } from '../db/faults.js';
+import type { DB } from '../db/schema.js';
 import type { Store, Tx } from '../db/store.js';
 import { formatAmount, parseAmount } from '../money/currency.js';
-import { type ResultCode, resultText } from '../web/errors.js';
 import { accountPayment } from './reader.js';
 import { PAYMENT_STATUS_CODE, type PaymentStatus } from './states.js';
 import type { PaymentRow } from './tables.js';
@@ -37,12 +40,8 @@ export interface OrderItem {
   amount?: string;
 }
 
-export type ItemFailure = { ok: false; code: ResultCode; message: string };
-export type ItemChecked = { ok: true; row: PaymentRow; amount_minor: number };
-
-export function failure(code: ResultCode, detail?: string): ItemFailure {
-  return { ok: false, code, message: detail ? `${resultText(code)}: ${detail}` : resultText(code) };
-}
+/** An acquiring item matched to its payment: the row and the item's amount in minor units. */
+export type ItemResolved = { ok: true; row: PaymentRow; amount_minor: number };
 
 const STATUS_WORDS: Readonly<Record<PaymentStatus, string>> = {
   pending: 'pending shopper action',
@@ -60,36 +59,31 @@ export function describeStatus(status: PaymentStatus): string {
   return `${STATUS_WORDS[status]} (payment_status ${PAYMENT_STATUS_CODE[status]})`;
 }
 
-/**
- * Finds the item's transaction on the caller's account and checks that the item matches
- * it. `amount` is the original order amount unless `amountIs` says it is the amount to
- * capture (docs/contract.md §5); then it is only parsed here.
- */
 /** What every capture and cancel item needs; one without them fails alone (`0400`). The published `required` list reads it too. */
 export const ORDER_ITEM_REQUIRED = ['transaction_id', 'order_no', 'currency', 'amount'] as const;
 
-export async function checkItem(tx: Tx, account_id: string, item: OrderItem, amountIs: 'original' | 'to_capture'): Promise<ItemChecked | ItemFailure> {
+/**
+ * The acquiring interface's reading of an item (docs/contract.md §5): finds its transaction
+ * on the caller's account and checks that the item matches it. `amount` is the original
+ * order amount unless `amountIs` says it is the amount to capture; then it is only parsed
+ * here. What it compares never changes once a payment exists (order number, currency,
+ * amount), so it reads outside the command's transaction.
+ */
+export async function resolveItem(db: Kysely<DB>, account_id: string, item: OrderItem, amountIs: 'original' | 'to_capture'): Promise<ItemResolved | Refusal> {
   for (const f of ORDER_ITEM_REQUIRED) {
-    if (!item[f]) return failure('0400', `${f} is required`);
+    if (!item[f]) return refuse('invalid_input', `${f} is required`);
   }
-  const row = await accountPayment(tx, account_id, item.transaction_id as string);
+  const row = await accountPayment(db, account_id, item.transaction_id as string);
   // Another account's transaction is "not found" too (docs/contract.md §3).
-  if (!row) return failure('0404', `no transaction ${item.transaction_id} on this account`);
-  if (row.order_no !== item.order_no) return failure('1014', `order_no ${item.order_no} is not the order_no of transaction ${row.transaction_id}`);
-  if (row.currency !== item.currency) return failure('1014', `currency ${item.currency} is not the currency of the transaction (${row.currency})`);
+  if (!row) return refuse('not_found', `no transaction ${item.transaction_id} on this account`);
+  if (row.order_no !== item.order_no) return refuse('order_mismatch', `order_no ${item.order_no} is not the order_no of transaction ${row.transaction_id}`);
+  if (row.currency !== item.currency) return refuse('order_mismatch', `currency ${item.currency} is not the currency of the transaction (${row.currency})`);
   const parsed = parseAmount(item.amount as string, row.currency);
-  if (!parsed.ok) return failure('0400', `amount ${parsed.problem}`);
+  if (!parsed.ok) return refuse('invalid_input', `amount ${parsed.problem}`);
   if (amountIs === 'original' && parsed.minor !== Number(row.amount_minor)) {
-    return failure('1014', `amount ${item.amount} is not the order amount ${formatAmount(row.amount_minor, row.currency)}`);
+    return refuse('order_mismatch', `amount ${item.amount} is not the order amount ${formatAmount(row.amount_minor, row.currency)}`);
   }
   return { ok: true, row, amount_minor: parsed.minor };
-}
-
-/** Thrown inside an item's transaction to undo what it wrote and answer with `failure`. */
-export class ItemRefused extends Error {
-  constructor(readonly failure: ItemFailure) {
-    super(failure.message);
-  }
 }
 
 /**
@@ -121,17 +115,22 @@ export async function eachItem<I, R>(store: Store, items: readonly I[], fn: (ite
 }
 
 /**
- * Runs one item in its own transaction. An unexpected failure fails that item only, with a
- * message that says a retry is safe (nothing of the item was written).
+ * Runs one item's step (reading it, or the command in its own transaction). An unexpected
+ * failure fails that item only, with a refusal that says a retry is safe (nothing of the
+ * item was written); a storage fault is the whole request's (answered 503, issue 17).
  */
-export async function runItem<R>(store: Store, log: FastifyBaseLogger, fn: (tx: Tx) => Promise<R>, onError: (f: ItemFailure) => R): Promise<R> {
+export async function guardItem<R>(log: FastifyBaseLogger, fn: () => Promise<R | Refusal>): Promise<R | Refusal> {
   try {
-    return await store.transaction(fn);
+    return await fn();
   } catch (e) {
-    if (e instanceof ItemRefused) return onError(e.failure);
-    // The storage's state, not this item's: the whole request is answered 503 (issue 17).
+    if (e instanceof Refused) return e.refusal;
     if (storageFault(e)) throw e;
     log.error({ err: { message: (e as Error).message, stack: (e as Error).stack } }, 'batch item failed');
-    return onError(failure('1007', 'the item was not processed; it is safe to retry'));
+    return refuse('not_processed', 'the item was not processed; it is safe to retry');
   }
+}
+
+/** A command's one transaction, guarded as an item: a `Refused` thrown inside undoes its writes. */
+export function runItem<R>(store: Store, log: FastifyBaseLogger, fn: (tx: Tx) => Promise<R | Refusal>): Promise<R | Refusal> {
+  return guardItem(log, () => store.transaction(fn));
 }

@@ -8,6 +8,7 @@
 // the API's.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, type TSchema, Type } from 'typebox';
+import type { Outcome, Refusal } from '../core/outcomes.js';
 import type { LedgerEntryRow, LedgerPostingRow } from '../db/tables/ledger.js';
 import type { EventAttemptRow } from '../db/tables/notifications.js';
 import type { PaymentRow } from '../db/tables/payments.js';
@@ -16,12 +17,11 @@ import { EventService } from '../notifications/service.js';
 import { attrs, field, hidden, html, type SafeHtml } from '../pages/index.js';
 import { cancelPayment } from '../payments/cancel.js';
 import { capturePayment } from '../payments/capture.js';
-import type { ItemFailure } from '../payments/lifecycle.js';
 import { accountPayment } from '../payments/reader.js';
 import { canApply } from '../payments/states.js';
 import { makeRefund } from '../refunds/refund.js';
 import { ReviewService } from '../review/service.js';
-import type { ResultCode } from '../web/errors.js';
+import { acquiringMessage } from '../web/outcomes.js';
 import {
   can,
   ctx,
@@ -71,10 +71,24 @@ async function owned(deps: PortalDeps, request: FastifyRequest, transaction_id: 
   return row;
 }
 
-/** A domain refusal as a page: what the amount or the state does not allow, with the way back. */
-function refusal(f: ItemFailure, back: string): PortalError {
-  const status: Partial<Record<ResultCode, number>> = { '0400': 422, '1013': 422, '1014': 422, '0404': 404, '1007': 503 };
-  return new PortalError(status[f.code] ?? 409, f.message, back);
+/** The portal's table of the core's outcomes: the page's status (422 is shown on the form, filled in). */
+const PORTAL_STATUS: Readonly<Record<Outcome, number>> = {
+  invalid_input: 422,
+  amount_exceeds: 422,
+  order_mismatch: 422,
+  not_found: 404,
+  not_processed: 503,
+  invalid_state: 409,
+  authorisation_expired: 409,
+  no_processor: 409,
+};
+
+/**
+ * A command's refusal as a page: what the amount or the state does not allow, with the way
+ * back. The words are the result code and message the merchant's API answers carry.
+ */
+function refusal(r: Refusal, back: string): PortalError {
+  return new PortalError(PORTAL_STATUS[r.outcome], acquiringMessage(r), back);
 }
 
 /** The form's amount (major units, up to the currency's digits) in minor units, or a 422 naming the field. */
@@ -352,8 +366,7 @@ async function captureAction(deps: PortalDeps, request: ActionRequest<typeof Amo
     detail: amountDetail(request.body.amount, row),
     run: async () => {
       const minor = amountOf(request.body.amount, row, back);
-      const item = { transaction_id: row.transaction_id, order_no: row.order_no, currency: row.currency, amount: formatAmount(minor, row.currency) };
-      const outcome = await capturePayment(deps, request.log, row.account_id, item);
+      const outcome = await capturePayment(deps, request.log, { account_id: row.account_id, transaction_id: row.transaction_id, amount_minor: minor });
       if (!outcome.ok) throw refusal(outcome, back);
       return withNotice(back, 'captured');
     },
@@ -400,13 +413,7 @@ async function cancelAction(deps: PortalDeps, request: ActionRequest<typeof Canc
     need: 'operate',
     detail: `amount ${money(row.amount_minor, row.currency)}`,
     run: async () => {
-      const item = {
-        transaction_id: row.transaction_id,
-        order_no: row.order_no,
-        currency: row.currency,
-        amount: formatAmount(row.amount_minor, row.currency),
-      };
-      const outcome = await cancelPayment(deps, request.log, row.account_id, item);
+      const outcome = await cancelPayment(deps, request.log, { account_id: row.account_id, transaction_id: row.transaction_id });
       if (!outcome.ok) throw refusal(outcome, back);
       return withNotice(back, 'cancelled');
     },
@@ -458,18 +465,12 @@ async function refundAction(deps: PortalDeps, request: ActionRequest<typeof Amou
     detail: amountDetail(request.body.amount, row),
     run: async () => {
       const minor = amountOf(request.body.amount, row, back);
-      const item = {
-        transaction_id: row.transaction_id,
-        order_no: row.order_no,
-        currency: row.currency,
-        amount: formatAmount(row.amount_minor, row.currency),
-        refund_amount: formatAmount(minor, row.currency),
-        refund_reason: request.body.reason?.trim() ?? '',
-      };
       // The form token also marks the refund itself, as an Idempotency-Key does for the
       // API: a re-run after a lost answer finds the refund it made instead of refunding twice.
-      const ref = `portal:${c.user.user_id}:${request.body.form_token ?? ''}`;
-      const outcome = await makeRefund(deps, request.log, c.account, item, ref);
+      const idempotency_ref = `portal:${c.user.user_id}:${request.body.form_token ?? ''}`;
+      const reason = request.body.reason?.trim() ?? '';
+      const cmd = { account: c.account, transaction_id: row.transaction_id, amount_minor: minor, reason, idempotency_ref, metadata: '{}' };
+      const outcome = await makeRefund(deps, request.log, cmd);
       if (!outcome.ok) throw refusal(outcome, back);
       return withNotice(back, 'refunded');
     },
@@ -487,12 +488,13 @@ async function reviewAction(deps: PortalDeps, request: ActionRequest<typeof Revi
     need: 'operate',
     detail: decision,
     run: async () => {
-      // The API's review of one item; it reads only the account of the credentials.
-      const creds = { account: c.account, secrets: [], signing_secret: '', webhook_secret: '', allowed_ips: [] };
-      const [result] = await new ReviewService(deps).review(creds, [
-        { transaction_id: row.transaction_id, order_no: row.order_no, decision, note: `portal: ${c.user.email}` },
-      ]);
-      if (result?.review_status !== '1') throw new PortalError(409, `The review was refused: ${result?.error_message ?? 'not held for review'}.`, back);
+      const outcome = await new ReviewService(deps).reviewPayment({
+        account_id: c.account.account_id,
+        transaction_id: row.transaction_id,
+        decision,
+        note: `portal: ${c.user.email}`,
+      });
+      if (!outcome.ok) throw new PortalError(409, `The review was refused: ${acquiringMessage(outcome)}.`, back);
       return withNotice(back, decision === 'ACCEPT' ? 'review_accepted' : 'review_rejected');
     },
   });

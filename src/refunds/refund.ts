@@ -4,28 +4,19 @@
 // read after that statement has locked the payment row, so it is race-free too (the
 // primary key on refund_reference_id backs it up).
 import type { FastifyBaseLogger } from 'fastify';
+import { type Refusal, Refused, refuse } from '../core/outcomes.js';
 import type { Store, Tx } from '../db/store.js';
 import type { AccountRow } from '../db/tables/merchants.js';
 import type { PaymentRow } from '../db/tables/payments.js';
 import { postRefund } from '../ledger/postings.js';
-import { formatAmount, parseAmount } from '../money/currency.js';
+import { formatAmount } from '../money/currency.js';
 import { recordEvent } from '../notifications/outbox.js';
-import {
-  checkItem,
-  describeStatus,
-  failure,
-  type ItemFailure,
-  ItemRefused,
-  itemString,
-  ORDER_ITEM_REQUIRED,
-  OrderItemFields,
-  runItem,
-} from '../payments/lifecycle.js';
-import { requirePayment } from '../payments/reader.js';
+import { describeStatus, itemString, ORDER_ITEM_REQUIRED, OrderItemFields, runItem } from '../payments/lifecycle.js';
+import { accountPayment, requirePayment } from '../payments/reader.js';
 import { canApply, releaseRefund, reserveRefund } from '../payments/states.js';
 import type { Deps } from '../web/context.js';
-import { type ResultCode, resultText } from '../web/errors.js';
-import { toRefundResultItem, toRefundSearchItem } from './record.js';
+import type { ResultCode } from '../web/errors.js';
+import { toRefundSearchItem } from './record.js';
 import { applyRefundTransition, type RefundStatus } from './states.js';
 import type { RefundRow } from './tables.js';
 
@@ -38,7 +29,7 @@ export const RefundItemFields = {
   refund_reason: itemString(255, 'free text kept with the refund'),
 };
 
-/** What every refund item needs (checkItem's fields and `refund_amount`); the published `required` list reads it too. */
+/** What every refund item needs (resolveItem's fields and `refund_amount`); the published `required` list reads it too. */
 export const REFUND_ITEM_REQUIRED = [...ORDER_ITEM_REQUIRED, 'refund_amount'] as const;
 
 export interface RefundItem {
@@ -50,110 +41,70 @@ export interface RefundItem {
   refund_reason?: string;
 }
 
-/** The answer for an item that made no refund. */
-function refused(item: RefundItem, f: ItemFailure): Record<string, string> {
-  return {
-    transaction_id: item.transaction_id ?? '',
-    order_no: item.order_no ?? '',
-    currency: item.currency ?? '',
-    amount: item.amount ?? '',
-    refund_amount: item.refund_amount ?? '',
-    refund_reason: item.refund_reason ?? '',
-    refund_reference: '',
-    refund_reference_id: '',
-    refund_status: '0',
-    refund_message: f.message,
-  };
-}
-
-function notRefundable(row: Pick<PaymentRow, 'status' | 'captured_minor' | 'refunded_minor' | 'currency'>, item: RefundItem): ItemFailure {
+function notRefundable(row: Pick<PaymentRow, 'status' | 'captured_minor' | 'refunded_minor' | 'currency'>, n: number): Refusal {
   if (!canApply('refund_partial', row.status)) {
     const hint = row.status === 'authorised' ? '; capture or cancel it' : '';
-    return failure('1012', `cannot refund a payment that is ${describeStatus(row.status)}${hint}`);
+    return refuse('invalid_state', `cannot refund a payment that is ${describeStatus(row.status)}${hint}`);
   }
   const left = Number(row.captured_minor) - Number(row.refunded_minor);
-  return failure('1013', `refund_amount ${item.refund_amount} is more than the ${formatAmount(left, row.currency)} left to refund`);
+  return refuse('amount_exceeds', `the refund of ${formatAmount(n, row.currency)} is more than the ${formatAmount(left, row.currency)} left to refund`);
 }
 
 /**
- * One refund item, in its own transaction. `idempotency_ref` (`<key id>:<item index>`) is
- * given when the request carries an Idempotency-Key: a re-run of that request answers
- * from the refund it already made.
+ * Refund `amount_minor` of a captured payment of `account`. `idempotency_ref` (`<key id>:<item
+ * index>`, or the portal's form token) marks the refund: a re-run answers from the refund it
+ * already made. `metadata` is the generic interface's (JSON), '{}' otherwise.
  */
-export async function refundItem(
-  deps: Deps,
-  log: FastifyBaseLogger,
-  account: AccountRow,
-  item: RefundItem,
-  idempotency_ref: string | null = null,
-): Promise<Record<string, string>> {
-  const outcome = await makeRefund(deps, log, account, item, idempotency_ref);
-  return outcome.ok ? toRefundResultItem(outcome.refund, resultText(outcome.refund.result_code as ResultCode)) : refused(item, outcome);
+export interface RefundCommand {
+  account: AccountRow;
+  transaction_id: string;
+  amount_minor: number;
+  reason: string;
+  idempotency_ref: string | null;
+  metadata: string;
 }
 
 /**
- * The one refund of a payment (the acquiring batch item and the generic interface's
- * `POST /v1/refunds`): the cap by compare-and-set, the row, postings and event in one
- * transaction. `metadata` is the generic interface's (JSON), '{}' otherwise.
+ * The one refund of a payment (the acquiring batch item, the generic interface's
+ * `POST /v1/refunds`, the portal): the cap by compare-and-set, the row, postings and event in
+ * one transaction.
  */
-export async function makeRefund(
-  deps: Deps,
-  log: FastifyBaseLogger,
-  account: AccountRow,
-  item: RefundItem,
-  idempotency_ref: string | null = null,
-  metadata = '{}',
-): Promise<Made | ItemFailure> {
+export function makeRefund(deps: Deps, log: FastifyBaseLogger, cmd: RefundCommand): Promise<Made | Refusal> {
+  const { account, idempotency_ref } = cmd;
   const processor = deps.processorFor(account);
-  return runItem<Made | ItemFailure>(
-    deps.store,
-    log,
-    async (tx) => {
-      const now = deps.now();
-      if (idempotency_ref) {
-        const made = await refundMadeFor(tx, account.account_id, idempotency_ref);
-        if (made) return { ok: true, refund: made };
-      }
-      const checked = await checkItem(tx, account.account_id, item, 'original');
-      if (!checked.ok) return checked;
-      const { row } = checked;
-      const amount = refundAmountOf(item, row.currency);
-      if (!amount.ok) return amount;
-      const n = amount.minor;
-      if (!processor) return failure('1016', 'this account is in live mode and no processor is configured for it');
-      if (!canApply('refund_partial', row.status) || Number(row.refunded_minor) + n > Number(row.captured_minor)) return notRefundable(row, item);
+  return runItem<Made>(deps.store, log, async (tx) => {
+    const now = deps.now();
+    if (idempotency_ref) {
+      const made = await refundMadeFor(tx, account.account_id, idempotency_ref);
+      if (made) return { ok: true, refund: made };
+    }
+    const row = await accountPayment(tx, account.account_id, cmd.transaction_id);
+    if (!row) return refuse('not_found', `no transaction ${cmd.transaction_id} on this account`);
+    const n = cmd.amount_minor;
+    if (!Number.isSafeInteger(n) || n <= 0) return refuse('invalid_input', 'refund_amount must be greater than zero');
+    if (!processor) return refuse('no_processor', 'this account is in live mode and no processor is configured for it');
+    if (!canApply('refund_partial', row.status) || Number(row.refunded_minor) + n > Number(row.captured_minor)) return notRefundable(row, n);
 
-      const after = await reserveRefund(tx, row.transaction_id, n, now);
-      if (!after) {
-        // Another refund, or a status change, got there first: say what stands now.
-        const current = await requirePayment(tx, row.transaction_id);
-        return notRefundable(current, item);
-      }
-      const seq = await nextRefundSeq(tx, row.transaction_id);
-      // The sandbox answers at once; a processor that answers later leaves the refund pending.
-      const status: RefundStatus = processor.inline ? 'succeeded' : 'pending';
-      const refund = newRefundRow(row, item, { seq, n, status, now, idempotency_ref, metadata });
-      await recordRefund(tx, refund, n, after.status, now);
-      return { ok: true, refund };
-    },
-    (f) => f,
-  );
+    const after = await reserveRefund(tx, row.transaction_id, n, now);
+    if (!after) {
+      // Another refund, or a status change, got there first: say what stands now.
+      const current = await requirePayment(tx, row.transaction_id);
+      return notRefundable(current, n);
+    }
+    const seq = await nextRefundSeq(tx, row.transaction_id);
+    // The sandbox answers at once; a processor that answers later leaves the refund pending.
+    const status: RefundStatus = processor.inline ? 'succeeded' : 'pending';
+    const refund = newRefundRow(row, cmd.reason, { seq, n, status, now, idempotency_ref, metadata: cmd.metadata });
+    await recordRefund(tx, refund, n, after.status, now);
+    return { ok: true, refund };
+  });
 }
 
-type Made = { ok: true; refund: RefundRow };
+export type Made = { ok: true; refund: RefundRow };
 
 /** The refund a request with this Idempotency-Key item already made on the account, if any. */
 function refundMadeFor(tx: Tx, account_id: string, idempotency_ref: string): Promise<RefundRow | undefined> {
   return tx.selectFrom('refunds').selectAll().where('idempotency_ref', '=', idempotency_ref).where('account_id', '=', account_id).executeTakeFirst();
-}
-
-/** The item's refund_amount in the payment currency's minor units: sent, a decimal amount, above zero. */
-function refundAmountOf(item: RefundItem, currency: string): { ok: true; minor: number } | ItemFailure {
-  if (!item.refund_amount) return failure('0400', 'refund_amount is required');
-  const parsed = parseAmount(item.refund_amount, currency);
-  if (!parsed.ok) return failure('0400', `refund_amount ${parsed.problem}`);
-  if (parsed.minor <= 0) return failure('0400', 'refund_amount must be greater than zero');
-  return { ok: true, minor: parsed.minor };
 }
 
 /**
@@ -167,14 +118,14 @@ async function nextRefundSeq(tx: Tx, transaction_id: string): Promise<number> {
     .where('transaction_id', '=', transaction_id)
     .executeTakeFirstOrThrow();
   const seq = Number(count) + 1;
-  if (seq > MAX_REFUNDS_PER_PAYMENT) throw new ItemRefused(failure('1012', `a payment takes at most ${MAX_REFUNDS_PER_PAYMENT} refunds`));
+  if (seq > MAX_REFUNDS_PER_PAYMENT) throw new Refused(refuse('invalid_state', `a payment takes at most ${MAX_REFUNDS_PER_PAYMENT} refunds`));
   return seq;
 }
 
 /** The refund row of the payment's refund number `seq` of n minor units. */
 function newRefundRow(
   row: PaymentRow,
-  item: RefundItem,
+  reason: string,
   r: { seq: number; n: number; status: RefundStatus; now: number; idempotency_ref: string | null; metadata: string },
 ): RefundRow {
   const code: ResultCode = r.status === 'succeeded' ? '0000' : '0005';
@@ -187,7 +138,7 @@ function newRefundRow(
     currency: row.currency,
     amount_minor: Number(row.amount_minor),
     refund_amount_minor: r.n,
-    refund_reason: item.refund_reason ?? '',
+    refund_reason: reason,
     refund_reference: '',
     status: r.status,
     result_code: code,

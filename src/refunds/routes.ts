@@ -1,11 +1,17 @@
 // Routes of the refunds capability: parse, call the domain, answer.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { eachItem } from '../payments/lifecycle.js';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type Refusal, refuse } from '../core/outcomes.js';
+import type { AccountRow } from '../db/tables/merchants.js';
+import { parseAmount } from '../money/currency.js';
+import { eachItem, guardItem, resolveItem } from '../payments/lifecycle.js';
 import { acquiringHooks, sendSigned } from '../web/acquiring.js';
 import type { Deps } from '../web/context.js';
+import { type ResultCode, resultText } from '../web/errors.js';
 import { IP_REFUSAL, withIpAllowList } from '../web/ip-allow.js';
+import { acquiringMessage } from '../web/outcomes.js';
 import { answers, answersAreStrings, REQUEST_MEDIA_TYPES, SIGNED, SIGNED_REFUSALS } from '../web/route-schema.js';
-import { type RefundItem, refundItem } from './refund.js';
+import { toRefundResultItem } from './record.js';
+import { makeRefund, type RefundItem } from './refund.js';
 import { RefundAnswer, RefundBody, RefundSearchAnswer } from './schema.js';
 
 // The body schema lives in schema.ts with the answers; importers of the route module keep it.
@@ -41,6 +47,53 @@ const retrievalRefundSchema = () => ({
     refusals: { ...SIGNED_REFUSALS, ...IP_REFUSAL },
   }),
 });
+
+/** The answer for an item that made no refund. */
+function refused(item: RefundItem, r: Refusal): Record<string, string> {
+  return {
+    transaction_id: item.transaction_id ?? '',
+    order_no: item.order_no ?? '',
+    currency: item.currency ?? '',
+    amount: item.amount ?? '',
+    refund_amount: item.refund_amount ?? '',
+    refund_reason: item.refund_reason ?? '',
+    refund_reference: '',
+    refund_reference_id: '',
+    refund_status: '0',
+    refund_message: acquiringMessage(r),
+  };
+}
+
+/** The item's refund_amount in the payment currency's minor units: sent, a decimal amount, above zero. */
+export function refundAmountOf(item: RefundItem, currency: string): { ok: true; minor: number } | Refusal {
+  if (!item.refund_amount) return refuse('invalid_input', 'refund_amount is required');
+  const parsed = parseAmount(item.refund_amount, currency);
+  if (!parsed.ok) return refuse('invalid_input', `refund_amount ${parsed.problem}`);
+  if (parsed.minor <= 0) return refuse('invalid_input', 'refund_amount must be greater than zero');
+  return { ok: true, minor: parsed.minor };
+}
+
+/**
+ * One refund item: read and matched to its payment (amount = the original order amount), its
+ * refund_amount read, then the refund command. `idempotency_ref` (`<key id>:<item index>`) is
+ * given when the request carries an Idempotency-Key.
+ */
+async function refundItem(deps: Deps, log: FastifyBaseLogger, account: AccountRow, item: RefundItem, idempotency_ref: string | null) {
+  const resolved = await guardItem(log, () => resolveItem(deps.store.db, account.account_id, item, 'original'));
+  if (!resolved.ok) return refused(item, resolved);
+  const amount = refundAmountOf(item, resolved.row.currency);
+  if (!amount.ok) return refused(item, amount);
+  const cmd = {
+    account,
+    transaction_id: resolved.row.transaction_id,
+    amount_minor: amount.minor,
+    reason: item.refund_reason ?? '',
+    idempotency_ref,
+    metadata: '{}',
+  };
+  const outcome = await makeRefund(deps, log, cmd);
+  return outcome.ok ? toRefundResultItem(outcome.refund, resultText(outcome.refund.result_code as ResultCode)) : refused(item, outcome);
+}
 
 /** POST /v1/refund */
 async function refundRoute(deps: Deps, request: FastifyRequest, reply: FastifyReply) {

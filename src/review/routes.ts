@@ -1,10 +1,13 @@
 // POST /v1/review (docs/contract.md §8): ACCEPT or REJECT payments held for risk review.
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
+import { type Refusal, refuse } from '../core/outcomes.js';
+import { accountPayment, paymentColumns } from '../payments/reader.js';
 import { OrderNo } from '../payments/schema.js';
 import { PAYMENT_STATUS_CODE } from '../payments/states.js';
 import { acquiringHooks, sendSigned } from '../web/acquiring.js';
 import type { Deps } from '../web/context.js';
+import { acquiringMessage } from '../web/outcomes.js';
 import {
   answers,
   answersAreStrings,
@@ -20,6 +23,46 @@ import {
   text,
 } from '../web/route-schema.js';
 import { MAX_REVIEW_ORDERS, ReviewService } from './service.js';
+
+interface ReviewItem {
+  transaction_id: string;
+  order_no: string;
+  decision: 'ACCEPT' | 'REJECT';
+  note?: string;
+}
+
+type ReviewResult = Static<typeof ReviewAnswer>['review_orders'][number];
+
+/**
+ * One review item: its payment found and its order_no matched, then the review command. A
+ * refusal answers the result code alone and the payment's status as it now stands.
+ */
+async function reviewItem(deps: Deps, reviews: ReviewService, account_id: string, item: ReviewItem): Promise<ReviewResult> {
+  const failed = (r: Refusal, payment_status = ''): ReviewResult => ({
+    transaction_id: item.transaction_id,
+    order_no: item.order_no,
+    decision: item.decision,
+    review_status: '0',
+    payment_status,
+    error_message: acquiringMessage(r),
+  });
+  const row = await accountPayment(deps.store.db, account_id, item.transaction_id);
+  if (!row) return failed(refuse('not_found'));
+  if (row.order_no !== item.order_no) return failed(refuse('order_mismatch'), PAYMENT_STATUS_CODE[row.status]);
+  const outcome = await reviews.reviewPayment({ account_id, transaction_id: row.transaction_id, decision: item.decision, note: item.note ?? '' });
+  if (!outcome.ok) {
+    const now = await paymentColumns(deps.store.db, row.transaction_id, ['status']);
+    return failed(outcome, now ? PAYMENT_STATUS_CODE[now.status] : '');
+  }
+  return {
+    transaction_id: row.transaction_id,
+    order_no: row.order_no,
+    decision: item.decision,
+    review_status: '1',
+    payment_status: PAYMENT_STATUS_CODE[outcome.payment.status],
+    error_message: '',
+  };
+}
 
 export const ReviewBody = Type.Object(
   {
@@ -84,7 +127,9 @@ export function registerReviewRoutes(app: FastifyInstance, deps: Deps): void {
       const creds = request.account!;
       const body = request.body as ReviewInput;
       const items = body.review_orders.map((o) => ({ ...o, decision: o.decision as 'ACCEPT' | 'REJECT' }));
-      const results = await reviews.review(creds, items);
+      // Each item on its own, in order: one item's failure is answered in that item.
+      const results: ReviewResult[] = [];
+      for (const item of items) results.push(await reviewItem(deps, reviews, creds.account.account_id, item));
       return sendSigned(request, reply, {
         merchant_id: creds.account.merchant_id,
         account_id: creds.account.account_id,

@@ -3,74 +3,40 @@
 // with the 7-day capture window), REJECT cancels it and releases the funds, and a hold
 // nobody decides within 7 days expires the same way.
 
+import { type Refusal, refuse } from '../core/outcomes.js';
 import type { PaymentRow } from '../db/tables/payments.js';
 import { postPaymentChange } from '../ledger/postings.js';
-import type { AccountCredentials } from '../merchants/service.js';
 import type { EventType } from '../notifications/outbox.js';
 import { recordPaymentEvent } from '../payments/events.js';
-import { accountPayment, paymentColumns, requirePayment, reviewsDue } from '../payments/reader.js';
-import { applyTransition, MANUAL_CAPTURE_WINDOW_MS, PAYMENT_STATUS_CODE, type PaymentEvent, type PaymentStatus } from '../payments/states.js';
+import { accountPayment, requirePayment, reviewsDue } from '../payments/reader.js';
+import { applyTransition, MANUAL_CAPTURE_WINDOW_MS, type PaymentEvent, type PaymentStatus } from '../payments/states.js';
 import { createForApproved } from '../subscriptions/service.js';
 import type { Deps } from '../web/context.js';
-import { type ResultCode, resultText } from '../web/errors.js';
 
 export const MAX_REVIEW_ORDERS = 50;
 
-export interface ReviewItem {
-  transaction_id: string;
-  order_no: string;
-  decision: 'ACCEPT' | 'REJECT';
-  note?: string;
-}
-
-export interface ReviewResult {
-  transaction_id: string;
-  order_no: string;
-  decision: string;
-  review_status: '0' | '1';
-  payment_status: string;
-  error_message: string;
-}
-
 type Decision = 'ACCEPT' | 'REJECT' | 'EXPIRE';
 
-const failed = (item: ReviewItem, code: ResultCode, payment_status = ''): ReviewResult => ({
-  transaction_id: item.transaction_id,
-  order_no: item.order_no,
-  decision: item.decision,
-  review_status: '0',
-  payment_status,
-  error_message: resultText(code),
-});
+/** Decide a payment of `account_id` held for risk review. */
+export interface ReviewCommand {
+  account_id: string;
+  transaction_id: string;
+  decision: 'ACCEPT' | 'REJECT';
+  note: string;
+}
 
 export class ReviewService {
   constructor(private readonly deps: Deps) {}
 
-  /** Each item on its own: one item's failure is answered in that item (style: batches). */
-  async review(creds: AccountCredentials, items: ReviewItem[]): Promise<ReviewResult[]> {
-    const out: ReviewResult[] = [];
-    for (const item of items.slice(0, MAX_REVIEW_ORDERS)) out.push(await this.one(creds, item));
-    return out;
-  }
-
-  private async one(creds: AccountCredentials, item: ReviewItem): Promise<ReviewResult> {
-    const row = await accountPayment(this.deps.store.db, creds.account.account_id, item.transaction_id);
-    if (!row) return failed(item, '0404');
-    if (row.order_no !== item.order_no) return failed(item, '1014', PAYMENT_STATUS_CODE[row.status]);
-    if (row.status !== 'review') return failed(item, '1012', PAYMENT_STATUS_CODE[row.status]);
-    const after = await this.decide(row, item.decision, item.note ?? '', 'api');
-    if (!after || after.status === 'review') {
-      const now = await paymentColumns(this.deps.store.db, row.transaction_id, ['status']);
-      return failed(item, '1012', now ? PAYMENT_STATUS_CODE[now.status] : '');
-    }
-    return {
-      transaction_id: row.transaction_id,
-      order_no: row.order_no,
-      decision: item.decision,
-      review_status: '1',
-      payment_status: PAYMENT_STATUS_CODE[after.status],
-      error_message: '',
-    };
+  /** The one review of a held payment (the acquiring batch item, the portal). */
+  async reviewPayment(cmd: ReviewCommand): Promise<{ ok: true; payment: PaymentRow } | Refusal> {
+    const row = await accountPayment(this.deps.store.db, cmd.account_id, cmd.transaction_id);
+    if (!row) return refuse('not_found');
+    if (row.status !== 'review') return refuse('invalid_state');
+    const after = await this.decide(row, cmd.decision, cmd.note, 'api');
+    // Null or still held: another decision (or the expiry) got there first.
+    if (!after || after.status === 'review') return refuse('invalid_state');
+    return { ok: true, payment: after };
   }
 
   /** Ends one hold in one transaction; null when it was no longer held (a race lost). */

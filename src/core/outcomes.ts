@@ -1,0 +1,49 @@
+// The money core's outcome catalogue (issue 30 item 1): what a command refuses with, in the
+// domain's words. No wire code and no HTTP status here: each interface maps an outcome out
+// with a table of its own (acquiring: `src/web/outcomes.ts`; generic: `src/generic/outcomes.ts`;
+// portal: `src/portal/transaction.ts`). `text` is the outcome's short name as merchants read it;
+// the acquiring catalogue's text of the code an outcome maps to is the same words (a test holds it).
+
+export const OUTCOMES = {
+  /** The command itself is malformed (an amount that is not positive, a missing field). */
+  invalid_input: { text: 'Invalid input' },
+  /** No such object on the caller's account (another account's object is not found too). */
+  not_found: { text: 'Record not found' },
+  /** The object's state does not allow the command (capture a cancelled payment, refund an authorised one). */
+  invalid_state: { text: 'Invalid state for this operation' },
+  /** More than the authorised, captured or refundable amount. */
+  amount_exceeds: { text: 'Amount exceeds the available amount' },
+  /** What the caller said of the object (its order number, currency, amount) is not what it is. */
+  order_mismatch: { text: 'Order does not match the transaction' },
+  /** The authorisation's capture window passed. */
+  authorisation_expired: { text: 'Authorisation expired' },
+  /** A live account with no processor to send the command to. */
+  no_processor: { text: 'No processor configured for live mode' },
+  /** Something unexpected stopped the command before anything was written: safe to retry. */
+  not_processed: { text: 'Processing error' },
+} as const satisfies Record<string, { text: string }>;
+
+export type Outcome = keyof typeof OUTCOMES;
+
+/** A command's refusal: the outcome and a sentence of detail (never card data or secrets). */
+export interface Refusal {
+  readonly ok: false;
+  readonly outcome: Outcome;
+  readonly detail: string;
+}
+
+export function refuse(outcome: Outcome, detail = ''): Refusal {
+  return { ok: false, outcome, detail };
+}
+
+/** `<text>: <detail>`, the sentence every interface starts from. */
+export function describeRefusal(r: Refusal): string {
+  return r.detail ? `${OUTCOMES[r.outcome].text}: ${r.detail}` : OUTCOMES[r.outcome].text;
+}
+
+/** Thrown inside a command's unit of writes to undo what it wrote and answer with the refusal. */
+export class Refused extends Error {
+  constructor(readonly refusal: Refusal) {
+    super(describeRefusal(refusal));
+  }
+}

@@ -1,0 +1,21 @@
+// The acquiring interface's table of the core's outcomes (issue 30 item 1): each outcome is
+// answered with one result code of the catalogue (`errors.ts`, docs/contract.md §6).
+import type { Outcome, Refusal } from '../core/outcomes.js';
+import { type ResultCode, resultText } from './errors.js';
+
+export const ACQUIRING_CODE: Readonly<Record<Outcome, ResultCode>> = {
+  invalid_input: '0400',
+  not_found: '0404',
+  invalid_state: '1012',
+  amount_exceeds: '1013',
+  order_mismatch: '1014',
+  authorisation_expired: '1015',
+  no_processor: '1016',
+  not_processed: '1007',
+};
+
+/** `<code>:<text>: <detail>`, as an item's `error_message` / `refund_message` says it. */
+export function acquiringMessage(r: Refusal): string {
+  const code = ACQUIRING_CODE[r.outcome];
+  return r.detail ? `${resultText(code)}: ${r.detail}` : resultText(code);
+}
