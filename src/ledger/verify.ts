@@ -99,7 +99,11 @@ async function checkBalances(db: Kysely<DB>, note: Note): Promise<void> {
   for (const [k, v] of storedBy) if (!derivedBy.has(k) && v !== 0) note(`balance ${k} is ${v} but has no entries`);
 }
 
-/** The ledger against the payments table, a page of payments at a time; returns how many payments it read. */
+/**
+ * The ledger against the payments table, a page of payments at a time; returns how many
+ * payments it read. It reads the raw rows itself, not through src/payments/reader.ts: an
+ * audit independent of the code it checks (and payments posts through this folder).
+ */
 async function verifyPayments(db: Kysely<DB>, note: Note): Promise<number> {
   let payments = 0;
   let after = '';

@@ -20,6 +20,8 @@ export class EventService {
   async listEvents(account_id: string, filter: { order_no?: string; transaction_id?: string } = {}): Promise<EventSummary[]> {
     let transaction_id = filter.transaction_id;
     if (filter.order_no !== undefined) {
+      // The one read of `payments` outside src/payments/reader.ts but the ledger audit:
+      // payments records its events through this folder, so this folder cannot import it.
       const p = await this.store.db
         .selectFrom('payments')
         .select('transaction_id')

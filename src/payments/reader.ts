@@ -1,7 +1,11 @@
 // The one reader of the `payments` table (issue 30, item 2): every read of a payment by the
-// order query, the acquiring routes, the generic interface, the portal, review, APM and the
-// method ranking goes through a function of this file, so the columns, the scoping by
-// account and the indexes each read relies on are written in one place.
+// order query, the acquiring routes, the generic interface, the portal, review, APM, the
+// risk engine and the method ranking goes through a function of this file, so the columns,
+// the scoping by account and the indexes each read relies on are written in one place.
+// Two folders below payments read the table themselves, because payments writes through
+// them and they cannot import it: `ledger verify` (an audit of the ledger against the raw
+// rows, on purpose independent of this code) and the event listing's order-number lookup
+// (src/notifications/service.ts).
 //
 // Each function builds exactly the statement its caller built before (same columns, same
 // conditions, same order and limit), so the query plans do not move: the order query of
@@ -191,4 +195,25 @@ export function expiringIds(
   let q = db.selectFrom('payments').select('transaction_id').where('status', '=', status).where('expires_at', '<=', now_ms);
   if (account_id !== undefined) q = q.where('account_id', '=', account_id);
   return q.orderBy('expires_at').limit(limit).execute();
+}
+
+// --- Facts for the risk engine ---------------------------------------------------------------
+
+/** The amounts of an account's latest `limit` payments in `currency` with one of `statuses`, newest first (the risk engine's amount history). */
+export function recentAmounts(
+  db: Kysely<DB>,
+  account_id: string,
+  currency: string,
+  statuses: readonly PaymentStatus[],
+  limit: number,
+): Promise<Array<{ amount_minor: number }>> {
+  return db
+    .selectFrom('payments')
+    .select('amount_minor')
+    .where('account_id', '=', account_id)
+    .where('currency', '=', currency)
+    .where('status', 'in', statuses)
+    .orderBy('created_at', 'desc')
+    .limit(limit)
+    .execute();
 }

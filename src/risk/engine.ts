@@ -9,6 +9,7 @@ import { param, runPrepared } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
 import type { WriteUnit } from '../db/unit.js';
 import { currencyExponent } from '../money/currency.js';
+import { recentAmounts } from '../payments/reader.js';
 import { isSharedSuccessCard } from '../processors/sandbox/cards.js';
 import { issuingCountry } from './bins.js';
 import { isDisposableEmail } from './disposable.js';
@@ -218,15 +219,7 @@ async function amountHistory(db: Kysely<DB>, historyCache: HistoryCache, ctx: Ri
   const key = `${ctx.account_id}|${ctx.currency}`;
   const hit = historyCache.get(key);
   if (hit && ctx.now_ms - hit.at < HISTORY_CACHE_MS && ctx.now_ms >= hit.at) return hit;
-  const rows = await db
-    .selectFrom('payments')
-    .select('amount_minor')
-    .where('account_id', '=', ctx.account_id)
-    .where('currency', '=', ctx.currency)
-    .where('status', 'in', SUCCESSFUL)
-    .orderBy('created_at', 'desc')
-    .limit(HISTORY_SAMPLE)
-    .execute();
+  const rows = await recentAmounts(db, ctx.account_id, ctx.currency, SUCCESSFUL, HISTORY_SAMPLE);
   const amounts = rows.map((r) => Number(r.amount_minor)).sort((a, b) => a - b);
   const median_minor = amounts.length ? (amounts[Math.floor(amounts.length / 2)] as number) : 0;
   const entry = { at: ctx.now_ms, count: amounts.length, median_minor };
