@@ -24,15 +24,21 @@ export interface CancelCommand {
   transaction_id: string;
 }
 
+/** The cancel decision, pure: a payment the table lets cancel loses its hold. */
+export function decideCancel(row: Pick<PaymentRow, 'status'>): { ok: true; patch: Partial<PaymentRow> } | Refusal {
+  if (!canApply('cancel', row.status)) return notCancellable(row);
+  return { ok: true, patch: { authorised_minor: 0, expires_at: null } };
+}
+
 /** The one cancel of a payment (the acquiring batch item, `/v1/payments/:id/cancel`, the portal). */
 export function cancelPayment(deps: Deps, log: FastifyBaseLogger, cmd: CancelCommand): Promise<{ ok: true; payment: PaymentRow } | Refusal> {
   return runItem(deps.store, log, async (tx) => {
     const now = deps.now();
     const row = await accountPayment(tx, cmd.account_id, cmd.transaction_id);
     if (!row) return refuse('not_found', `no transaction ${cmd.transaction_id} on this account`);
-    if (!canApply('cancel', row.status)) return notCancellable(row);
-    const patch = { authorised_minor: 0, expires_at: null };
-    const after = await movePayment(tx, row, { event: 'cancel', to: 'cancelled', patch, notify: 'payment.cancelled' }, now);
+    const decided = decideCancel(row);
+    if (!decided.ok) return decided;
+    const after = await movePayment(tx, row, { event: 'cancel', to: 'cancelled', patch: decided.patch, notify: 'payment.cancelled' }, now);
     if (!after) {
       const current = await requirePaymentColumns(tx, row.transaction_id, ['status']);
       return current.status === 'cancelled' ? refuse('invalid_state', 'the payment is already cancelled') : notCancellable(current);

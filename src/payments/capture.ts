@@ -27,25 +27,38 @@ export interface CaptureCommand {
 }
 
 /**
+ * The capture decision, pure (facts first, then this): what the payment as read allows, and
+ * the patch that captures it. An authorisation past its window is expired even when the
+ * expiry job has not run yet.
+ */
+export function decideCapture(
+  row: Pick<PaymentRow, 'status' | 'expires_at' | 'authorised_minor' | 'currency'>,
+  amount_minor: number,
+  now: number,
+): { ok: true; patch: Partial<PaymentRow> } | Refusal {
+  if (row.status !== 'authorised') return notCapturable(row);
+  if (row.expires_at !== null && Number(row.expires_at) <= now) return refuse('authorisation_expired', 'the authorisation expired before it was captured');
+  if (!Number.isSafeInteger(amount_minor) || amount_minor <= 0) return refuse('invalid_input', 'amount must be greater than zero');
+  if (amount_minor > Number(row.authorised_minor)) {
+    const asked = formatAmount(amount_minor, row.currency);
+    return refuse('amount_exceeds', `amount ${asked} is more than the authorised ${formatAmount(row.authorised_minor, row.currency)}`);
+  }
+  return { ok: true, patch: { authorised_minor: 0, captured_minor: amount_minor, expires_at: null } };
+}
+
+/**
  * The one capture of a payment (the acquiring batch item, the generic interface's
- * `/v1/payments/:id/capture`, the portal): checks, compare-and-set, postings and event in one transaction.
+ * `/v1/payments/:id/capture`, the portal): the payment read, the decision, then the
+ * compare-and-set with its postings and event, in one transaction.
  */
 export function capturePayment(deps: Deps, log: FastifyBaseLogger, cmd: CaptureCommand): Promise<{ ok: true; payment: PaymentRow } | Refusal> {
   return runItem(deps.store, log, async (tx) => {
     const now = deps.now();
     const row = await accountPayment(tx, cmd.account_id, cmd.transaction_id);
     if (!row) return refuse('not_found', `no transaction ${cmd.transaction_id} on this account`);
-    const { amount_minor } = cmd;
-    if (row.status !== 'authorised') return notCapturable(row);
-    // The expiry job may not have run yet: an authorisation past its window is expired.
-    if (row.expires_at !== null && Number(row.expires_at) <= now) return refuse('authorisation_expired', 'the authorisation expired before it was captured');
-    if (!Number.isSafeInteger(amount_minor) || amount_minor <= 0) return refuse('invalid_input', 'amount must be greater than zero');
-    if (amount_minor > Number(row.authorised_minor)) {
-      const asked = formatAmount(amount_minor, row.currency);
-      return refuse('amount_exceeds', `amount ${asked} is more than the authorised ${formatAmount(row.authorised_minor, row.currency)}`);
-    }
-    const patch = { authorised_minor: 0, captured_minor: amount_minor, expires_at: null };
-    const after = await movePayment(tx, row, { event: 'capture', to: 'captured', patch, notify: 'payment.captured' }, now);
+    const decided = decideCapture(row, cmd.amount_minor, now);
+    if (!decided.ok) return decided;
+    const after = await movePayment(tx, row, { event: 'capture', to: 'captured', patch: decided.patch, notify: 'payment.captured' }, now);
     if (!after) {
       // Lost a race (a concurrent cancel, capture or expiry): say what won.
       const current = await requirePaymentColumns(tx, row.transaction_id, ['status']);

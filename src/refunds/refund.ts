@@ -50,6 +50,18 @@ function notRefundable(row: Pick<PaymentRow, 'status' | 'captured_minor' | 'refu
   return refuse('amount_exceeds', `the refund of ${formatAmount(n, row.currency)} is more than the ${formatAmount(left, row.currency)} left to refund`);
 }
 
+/** The refund decision, pure: a positive amount, a processor to send it to, a refundable status and enough left. */
+export function decideRefund(
+  row: Pick<PaymentRow, 'status' | 'captured_minor' | 'refunded_minor' | 'currency'>,
+  n: number,
+  hasProcessor: boolean,
+): { ok: true } | Refusal {
+  if (!Number.isSafeInteger(n) || n <= 0) return refuse('invalid_input', 'refund_amount must be greater than zero');
+  if (!hasProcessor) return refuse('no_processor', 'this account is in live mode and no processor is configured for it');
+  if (!canApply('refund_partial', row.status) || Number(row.refunded_minor) + n > Number(row.captured_minor)) return notRefundable(row, n);
+  return { ok: true };
+}
+
 /**
  * Refund `amount_minor` of a captured payment of `account`. `idempotency_ref` (`<key id>:<item
  * index>`, or the portal's form token) marks the refund: a re-run answers from the refund it
@@ -81,9 +93,8 @@ export function makeRefund(deps: Deps, log: FastifyBaseLogger, cmd: RefundComman
     const row = await accountPayment(tx, account.account_id, cmd.transaction_id);
     if (!row) return refuse('not_found', `no transaction ${cmd.transaction_id} on this account`);
     const n = cmd.amount_minor;
-    if (!Number.isSafeInteger(n) || n <= 0) return refuse('invalid_input', 'refund_amount must be greater than zero');
-    if (!processor) return refuse('no_processor', 'this account is in live mode and no processor is configured for it');
-    if (!canApply('refund_partial', row.status) || Number(row.refunded_minor) + n > Number(row.captured_minor)) return notRefundable(row, n);
+    const decided = decideRefund(row, n, processor !== null);
+    if (!decided.ok) return decided;
 
     const after = await reserveRefund(tx, row.transaction_id, n, now);
     if (!after) {
@@ -93,7 +104,7 @@ export function makeRefund(deps: Deps, log: FastifyBaseLogger, cmd: RefundComman
     }
     const seq = await nextRefundSeq(tx, row.transaction_id);
     // The sandbox answers at once; a processor that answers later leaves the refund pending.
-    const status: RefundStatus = processor.inline ? 'succeeded' : 'pending';
+    const status: RefundStatus = processor?.inline ? 'succeeded' : 'pending';
     const refund = newRefundRow(row, cmd.reason, { seq, n, status, now, idempotency_ref, metadata: cmd.metadata });
     await recordRefund(tx, refund, n, after.status, now);
     return { ok: true, refund };

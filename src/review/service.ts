@@ -25,6 +25,38 @@ export interface ReviewCommand {
   note: string;
 }
 
+/**
+ * The review decision, pure: the transition, patch and event that end a hold
+ * (docs/contract.md §8). ACCEPT continues it (captured under automatic capture, else
+ * authorised with the capture window), REJECT cancels it, EXPIRE ends it.
+ */
+export function reviewMove(
+  row: Pick<PaymentRow, 'capture_method' | 'amount_minor'>,
+  decision: Decision,
+  now: number,
+): { event: PaymentEvent; to: PaymentStatus; patch: Partial<PaymentRow>; type: EventType } {
+  if (decision === 'ACCEPT') {
+    const automatic = row.capture_method === 'automatic';
+    return {
+      event: 'review_accept',
+      to: automatic ? 'captured' : 'authorised',
+      patch: automatic
+        ? { result_code: '0000', risk_action: 'ACCEPT', authorised_minor: 0, captured_minor: row.amount_minor, expires_at: null }
+        : { result_code: '0000', risk_action: 'ACCEPT', expires_at: now + MANUAL_CAPTURE_WINDOW_MS },
+      type: 'payment.succeeded',
+    };
+  }
+  if (decision === 'REJECT') {
+    return {
+      event: 'review_reject',
+      to: 'cancelled',
+      patch: { result_code: '1008', risk_action: 'REJECT', authorised_minor: 0, expires_at: null },
+      type: 'payment.cancelled',
+    };
+  }
+  return { event: 'review_expire', to: 'expired', patch: { authorised_minor: 0, expires_at: null }, type: 'payment.expired' };
+}
+
 export class ReviewService {
   constructor(private readonly deps: Deps) {}
 
@@ -42,29 +74,7 @@ export class ReviewService {
   /** Ends one hold in one transaction; null when it was no longer held (a race lost). */
   async decide(row: PaymentRow, decision: Decision, note: string, source: 'api' | 'expiry'): Promise<PaymentRow | null> {
     const now = this.deps.now();
-    let event: PaymentEvent;
-    let to: PaymentStatus;
-    let patch: Partial<PaymentRow>;
-    let type: EventType;
-    if (decision === 'ACCEPT') {
-      event = 'review_accept';
-      const automatic = row.capture_method === 'automatic';
-      to = automatic ? 'captured' : 'authorised';
-      patch = automatic
-        ? { result_code: '0000', risk_action: 'ACCEPT', authorised_minor: 0, captured_minor: row.amount_minor, expires_at: null }
-        : { result_code: '0000', risk_action: 'ACCEPT', expires_at: now + MANUAL_CAPTURE_WINDOW_MS };
-      type = 'payment.succeeded';
-    } else if (decision === 'REJECT') {
-      event = 'review_reject';
-      to = 'cancelled';
-      patch = { result_code: '1008', risk_action: 'REJECT', authorised_minor: 0, expires_at: null };
-      type = 'payment.cancelled';
-    } else {
-      event = 'review_expire';
-      to = 'expired';
-      patch = { authorised_minor: 0, expires_at: null };
-      type = 'payment.expired';
-    }
+    const { event, to, patch, type } = reviewMove(row, decision, now);
     return this.deps.store.transaction(async (tx) => {
       const moved = await applyTransition(tx, row.transaction_id, event, 'review', to, patch, now);
       if (!moved) return null;
