@@ -16,7 +16,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import { type Static, Type } from 'typebox';
-import { newId } from '../crypto/ids.js';
+import type { Outcome, Refusal } from '../core/outcomes.js';
 import type { Tx } from '../db/store.js';
 import { callerOf, genericRouteOptions } from '../generic/auth.js';
 import { CONNECT_TAG, errorAnswers, objectAnswers } from '../generic/docs.js';
@@ -43,13 +43,12 @@ import {
   unixSeconds,
 } from '../generic/wire.js';
 import { requireCurrency } from '../payments/validate.js';
-import { availableMinor } from '../payouts/service.js';
 import type { Deps } from '../web/context.js';
 import { findAccount } from './accounts.js';
 import { registerBalanceRoute } from './balance.js';
-import { postMove } from './ledger.js';
-import { canApplyTransfer, reserveReversal, transferState } from './states.js';
+import { transferState } from './states.js';
 import type { TransferReversalRow, TransferRow } from './tables.js';
+import { makeReversal, makeTransfer } from './transfer-commands.js';
 
 /** Reversals embedded in a transfer object (the platform family's sublist size). */
 const EMBEDDED_REVERSALS = 10;
@@ -247,26 +246,47 @@ async function answerTransfers(db: Db, rows: TransferRow[]): Promise<Record<stri
  * transfers, reversals) check and debit it one after another; the available balance read
  * after it includes each of them committed before.
  */
-async function holdFunding(tx: Tx, account_id: string, currency: string, now_ms: number): Promise<void> {
-  await tx
-    .insertInto('payout_funding')
-    .values({ account_id, currency, payouts: 1, updated_at: now_ms })
-    .onConflict((oc) => oc.columns(['account_id', 'currency']).doUpdateSet((eb) => ({ payouts: eb('payout_funding.payouts', '+', 1), updated_at: now_ms })))
-    .execute();
-}
-
 function checkCurrency(given: string): string {
   const currency = given.toUpperCase();
   requireCurrency('currency', currency);
   return currency;
 }
 
-const insufficient = (what: string, currency: string, available: number, amount: number): GenericError =>
-  invalidParam(
-    'amount',
-    `Insufficient funds: ${what} has ${available} ${lower(currency)} available (minor units), less than the ${amount} asked for.`,
-    'balance_insufficient',
-  );
+/**
+ * The generic interface's table of the transfer commands' refusals, in the platform family's
+ * words: an unknown destination is a 400 on the body parameter, the balance and the amount
+ * are `amount` errors with their own codes.
+ */
+const TRANSFER_REFUSAL: Readonly<Partial<Record<Outcome, (f: Readonly<Record<string, string | number>>) => GenericError>>> = {
+  not_found: (f) => noDestination(String(f.destination)),
+  invalid_state: (f) =>
+    new GenericError(400, {
+      type: 'invalid_request_error',
+      code: 'insufficient_capabilities_for_transfer',
+      param: 'destination',
+      message: `Account ${f.destination} does not have the transfers capability active: request it with capabilities[transfers][requested]=true.`,
+    }),
+  insufficient_funds: (f) =>
+    invalidParam(
+      'amount',
+      `Insufficient funds: ${f.holder === 'platform' ? 'your account' : `connected account ${f.account}`} has ${f.available} ${lower(String(f.currency))} available (minor units), less than the ${f.asked} asked for.`,
+      'balance_insufficient',
+    ),
+  amount_exceeds: (f) =>
+    invalidParam(
+      'amount',
+      f.left === 0
+        ? `Transfer ${f.transfer} is already fully reversed.`
+        : `Amount ${f.asked} is more than the ${f.left} of transfer ${f.transfer} not reversed yet.`,
+      'amount_too_large',
+    ),
+};
+
+function transferRefusal(r: Refusal): GenericError {
+  const word = TRANSFER_REFUSAL[r.outcome];
+  if (!word || !r.facts) throw new Error(`a transfer command refused with ${r.outcome}, which its table does not word`);
+  return word(r.facts);
+}
 
 /** The platform family answers an unknown destination with 400 (a body parameter), not 404. */
 const noDestination = (id: string): GenericError => new GenericError(400, noSuch('destination', id, 'destination').body);
@@ -361,72 +381,8 @@ const updateReversalSchema = () => ({
   response: { ...objectAnswers(ReversalObject, 'The reversal after the update.'), ...errorAnswers([400, 401, 404, 409, 429]) },
 });
 
-type Scope = ReturnType<typeof scopeOf>;
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 type ReversalRequest = FastifyRequest<{ Params: { id: string; reversal_id: string } }>;
-
-/** The transfer's writes, in the transaction that holds the platform's funding row: the replay of a key, or the checks and the move. */
-async function makeTransfer(
-  tx: Tx,
-  s: Scope,
-  b: CreateTransfer,
-  currency: string,
-  idem: string | null,
-  now: number,
-): Promise<{ row: TransferRow; made: boolean }> {
-  const amount = b.amount;
-  await holdFunding(tx, s.platform, currency, now);
-  if (idem) {
-    const made = await tx
-      .selectFrom('transfers')
-      .selectAll()
-      .where('idempotency_ref', '=', idem)
-      .where('platform_account_id', '=', s.platform)
-      .executeTakeFirst();
-    if (made) return { row: made, made: true };
-  }
-  // The destination's row, locked until commit: a delete of the account waits for this transfer.
-  const open = await tx
-    .updateTable('connected_accounts')
-    .set((eb) => ({ updated_at: eb.ref('updated_at') }))
-    .where('id', '=', b.destination)
-    .where('platform_account_id', '=', s.platform)
-    .where('livemode', '=', s.livemode)
-    .where('deleted', '=', 0)
-    .returning(['id', 'capabilities'])
-    .executeTakeFirst();
-  if (!open) throw noDestination(b.destination);
-  // As the platform family does: only an account with the transfers capability receives transfers.
-  if ((JSON.parse(open.capabilities) as Record<string, string>).transfers !== 'active') {
-    throw new GenericError(400, {
-      type: 'invalid_request_error',
-      code: 'insufficient_capabilities_for_transfer',
-      param: 'destination',
-      message: `Account ${b.destination} does not have the transfers capability active: request it with capabilities[transfers][requested]=true.`,
-    });
-  }
-  const available = await availableMinor(tx, s.platform, currency);
-  if (amount > available) throw insufficient('your account', currency, available, amount);
-  const row: TransferRow = {
-    id: newId('transfer', now),
-    platform_account_id: s.platform,
-    merchant_id: s.merchant_id,
-    livemode: s.livemode,
-    destination: b.destination,
-    currency,
-    amount_minor: amount,
-    reversed_minor: 0,
-    description: b.description ?? '',
-    transfer_group: b.transfer_group ?? '',
-    metadata: JSON.stringify(newMetadata(b.metadata as MetadataInput | undefined)),
-    idempotency_ref: idem,
-    created_at: now,
-    updated_at: now,
-  };
-  await tx.insertInto('transfers').values(row).execute();
-  await postMove(tx, { from: s.platform, to: row.destination, currency, amount_minor: amount, reason: 'transfer', ref: row.id }, now);
-  return { row, made: false };
-}
 
 /** POST /v1/transfers */
 async function createTransfer(deps: Deps, request: FastifyRequest<{ Body: CreateTransfer }>, reply: FastifyReply) {
@@ -434,9 +390,24 @@ async function createTransfer(deps: Deps, request: FastifyRequest<{ Body: Create
   const b = request.body;
   const currency = checkCurrency(b.currency);
   if (!(await findAccount(deps.store.db, s.platform, s.livemode === 1, b.destination))) throw noDestination(b.destination);
-  const idem = request.idempotency?.id ?? null;
-  const now = deps.now();
-  const { row, made } = await deps.store.transaction((tx) => makeTransfer(tx, s, b, currency, idem, now));
+  const outcome = await makeTransfer(
+    deps.store,
+    {
+      platform_account_id: s.platform,
+      merchant_id: s.merchant_id,
+      livemode: s.livemode,
+      destination: b.destination,
+      currency,
+      amount_minor: b.amount,
+      description: b.description ?? '',
+      transfer_group: b.transfer_group ?? '',
+      metadata: JSON.stringify(newMetadata(b.metadata as MetadataInput | undefined)),
+      idempotency_ref: request.idempotency?.id ?? null,
+    },
+    deps.now(),
+  );
+  if (!outcome.ok) throw transferRefusal(outcome);
+  const { row, made } = outcome;
   const [answer] = made ? await answerTransfers(deps.store.db, [row]) : [transferObject(row)];
   return sendObject(request, reply, answer);
 }
@@ -504,53 +475,17 @@ async function listTransfers(deps: Deps, request: FastifyRequest<{ Querystring: 
   return sendObject(request, reply, listObject('/v1/transfers', page, await answerTransfers(deps.store.db, page.rows)));
 }
 
-/** The reversal's writes, in the transaction that holds the connected account's funding row: the replay of a key, or the checks and the move back. */
-async function makeReversal(tx: Tx, s: Scope, t: TransferRow, b: CreateReversal, idem: string | null, now: number): Promise<TransferReversalRow> {
-  // The connected account's balance is what this takes down: its funding row first.
-  await holdFunding(tx, t.destination, t.currency, now);
-  if (idem) {
-    const made = await tx.selectFrom('transfer_reversals').selectAll().where('idempotency_ref', '=', idem).where('transfer_id', '=', t.id).executeTakeFirst();
-    if (made) return made;
-  }
-  const current = await tx.selectFrom('transfers').select(['amount_minor', 'reversed_minor']).where('id', '=', t.id).executeTakeFirstOrThrow();
-  const left = Number(current.amount_minor) - Number(current.reversed_minor);
-  if (!canApplyTransfer('reverse_partial', transferState(current)))
-    throw invalidParam('amount', `Transfer ${t.id} is already fully reversed.`, 'amount_too_large');
-  const n = b.amount ?? left;
-  const tooLarge = () => invalidParam('amount', `Amount ${n} is more than the ${left} of transfer ${t.id} not reversed yet.`, 'amount_too_large');
-  if (n > left) throw tooLarge();
-  const available = await availableMinor(tx, t.destination, t.currency);
-  if (n > available) throw insufficient(`connected account ${t.destination}`, t.currency, available, n);
-  // Compare-and-set bounded by the transferred amount (never read-then-write).
-  if (!(await reserveReversal(tx, t.id, n, now))) throw tooLarge();
-  const row: TransferReversalRow = {
-    id: newId('transfer_reversal', now),
-    transfer_id: t.id,
-    platform_account_id: s.platform,
-    livemode: s.livemode,
-    currency: t.currency,
-    amount_minor: n,
-    description: b.description ?? '',
-    metadata: JSON.stringify(newMetadata(b.metadata as MetadataInput | undefined)),
-    idempotency_ref: idem,
-    created_at: now,
-    updated_at: now,
-  };
-  await tx.insertInto('transfer_reversals').values(row).execute();
-  await postMove(tx, { from: t.destination, to: s.platform, currency: t.currency, amount_minor: n, reason: 'transfer_reversal', ref: row.id }, now);
-  return row;
-}
-
 /** POST /v1/transfers/:id/reversals */
 async function createReversal(deps: Deps, request: FastifyRequest<{ Params: { id: string }; Body: CreateReversal }>, reply: FastifyReply) {
   const s = scopeOf(request);
   const b = request.body;
   const t = await findTransfer(deps.store.db, s.platform, s.livemode, request.params.id);
   if (!t) throw noSuch('transfer', request.params.id);
-  const idem = request.idempotency?.id ?? null;
-  const now = deps.now();
-  const reversal = await deps.store.transaction((tx) => makeReversal(tx, s, t, b, idem, now));
-  return sendObject(request, reply, reversalObject(reversal));
+  const metadata = JSON.stringify(newMetadata(b.metadata as MetadataInput | undefined));
+  const cmd = { transfer: t, amount_minor: b.amount ?? null, description: b.description ?? '', metadata, idempotency_ref: request.idempotency?.id ?? null };
+  const outcome = await makeReversal(deps.store, cmd, deps.now());
+  if (!outcome.ok) throw transferRefusal(outcome);
+  return sendObject(request, reply, reversalObject(outcome.row));
 }
 
 /** GET /v1/transfers/:id/reversals */

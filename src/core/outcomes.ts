@@ -11,8 +11,10 @@ export const OUTCOMES = {
   not_found: { text: 'Record not found' },
   /** The object's state does not allow the command (capture a cancelled payment, refund an authorised one). */
   invalid_state: { text: 'Invalid state for this operation' },
-  /** More than the authorised, captured or refundable amount. */
+  /** More than the authorised, captured, refundable or reversible amount. */
   amount_exceeds: { text: 'Amount exceeds the available amount' },
+  /** A balance smaller than the amount the command would take from it. */
+  insufficient_funds: { text: 'Insufficient funds' },
   /** What the caller said of the object (its order number, currency, amount) is not what it is. */
   order_mismatch: { text: 'Order does not match the transaction' },
   /** The authorisation's capture window passed. */
@@ -25,15 +27,19 @@ export const OUTCOMES = {
 
 export type Outcome = keyof typeof OUTCOMES;
 
-/** A command's refusal: the outcome and a sentence of detail (never card data or secrets). */
+/**
+ * A command's refusal: the outcome, a sentence of detail, and the facts an interface may word
+ * in its own way (amounts in minor units, ids). Never card data or secrets.
+ */
 export interface Refusal {
   readonly ok: false;
   readonly outcome: Outcome;
   readonly detail: string;
+  readonly facts?: Readonly<Record<string, string | number>>;
 }
 
-export function refuse(outcome: Outcome, detail = ''): Refusal {
-  return { ok: false, outcome, detail };
+export function refuse(outcome: Outcome, detail = '', facts?: Record<string, string | number>): Refusal {
+  return facts ? { ok: false, outcome, detail, facts } : { ok: false, outcome, detail };
 }
 
 /** `<text>: <detail>`, the sentence every interface starts from. */
@@ -45,5 +51,15 @@ export function describeRefusal(r: Refusal): string {
 export class Refused extends Error {
   constructor(readonly refusal: Refusal) {
     super(describeRefusal(refusal));
+  }
+}
+
+/** Runs a command whose transaction throws `Refused` to undo its writes, answering the refusal as a value. */
+export async function refusedAsValue<T>(run: () => Promise<T>): Promise<T | Refusal> {
+  try {
+    return await run();
+  } catch (e) {
+    if (e instanceof Refused) return e.refusal;
+    throw e;
   }
 }

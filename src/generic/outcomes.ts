@@ -17,6 +17,7 @@ const GENERIC: Readonly<Record<Outcome, (message: string, at: RefusedAt) => Gene
   not_found: (_message, at) => noSuch(at.what, at.id),
   invalid_state: unexpectedState,
   amount_exceeds: (message, at) => invalidParam(at.amountParam, message, 'amount_too_large'),
+  insufficient_funds: (message, at) => invalidParam(at.amountParam, message, 'balance_insufficient'),
   order_mismatch: unexpectedState,
   authorisation_expired: unexpectedState,
   no_processor: (message) => new GenericError(403, { type: 'invalid_request_error', code: 'processor_not_configured', message }),

@@ -75,6 +75,7 @@ async function owned(deps: PortalDeps, request: FastifyRequest, transaction_id: 
 const PORTAL_STATUS: Readonly<Record<Outcome, number>> = {
   invalid_input: 422,
   amount_exceeds: 422,
+  insufficient_funds: 422,
   order_mismatch: 422,
   not_found: 404,
   not_processed: 503,

@@ -8,6 +8,7 @@ export const ACQUIRING_CODE: Readonly<Record<Outcome, ResultCode>> = {
   not_found: '0404',
   invalid_state: '1012',
   amount_exceeds: '1013',
+  insufficient_funds: '1001',
   order_mismatch: '1014',
   authorisation_expired: '1015',
   no_processor: '1016',
