@@ -93,12 +93,15 @@ describe('storage faults answer 503 with Retry-After, and recover by themselves'
   });
 
   test('a dropped connection: 0503 with Retry-After 1, also for a batch (never a per-item processing error)', async () => {
+    // An authorised payment, so the capture item reaches its write (an unknown one is answered 0404 from a read).
+    const ids = { merchant_id: gw.merchant.merchant_id, account_id: gw.merchant.account_id };
+    const paid = readXml(await gw.post('/v1/authorise', { ...ids, ...paymentRequest({ capture_method: 'manual' }) }));
+    assert.equal(paid.result_info, '0000:Success');
     breakWrites({ code: '57P01', message: 'terminating connection due to administrator command' });
     try {
       const r = await gw.post('/v1/capture', {
-        merchant_id: gw.merchant.merchant_id,
-        account_id: gw.merchant.account_id,
-        capture_orders: [{ transaction_id: 'T1', order_no: 'A', currency: 'USD', amount: '1.00' }],
+        ...ids,
+        capture_orders: [{ transaction_id: paid.transaction_id, order_no: paid.order_no, currency: 'USD', amount: '1.00' }],
       });
       assert.equal(r.statusCode, 503, r.body);
       assert.equal(r.headers['retry-after'], '1');
