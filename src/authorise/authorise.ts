@@ -372,7 +372,7 @@ function beforeProcessor(f: DecisionFacts): ResultCode | null {
 }
 
 /** The result code, the payment's status and its 3-D Secure result, from the facts alone. */
-export function cardDecision(f: DecisionFacts): Pick<CardDecision, 'result' | 'status' | 'threeds_result'> {
+function cardDecision(f: DecisionFacts): Pick<CardDecision, 'result' | 'status' | 'threeds_result'> {
   const threeds_result: ThreedsResult = f.mpi ? f.mpi.result : '';
   const result = beforeProcessor(f) ?? processorResult(f);
   if (result === '0000') {
