@@ -11,8 +11,9 @@
 // or expired, each ledgered and notified like a card payment.
 
 import { createHash } from 'node:crypto';
+import { validateBody } from '../authorise/acquiring.js';
 import { apmAnswerRecord, apmDuplicateAnswer } from '../authorise/answer.js';
-import { KEPT_FIELDS as CARD_KEPT_FIELDS, validateBody } from '../authorise/authorise.js';
+import { KEPT_FIELDS as CARD_KEPT_FIELDS } from '../authorise/command.js';
 import { newId } from '../crypto/ids.js';
 import { canonicalString } from '../crypto/signature.js';
 import { insertRows } from '../db/prepared.js';

@@ -25,7 +25,7 @@ import { type ResultCode, resultText } from '../web/errors.js';
 /** The card payment answer (XML root `respon`, schema.ts `AuthoriseAnswer`; docs/interface.md "Direct payment"). */
 export function cardAnswerRecord(
   row: PaymentRow,
-  body: AuthoriseDirect,
+  note: string,
   extra: { token_id: string; threeds_url?: string; subscription?: ReturnType<typeof answerFields> },
 ): Record<string, unknown> {
   const reasons = JSON.parse(row.risk_reasons) as Array<{ name: string; status: string }>;
@@ -40,7 +40,7 @@ export function cardAnswerRecord(
     order_status: orderStatusOf(row.status),
     result_info: resultText(row.result_code as ResultCode),
     ...(extra.subscription ?? answerFields(null)),
-    note: body.note ?? '',
+    note,
     token_id: extra.token_id,
     connector: row.connector,
     threeds_result: row.threeds_result,

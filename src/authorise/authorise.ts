@@ -1,12 +1,12 @@
-// Direct card payment (interface.md "Create a direct payment"; docs/contract.md §4, §5, §7, §9).
+// The card payment command (interface.md "Create a direct payment"; docs/contract.md §4, §5, §7, §9).
+// Each interface checks its request and maps it to a CardPaymentCommand (command.ts) first.
 //
-// Order of work: validate (nothing stored on failure) → a repeat of a known order_no is
-// answered from storage → card checks → risk → processor → one write unit (src/db/unit.ts)
-// that writes the card, the payment, its signals, postings and event together → the signed answer.
+// Order of work: the notify_url → a repeat of a known order_no is answered from storage →
+// card checks → risk → processor → one write unit (src/db/unit.ts) that writes the card, the
+// payment, its signals, postings and event together → the answer record it stored.
 
-import { type CardFacts, cardFacts, fourDigitYear, isExpired, maskPan } from '../cards/card.js';
+import { type CardFacts, cardFacts, isExpired, maskPan } from '../cards/card.js';
 import { newId } from '../crypto/ids.js';
-import { canonicalString } from '../crypto/signature.js';
 import { type CardRow, type PaymentRow, tokenHash } from '../db/tables/payments.js';
 import type { SubscriptionRow } from '../db/tables/subscriptions.js';
 import { applyUnit, WriteUnit } from '../db/unit.js';
@@ -17,55 +17,19 @@ import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import { REVIEW_WINDOW_MS, statusAfterApproval } from '../payments/approval.js';
 import { recordPaymentEventInto } from '../payments/events.js';
 import { paymentByOrderNo } from '../payments/reader.js';
-import type { AuthoriseDirect } from '../payments/schema.js';
 import { applyTransitionInto, MANUAL_CAPTURE_WINDOW_MS, type PaymentStatus } from '../payments/states.js';
 import { openAnswer, sealAnswer } from '../payments/stored-answer.js';
-import * as v from '../payments/validate.js';
 import type { AuthoriseOutcome, Processor, ProcessorCard } from '../processors/types.js';
 import type { RiskAssessment, RiskContext, RiskEngine } from '../risk/index.js';
 import { answerFields, contractNameTaken, createSubscription, type Prepared, prepareSubscription } from '../subscriptions/service.js';
-import { challengeFirst, onIssuerChallenge, parseMpiInfo, type ThreedsResult } from '../threeds/mpi.js';
+import { challengeFirst, type MpiInfo, onIssuerChallenge, type ThreedsRequest, type ThreedsResult } from '../threeds/mpi.js';
 import { type NewChallenge, newChallenge } from '../threeds/service.js';
 import type { Deps } from '../web/context.js';
 import { ApiError, invalid, type ResultCode } from '../web/errors.js';
-import { cardAnswerRecord, cardDuplicateAnswer } from './answer.js';
+import { cardAnswerRecord } from './answer.js';
+import type { CaptureMethod, CardPaymentCommand, CardPaymentResult, CardSource } from './command.js';
 
-/** Request fields kept for the order record; card data never is. */
-/** Request fields a payment keeps for its order record and pages (never card data); the checkout and APM paths keep the same. */
-export const KEPT_FIELDS = [
-  'website',
-  'shopper_email',
-  'shopper_phone',
-  'shopper_id',
-  'shopper_ip',
-  'first_name',
-  'last_name',
-  'note',
-  'custom',
-  'billing_country',
-  'billing_state',
-  'billing_city',
-  'billing_address',
-  'billing_postal_code',
-  'delivery_firstname',
-  'delivery_lastname',
-  'delivery_country',
-  'delivery_state',
-  'delivery_city',
-  'delivery_address',
-  'delivery_postal_code',
-  'device_fingerprint',
-  'device_type',
-  'browser_lang',
-  'default_lang',
-  'platform_source',
-  'items',
-  'subscription',
-] as const;
-
-export interface AuthoriseResult {
-  record: Record<string, unknown>;
-}
+type Decided = Extract<CardPaymentResult, { kind: 'decided' }>;
 
 interface ResolvedCard {
   card: ProcessorCard;
@@ -74,30 +38,6 @@ interface ResolvedCard {
   /** Existing vault row (token payments), or null when this payment brings the card. */
   card_id: string | null;
   fingerprint: string;
-}
-
-/** The checks of every payment request a schema cannot express; the amount in minor units. */
-export function validateBody(body: AuthoriseDirect): number {
-  v.requireCurrency('currency', body.currency);
-  const amount_minor = v.amountField('amount', body.amount, body.currency);
-  if (amount_minor <= 0) throw invalid('amount', 'must be greater than zero');
-  v.checkComponents(body as Record<string, unknown>, amount_minor, body.currency);
-  v.checkIp('shopper_ip', body.shopper_ip);
-  body.account_owner?.forEach((o, i) => {
-    v.checkIp(`account_owner[${i}].lastLogin_ip`, o.lastLogin_ip);
-    v.checkIp(`account_owner[${i}].registration_ip`, o.registration_ip);
-  });
-  v.checkCountry('billing_country', body.billing_country);
-  v.checkCountry('delivery_country', body.delivery_country);
-  v.checkItems(body.items);
-  v.checkTimeZone(body.time_zone);
-  v.checkBirthDate(body.birth_date);
-  body.cart_items?.forEach((c, i) => {
-    const cur = c.basic_item_data.price?.currency;
-    if (cur) v.requireCurrency(`cart_items[${i}].basic_item_data.price.currency`, cur);
-  });
-  if (body.subscription?.contract_amount !== undefined) v.amountField('subscription.contract_amount', body.subscription.contract_amount, body.currency);
-  return amount_minor;
 }
 
 export class AuthoriseService {
@@ -110,20 +50,20 @@ export class AuthoriseService {
     return paymentByOrderNo(this.deps.store.db, account_id, order_no);
   }
 
-  private replay(row: PaymentRow, request_hash: string, body: AuthoriseDirect): AuthoriseResult {
-    // docs/contract.md §4: same body → the original answer; another body → 1011.
-    if (row.request_hash === request_hash) return { record: openAnswer(this.deps.keyring, row.answer) };
-    return { record: cardDuplicateAnswer(body) };
+  private replay(row: PaymentRow, request_hash: string): CardPaymentResult {
+    // docs/contract.md §4: same request → the original answer; another request → 1011.
+    if (row.request_hash === request_hash) return { kind: 'replayed', record: openAnswer(this.deps.keyring, row.answer) };
+    return { kind: 'duplicate' };
   }
 
-  private async resolveCard(creds: AccountCredentials, body: AuthoriseDirect): Promise<ResolvedCard> {
+  private async resolveCard(creds: AccountCredentials, source: CardSource): Promise<ResolvedCard> {
     const keyring = this.deps.keyring;
-    if (body.token_id) {
-      if (body.card) throw invalid('token_id', 'cannot be sent together with card; send one of them');
+    if (source.kind === 'refused') throw source.error;
+    if (source.kind === 'token') {
       const row = await this.deps.store.db
         .selectFrom('cards')
         .selectAll()
-        .where('token_hash', '=', tokenHash(keyring, body.token_id))
+        .where('token_hash', '=', tokenHash(keyring, source.token_id))
         .where('account_id', '=', creds.account.account_id)
         .executeTakeFirst();
       if (!row) throw new ApiError('0400', 'token_id is not a token of this account', 'token_id');
@@ -135,95 +75,72 @@ export class AuthoriseService {
         fingerprint: row.fingerprint,
       };
     }
-    for (const f of ['card', 'expiration_month', 'expiration_year', 'security_code'] as const) {
-      if (!body[f]) throw invalid(f, 'is required (or send a token_id from an earlier payment)');
-    }
-    const pan = body.card as string;
-    const facts = cardFacts(pan);
+    const facts = cardFacts(source.pan);
     return {
       facts,
-      card: {
-        pan,
-        brand: facts.brand,
-        exp_month: Number(body.expiration_month),
-        exp_year: fourDigitYear(body.expiration_year as string),
-        security_code: body.security_code,
-      },
+      card: { pan: source.pan, brand: facts.brand, exp_month: source.exp_month, exp_year: source.exp_year, security_code: source.security_code },
       card_id: null,
-      fingerprint: keyring.fingerprint(pan),
+      fingerprint: keyring.fingerprint(source.pan),
     };
   }
 
   /**
-   * A direct card payment. `opts` is for the generic interface's `/v1/payments` (the same
-   * path in another wire shape): its id is chosen before (`pay_<transaction_id>` is also the
-   * order_no) and its `metadata` is kept in the payment's details.
+   * A card payment. `opts` is for the generic interface's `/v1/payments`: its id is chosen
+   * before (`pay_<transaction_id>` is also the order_no) and its `metadata` is kept in the
+   * payment's details.
    */
-  async authorise(
-    creds: AccountCredentials,
-    body: AuthoriseDirect,
-    opts: RunOptions = {},
-  ): Promise<AuthoriseResult & { row?: PaymentRow; threeds_url?: string }> {
+  async authorise(creds: AccountCredentials, cmd: CardPaymentCommand, opts: RunOptions = {}): Promise<CardPaymentResult> {
     const { deps } = this;
-    const amount_minor = validateBody(body);
-    await requireSafeNotifyUrl(body.notify_url, deps.settings.allow_private_webhooks); // docs/contract.md §11
-    const account = creds.account;
-    const request_hash = deps.keyring.fingerprint(canonicalString(body as Record<string, unknown>));
-
-    const prior = await this.existing(account.account_id, body.order_no);
-    if (prior) return this.replay(prior, request_hash, body);
-
-    return this.run(creds, body, amount_minor, request_hash, null, opts);
+    await requireSafeNotifyUrl(cmd.notify_url, deps.settings.allow_private_webhooks); // docs/contract.md §11
+    const account_id = creds.account.account_id;
+    const prior = await this.existing(account_id, cmd.order_no);
+    if (prior) return this.replay(prior, cmd.request_hash);
+    const decided = await this.run(creds, cmd, null, opts);
+    return decided === 'lost' ? this.lostTheRace(account_id, cmd) : decided;
   }
 
   /**
    * Pays a hosted-checkout payment by card (docs/contract.md §14): the same checks, risk, 3-D
    * Secure and processor as a direct payment, written onto the session's pending payment
-   * by a compare-and-set that only the first payer wins. `body` is the session's request
-   * with the card fields of the payment form. Null when another submit paid it first.
+   * by a compare-and-set that only the first payer wins. `cmd` is the session's request
+   * with the card of the payment form, its amount and request hash the pending payment's.
+   * Null when another submit paid it first.
    */
-  async payCheckout(creds: AccountCredentials, body: AuthoriseDirect, pending: PaymentRow): Promise<{ row: PaymentRow; threeds_url?: string } | null> {
-    const r = await this.run(creds, body, pending.amount_minor, pending.request_hash, pending);
-    return r.row ? { row: r.row, threeds_url: r.threeds_url } : null;
+  async payCheckout(creds: AccountCredentials, cmd: CardPaymentCommand, pending: PaymentRow): Promise<{ row: PaymentRow; threeds_url?: string } | null> {
+    const r = await this.run(creds, cmd, pending);
+    return r === 'lost' ? null : { row: r.row, threeds_url: r.threeds_url };
   }
 
-  /** Decides a card payment and records it: as a new payment, or onto a pending checkout payment. */
-  private async run(
-    creds: AccountCredentials,
-    body: AuthoriseDirect,
-    amount_minor: number,
-    request_hash: string,
-    pending: PaymentRow | null,
-    opts: RunOptions = {},
-  ): Promise<AuthoriseResult & { row?: PaymentRow; threeds_url?: string }> {
+  /** Decides a card payment and records it: as a new payment, or onto a pending checkout payment. 'lost': another request was first. */
+  private async run(creds: AccountCredentials, cmd: CardPaymentCommand, pending: PaymentRow | null, opts: RunOptions = {}): Promise<Decided | 'lost'> {
     const { deps } = this;
     const now = deps.now();
     const account = creds.account;
     const processor = deps.processorFor(account);
     if (!processor) throw new ApiError('1016', 'this account is in live mode and no processor is configured for it');
 
-    const resolved = await this.resolveCard(creds, body);
+    const resolved = await this.resolveCard(creds, cmd.card);
     const { card, facts } = resolved;
     checkSecurityCode(card, facts);
     // docs/contract.md §10: 3-D Secure results from an outside server, validated (400 names the field).
-    const mpi = parseMpiInfo(body.additional_information, facts.brand);
+    const mpi = cmd.threeds.mpi(facts.brand);
     // docs/contract.md §16: the subscription is checked before anything is charged, written with its first payment's approval.
     // On the hosted page a name taken since the session opened does not stop the shopper paying.
-    const subscription = await prepareSubscription(deps.store.db, account.account_id, body, amount_minor, now, { taken: pending ? 'skip' : 'refuse' });
+    const subscription = await prepareSubscription(deps.store.db, account.account_id, cmd, now, { taken: pending ? 'skip' : 'refuse' });
 
     const transaction_id = pending ? pending.transaction_id : (opts.transaction_id ?? newId('payment', now));
-    const capture_method = (body.capture_method ?? account.capture_method) as 'automatic' | 'manual';
-    const decision = await this.decide({ account, processor, resolved, body, amount_minor, mpi, transaction_id, capture_method, now });
+    const capture_method = cmd.capture_method ?? (account.capture_method as CaptureMethod);
+    const decision = await this.decide({ account, processor, resolved, cmd, mpi, transaction_id, capture_method, now });
     const { result, status, riskCtx, outcome } = decision;
 
-    const details = paymentDetails(body, pending, outcome?.reference ?? '', opts.details);
+    const details = paymentDetails(cmd, pending, outcome?.reference ?? '', opts.details);
 
-    const wantsToken = body.token_flag === '1' && status !== 'declined';
-    const token_id = body.token_id ? body.token_id : wantsToken ? newId('card_token') : '';
+    const wantsToken = cmd.keep_token && status !== 'declined';
+    const token_id = cmd.card.kind === 'token' ? cmd.card.token_id : wantsToken ? newId('card_token') : '';
     const storeCard = facts.valid && resolved.card_id === null;
     const card_id = resolved.card_id ?? (storeCard ? newId('stored_card', now) : null);
 
-    const rowInput = { account, body, pending, request_hash, amount_minor, transaction_id, capture_method, card_id, facts, card, mpi, details, now };
+    const rowInput = { account, cmd, pending, capture_method, transaction_id, card_id, facts, card, mpi, details, now };
     const row = cardPaymentRow({ ...rowInput, ...decision, connector: processor.name });
     // docs/contract.md §10: a challenge page for the shopper, created with the payment.
     const challenge: NewChallenge | null = status === 'pending' ? newChallenge(deps.settings.public_url, row, now) : null;
@@ -231,8 +148,9 @@ export class AuthoriseService {
     // A payment that waits (3-D Secure, review) keeps its `subscription` in details; it is created when that ends approved.
     const details_without = row.details;
     if (approved && subscription) row.details = JSON.stringify({ ...JSON.parse(row.details || '{}'), recurring_id: subscription.recurring_id });
+    // The acquiring answer record is stored with the payment: a replay of its order_no on any interface answers it.
     const answerOf = (sub: typeof subscription) =>
-      cardAnswerRecord(row, body, {
+      cardAnswerRecord(row, String(cmd.kept.note ?? ''), {
         token_id: status === 'declined' ? '' : token_id,
         threeds_url: challenge?.url,
         subscription: approved ? answerFields(sub) : undefined,
@@ -254,85 +172,64 @@ export class AuthoriseService {
         row.answer = sealAnswer(deps.keyring, record);
       },
     });
-    if (!inserted) return this.lostTheRace(pending, account.account_id, body, request_hash);
+    if (!inserted) return 'lost';
     deps.metrics.payments.inc({ outcome: result });
-    return { record, row, threeds_url: challenge?.url };
+    return { kind: 'decided', record, row, threeds_url: challenge?.url };
   }
 
-  /** Another request took the order_no (its answer is replayed), or paid the checkout payment first (nothing to answer). */
-  private async lostTheRace(pending: PaymentRow | null, account_id: string, body: AuthoriseDirect, request_hash: string): Promise<AuthoriseResult> {
-    if (pending) return { record: {} };
-    const winner = await this.existing(account_id, body.order_no);
+  /** Another request took the order_no: its answer is replayed, or it is a duplicate. */
+  private async lostTheRace(account_id: string, cmd: CardPaymentCommand): Promise<CardPaymentResult> {
+    const winner = await this.existing(account_id, cmd.order_no);
     if (!winner) throw new Error('order race without a winner');
-    return this.replay(winner, request_hash, body);
+    return this.replay(winner, cmd.request_hash);
   }
 
   /**
-   * What the card's facts, the risk engine and the processor decide (docs/contract.md §9, §10):
-   * the result code and the payment's status. The processor is asked only when nothing before
-   * it refused and no challenge comes first.
+   * What the card's facts, the risk engine and the processor decide (docs/contract.md §9, §10).
+   * Facts first, each read only while the ones before leave the payment open (the processor
+   * only when nothing refused and no challenge comes first); then `cardDecision` decides.
    */
   private async decide(o: {
     account: AccountCredentials['account'];
     processor: Processor;
     resolved: ResolvedCard;
-    body: AuthoriseDirect;
-    amount_minor: number;
-    mpi: ReturnType<typeof parseMpiInfo>;
+    cmd: CardPaymentCommand;
+    mpi: MpiInfo | null;
     transaction_id: string;
-    capture_method: 'automatic' | 'manual';
+    capture_method: CaptureMethod;
     now: number;
   }): Promise<CardDecision> {
-    const { account, processor, resolved, body, amount_minor, mpi, transaction_id, capture_method, now } = o;
+    const { account, processor, resolved, cmd, mpi, transaction_id, capture_method, now } = o;
     const { card, facts } = resolved;
-    let risk: RiskAssessment | null = null;
+    const f: DecisionFacts = {
+      card_valid: facts.valid,
+      expired: isExpired(card.exp_month, card.exp_year, now),
+      threeds: cmd.threeds.request,
+      mpi,
+      capture_method,
+      risk: null,
+      outcome: null,
+    };
     let riskCtx: RiskContext | null = null;
-    let outcome: AuthoriseOutcome | null = null;
-    let result: ResultCode;
-    let threeds_result: ThreedsResult = mpi ? mpi.result : '';
-    if (!facts.valid) {
-      result = '1010'; // docs/contract.md §9: fails Luhn → no processor call
-    } else if (isExpired(card.exp_month, card.exp_year, now)) {
-      result = '1005';
-    } else {
+    if (f.card_valid && !f.expired) {
       riskCtx = {
         account_id: account.account_id,
         mode: account.mode,
         pan: card.pan,
         card_fingerprint: resolved.fingerprint,
-        amount_minor,
-        currency: body.currency,
-        body: body as Record<string, unknown>,
+        amount_minor: cmd.amount_minor,
+        currency: cmd.currency,
+        shopper: cmd.shopper,
         threeds_result: mpi ? mpi.result : '',
         now_ms: now,
       };
-      risk = await this.risk.assess(riskCtx);
-      if (risk.action === 'REJECT') {
-        result = '1008'; // docs/contract.md §10: rejected before the processor sees it
-      } else if (challengeFirst(body.open3d, mpi, risk)) {
-        result = '0002';
-      } else {
+      f.risk = await this.risk.assess(riskCtx);
+      if (beforeProcessor(f) === null) {
         const threeds = mpi ? { eci: mpi.eci, cavv: mpi.cavv, xid: mpi.xid, ds_trans_id: mpi.ds_trans_id } : undefined;
-        outcome = await processor.authorise({ transaction_id, amount_minor, currency: body.currency, card, threeds });
-        if (outcome.kind === 'approved') result = '0000';
-        else if (outcome.kind === 'declined') result = outcome.code;
-        else if (onIssuerChallenge(body.open3d) === 'challenge') result = '0002';
-        else {
-          result = '1009';
-          threeds_result = 'U';
-        }
+        f.outcome = await processor.authorise({ transaction_id, amount_minor: cmd.amount_minor, currency: cmd.currency, card, threeds });
       }
     }
-
-    let status: PaymentStatus;
-    if (result === '0000') {
-      // docs/contract.md §10: REVIEW holds an approved payment (funds authorised) for a person.
-      const next = statusAfterApproval(risk?.action ?? 'ACCEPT', capture_method);
-      status = next.status;
-      result = next.result;
-    } else if (result === '0002') status = 'pending';
-    else status = 'declined';
-    return { result, status, risk, riskCtx, outcome, threeds_result };
+    return { ...cardDecision(f), risk: f.risk, riskCtx, outcome: f.outcome };
   }
 
   /** The stored card of a new card payment: the number encrypted, the token only as a keyed hash. */
@@ -453,6 +350,48 @@ interface CardDecision {
   threeds_result: ThreedsResult;
 }
 
+/** What a card payment's decision reads; `risk` is read for a usable card, `outcome` only when `beforeProcessor` leaves the payment open. */
+interface DecisionFacts {
+  card_valid: boolean;
+  expired: boolean;
+  threeds: ThreedsRequest;
+  mpi: MpiInfo | null;
+  capture_method: CaptureMethod;
+  risk: RiskAssessment | null;
+  outcome: AuthoriseOutcome | null;
+}
+
+/** The result decided before the processor is asked; null when it is to be asked. */
+function beforeProcessor(f: DecisionFacts): ResultCode | null {
+  if (!f.card_valid) return '1010'; // docs/contract.md §9: fails Luhn → no processor call
+  if (f.expired) return '1005';
+  if (!f.risk) return null;
+  if (f.risk.action === 'REJECT') return '1008'; // docs/contract.md §10: rejected before the processor sees it
+  if (challengeFirst(f.threeds, f.mpi, f.risk)) return '0002';
+  return null;
+}
+
+/** The result code, the payment's status and its 3-D Secure result, from the facts alone. */
+function cardDecision(f: DecisionFacts): Pick<CardDecision, 'result' | 'status' | 'threeds_result'> {
+  const threeds_result: ThreedsResult = f.mpi ? f.mpi.result : '';
+  const result = beforeProcessor(f) ?? processorResult(f);
+  if (result === '0000') {
+    // docs/contract.md §10: REVIEW holds an approved payment (funds authorised) for a person.
+    const next = statusAfterApproval(f.risk?.action ?? 'ACCEPT', f.capture_method);
+    return { result: next.result, status: next.status, threeds_result };
+  }
+  if (result === '0002') return { result, status: 'pending', threeds_result };
+  // 1009: the issuer demanded authentication the merchant forbade, so it was not performed.
+  return { result, status: 'declined', threeds_result: result === '1009' ? 'U' : threeds_result };
+}
+
+function processorResult(f: DecisionFacts): ResultCode {
+  if (!f.outcome) throw new Error('a card payment decided without the processor’s outcome');
+  if (f.outcome.kind === 'approved') return '0000';
+  if (f.outcome.kind === 'declined') return f.outcome.code;
+  return onIssuerChallenge(f.threeds) === 'challenge' ? '0002' : '1009';
+}
+
 /** The security code has the brand's length (docs/contract.md §9). */
 function checkSecurityCode(card: ProcessorCard, facts: CardFacts): void {
   if (card.security_code !== undefined && card.security_code.length !== facts.security_code_length) {
@@ -461,9 +400,8 @@ function checkSecurityCode(card: ProcessorCard, facts: CardFacts): void {
 }
 
 /** A payment's details: the kept request fields (or the pending payment's), the processor's reference, the caller's extras. */
-function paymentDetails(body: AuthoriseDirect, pending: PaymentRow | null, reference: string, extra?: Record<string, unknown>): Record<string, unknown> {
-  const details: Record<string, unknown> = pending ? (JSON.parse(pending.details || '{}') as Record<string, unknown>) : {};
-  if (!pending) for (const k of KEPT_FIELDS) if (body[k] !== undefined) details[k] = body[k];
+function paymentDetails(cmd: CardPaymentCommand, pending: PaymentRow | null, reference: string, extra?: Record<string, unknown>): Record<string, unknown> {
+  const details: Record<string, unknown> = pending ? (JSON.parse(pending.details || '{}') as Record<string, unknown>) : { ...cmd.kept };
   details.reference_no = reference;
   if (extra) Object.assign(details, extra);
   return details;
@@ -472,17 +410,15 @@ function paymentDetails(body: AuthoriseDirect, pending: PaymentRow | null, refer
 /** What a card payment's row is made of. */
 interface CardRowInput {
   account: AccountCredentials['account'];
-  body: AuthoriseDirect;
+  cmd: CardPaymentCommand;
   pending: PaymentRow | null;
-  request_hash: string;
-  amount_minor: number;
   transaction_id: string;
-  capture_method: 'automatic' | 'manual';
+  capture_method: CaptureMethod;
   card_id: string | null;
   facts: CardFacts;
   card: ProcessorCard;
   connector: string;
-  mpi: ReturnType<typeof parseMpiInfo>;
+  mpi: MpiInfo | null;
   risk: RiskAssessment | null;
   result: ResultCode;
   status: PaymentStatus;
@@ -493,16 +429,17 @@ interface CardRowInput {
 
 /** The row of a card payment as decided: a new payment, or the hosted checkout's pending one paid by card. */
 function cardPaymentRow(o: CardRowInput): PaymentRow {
-  const { account, body, pending, request_hash, amount_minor, transaction_id, capture_method, card_id, facts, card } = o;
+  const { account, cmd, pending, transaction_id, capture_method, card_id, facts, card } = o;
+  const { amount_minor, request_hash } = cmd;
   const { connector, mpi, risk, result, status, threeds_result, details, now } = o;
   const row: PaymentRow = {
     transaction_id,
     merchant_id: account.merchant_id,
     account_id: account.account_id,
-    order_no: body.order_no,
+    order_no: cmd.order_no,
     kind: pending ? pending.kind : 'card',
     livemode: account.mode === 'live' ? 1 : 0,
-    currency: body.currency,
+    currency: cmd.currency,
     amount_minor,
     authorised_minor: status === 'authorised' || status === 'pending' || status === 'review' ? amount_minor : 0,
     captured_minor: status === 'captured' ? amount_minor : 0,
@@ -519,8 +456,8 @@ function cardPaymentRow(o: CardRowInput): PaymentRow {
     risk_score: risk ? risk.score : null,
     risk_action: risk ? risk.action : '',
     risk_reasons: JSON.stringify(risk?.reasons ?? []),
-    notify_url: pending ? pending.notify_url : (body.notify_url ?? ''),
-    return_url: pending ? pending.return_url : (body.return_url ?? ''),
+    notify_url: pending ? pending.notify_url : (cmd.notify_url ?? ''),
+    return_url: pending ? pending.return_url : (cmd.return_url ?? ''),
     request_hash,
     details: JSON.stringify(details),
     answer: '',

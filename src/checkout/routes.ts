@@ -11,7 +11,9 @@
 // forms also carry a token bound to it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApmService } from '../apm/service.js';
+import { paymentTermsOf } from '../authorise/acquiring.js';
 import { AuthoriseService } from '../authorise/authorise.js';
+import type { CardPaymentCommand } from '../authorise/command.js';
 import { cardFacts, fourDigitYear, isExpired } from '../cards/card.js';
 import type { PaymentRow } from '../db/tables/payments.js';
 import type { AccountCredentials } from '../merchants/service.js';
@@ -316,7 +318,7 @@ function readCardForm(form: CardForm, now_ms: number) {
   if (!/^\d{3,4}$/.test(cvc) || (facts?.valid && cvc.length !== facts.security_code_length)) errors.security_code = 'checkout.error.security_code';
   const holder = (form.holder ?? '').trim();
   const values = { expiry_month: form.expiry_month, expiry_year: form.expiry_year, holder }; // never the card number or code
-  return { pan, month, year, cvc, holder, values, errors };
+  return { pan, month, year, cvc, values, errors };
 }
 
 /** POST /pay/:id: the card form, paid through the direct payment's own authorisation. */
@@ -328,23 +330,20 @@ async function payByCard(ctx: CheckoutContext, request: FastifyRequest, reply: F
   if (!CheckoutService.same(form.form_token, checkout.formToken(s.session.session_id))) return forbidden(ctx, request, reply, s);
   if (!isOpen(s.payment)) return view(ctx, request, reply, s); // paid, cancelled or expired: the result, nothing charged
 
-  const { pan, month, year, cvc, holder, values, errors } = readCardForm(form, deps.now());
+  const { pan, month, year, cvc, values, errors } = readCardForm(form, deps.now());
   if (Object.keys(errors).length > 0) return view(ctx, request, reply, s, { failed: 'card', errors, values });
 
-  const body: AuthoriseDirect = {
-    ...checkout.requestOf(s),
-    card: pan,
-    expiration_month: String(month),
-    expiration_year: String(year),
-    security_code: cvc,
+  const stored = checkout.requestOf(s);
+  // The session's payment: its amount and request fingerprint, the card from the form.
+  const cmd: CardPaymentCommand = {
+    ...paymentTermsOf(stored),
+    order_no: stored.order_no,
+    amount_minor: s.payment.amount_minor,
+    card: { kind: 'card', pan, exp_month: month, exp_year: year, security_code: cvc },
+    request_hash: s.payment.request_hash,
   };
-  if (holder && !body.first_name && !body.last_name) {
-    const parts = holder.split(/\s+/);
-    body.last_name = parts.length > 1 ? (parts.pop() as string) : '';
-    body.first_name = parts.join(' ').slice(0, 64);
-  }
   try {
-    const paid = await authorise.payCheckout(await credsOf(ctx, s), body, s.payment);
+    const paid = await authorise.payCheckout(await credsOf(ctx, s), cmd, s.payment);
     if (!paid) return view(ctx, request, reply, (await load(ctx, s.session.session_id)) ?? s); // another tab paid it first: its result
     if (paid.threeds_url) return sendRedirect(reply, paid.threeds_url);
     return toPage(reply, s);

@@ -6,7 +6,8 @@
 // compare-and-set on "still pending and no method chosen" (`card_brand` empty), so a second
 // tab, a reload or the back button never pays twice: the loser shows the result instead.
 import { timingSafeEqual } from 'node:crypto';
-import { KEPT_FIELDS as CARD_KEPT_FIELDS, validateBody } from '../authorise/authorise.js';
+import { validateBody } from '../authorise/acquiring.js';
+import { KEPT_FIELDS as CARD_KEPT_FIELDS } from '../authorise/command.js';
 import { newId } from '../crypto/ids.js';
 import { canonicalString } from '../crypto/signature.js';
 import { insertRows } from '../db/prepared.js';
@@ -71,7 +72,12 @@ export class CheckoutService {
     await requireSafeNotifyUrl(body.notify_url, deps.settings.allow_private_webhooks); // docs/contract.md §11
     // docs/contract.md §16: a bad `subscription` is the merchant's 400 here, not the shopper's at the card form.
     // (The card is entered later; the check runs again, with it, when the shopper pays.)
-    await prepareSubscription(deps.store.db, creds.account.account_id, { ...(body as AuthoriseDirect), token_id: '' }, amount_minor, deps.now());
+    await prepareSubscription(
+      deps.store.db,
+      creds.account.account_id,
+      { subscription: body.subscription ?? null, currency: body.currency, amount_minor },
+      deps.now(),
+    );
     const account = creds.account;
     const request_hash = deps.keyring.fingerprint(canonicalString(body as Record<string, unknown>));
     const prior = await this.replay(account.account_id, body.order_no, request_hash);

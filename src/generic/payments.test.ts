@@ -4,6 +4,7 @@
 // to /v1/retrievalTrans, idempotent replays, and test/live separation.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { canonicalString } from '../crypto/signature.js';
 import { verifyLedger } from '../ledger/verify.js';
 import { type TestGateway, testGateway } from '../test/harness.js';
 
@@ -197,6 +198,40 @@ describe('generic payments', () => {
       { headers: { 'idempotency-key': 'another-cap' } },
     );
     assert.equal(other.statusCode, 400, 'a new request to capture it again is still refused');
+  });
+
+  test('the stored request hash is the fingerprint of the acquiring body this interface once built (stored hashes stay valid)', async () => {
+    const body = card('4242424242424242', {
+      capture_method: 'manual',
+      description: 'Mug',
+      receipt_email: 'ana@example.com',
+      return_url: 'https://shop.example/back',
+    });
+    const r = await gw.generic('POST', '/v1/payments', key, body);
+    assert.equal(r.statusCode, 200, r.body);
+    const p = r.json();
+    const row = await gw.runtime.store.db
+      .selectFrom('payments')
+      .select('request_hash')
+      .where('transaction_id', '=', p.transaction_id)
+      .executeTakeFirstOrThrow();
+    // The body as it was built before the card payment became a command: fields, order and spellings.
+    const wire = {
+      merchant_id: gw.merchant.merchant_id,
+      account_id: gw.merchant.account_id,
+      order_no: p.order_no,
+      currency: 'USD',
+      amount: '10.00',
+      card: '4242424242424242',
+      expiration_month: '12',
+      expiration_year: String(YEAR),
+      security_code: '123',
+      capture_method: 'manual',
+      note: 'Mug',
+      shopper_email: 'ana@example.com',
+      return_url: 'https://shop.example/back',
+    };
+    assert.equal(row.request_hash, gw.runtime.keyring.fingerprint(canonicalString(wire)));
   });
 
   test('unknown query parameters are refused on retrieve routes too', async () => {

@@ -6,14 +6,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { KeyCaller } from '../apikeys/service.js';
+import { requestHash } from '../authorise/acquiring.js';
 import { AuthoriseService } from '../authorise/authorise.js';
+import type { CardPaymentCommand, CardPaymentResult } from '../authorise/command.js';
 import { newId } from '../crypto/ids.js';
 import type { PaymentRow } from '../db/tables/payments.js';
-import { formatAmount } from '../money/currency.js';
+import { currencyExponent, formatAmount } from '../money/currency.js';
 import { cancelPayment } from '../payments/cancel.js';
 import { capturePayment } from '../payments/capture.js';
 import { modePayment, modePaymentsQuery, requirePayment } from '../payments/reader.js';
-import type { AuthoriseDirect } from '../payments/schema.js';
 import type { PaymentStatus } from '../payments/states.js';
 import type { RiskEngine } from '../risk/index.js';
 import type { Deps } from '../web/context.js';
@@ -316,19 +317,20 @@ async function createPayment(deps: Deps, authorise: AuthoriseService, request: F
   const idem = request.idempotency?.id;
   const transaction_id = idem ? idem.replace(/^idk_/, '') : newId('payment', deps.now());
   const order_no = paymentId(transaction_id);
-  const body = authoriseRequestOf(caller, b, order_no);
+  const cmd = cardCommandOf(deps, caller, b, order_no);
   const details: Record<string, unknown> = { api: 'generic', metadata: newMetadata(b.metadata as MetadataInput | undefined) };
   if (b.statement_descriptor) details.statement_descriptor = b.statement_descriptor;
-  let result: Awaited<ReturnType<AuthoriseService['authorise']>>;
+  let result: CardPaymentResult;
   try {
-    result = await authorise.authorise(caller.creds, body, { transaction_id, details });
+    result = await authorise.authorise(caller.creds, cmd, { transaction_id, details });
   } catch (e) {
-    // The shared validation names the acquiring field; say the generic parameter.
+    // The core's refusals name the acquiring field; say the generic parameter.
     if (e instanceof ApiError && e.code === '0400')
       throw invalidParam(ACQUIRING_TO_GENERIC[e.field ?? ''] ?? e.field ?? 'body', e.detail ? `Invalid ${e.detail}` : 'Invalid input.');
     throw e;
   }
-  const row = result.row ?? (await findPayment(deps, request, order_no));
+  // A re-run under the same key finds the payment its first run made: answer that payment.
+  const row = result.kind === 'decided' ? result.row : await findPayment(deps, request, order_no);
   const object = paymentObject(row);
   if (row.status === 'declined') {
     const e = lastError(row) as Record<string, string>;
@@ -337,17 +339,53 @@ async function createPayment(deps: Deps, authorise: AuthoriseService, request: F
   return sendObject(request, reply, object);
 }
 
-/** The acquiring interface's authorise request the generic create describes; refuses an unknown currency and a missing cvc. */
-function authoriseRequestOf(caller: KeyCaller, b: CreatePayment, order_no: string): AuthoriseDirect {
+/** The card payment the generic create describes; refuses an unknown currency and a missing cvc. */
+function cardCommandOf(deps: Deps, caller: KeyCaller, b: CreatePayment, order_no: string): CardPaymentCommand {
   const currency = b.currency.toUpperCase();
+  if (currencyExponent(currency) === null) throw invalidParam('currency', `Invalid currency: ${b.currency} is not a supported ISO 4217 currency.`);
+  const card = b.payment_method.card;
+  if (card.cvc === undefined)
+    throw new GenericError(400, {
+      type: 'invalid_request_error',
+      code: 'parameter_missing',
+      message: 'Missing required param: payment_method[card][cvc].',
+      param: 'payment_method[card][cvc]',
+    });
+  const tds = b.payment_method_options?.card?.request_three_d_secure;
+  // In the order of KEPT_FIELDS, as the details have always listed them.
+  const kept: CardPaymentCommand['kept'] = {};
+  if (b.receipt_email) kept.shopper_email = b.receipt_email;
+  if (b.description) kept.note = b.description;
+  return {
+    order_no,
+    amount_minor: b.amount,
+    currency,
+    card: { kind: 'card', pan: card.number, exp_month: card.exp_month, exp_year: card.exp_year, security_code: card.cvc },
+    capture_method: b.capture_method ? (b.capture_method === 'manual' ? 'manual' : 'automatic') : null,
+    threeds: { request: tds === 'any' || tds === 'challenge' ? 'always' : 'on_risk', mpi: () => null },
+    keep_token: false,
+    shopper: { shopper_email: b.receipt_email || undefined },
+    return_url: b.return_url || undefined,
+    subscription: null,
+    kept,
+    request_hash: requestHash(deps.keyring, fingerprintRecord(caller, b, order_no, currency)),
+  };
+}
+
+/**
+ * The acquiring body this interface once built for a payment: payments' stored request hashes
+ * were computed from it, so a re-run's replay is recognised only with these fields, in this
+ * order, with these spellings.
+ */
+function fingerprintRecord(caller: KeyCaller, b: CreatePayment, order_no: string, currency: string): Record<string, unknown> {
   const card = b.payment_method.card;
   const tds = b.payment_method_options?.card?.request_three_d_secure;
-  const body: AuthoriseDirect = {
+  return {
     merchant_id: caller.creds.account.merchant_id,
     account_id: caller.creds.account.account_id,
     order_no,
     currency,
-    amount: '',
+    amount: formatAmount(b.amount, currency),
     card: card.number,
     expiration_month: String(card.exp_month).padStart(2, '0'),
     expiration_year: String(card.exp_year),
@@ -357,20 +395,7 @@ function authoriseRequestOf(caller: KeyCaller, b: CreatePayment, order_no: strin
     ...(b.receipt_email ? { shopper_email: b.receipt_email } : {}),
     ...(b.return_url ? { return_url: b.return_url } : {}),
     ...(tds === 'any' || tds === 'challenge' ? { open3d: '1' } : {}),
-  } as AuthoriseDirect;
-  try {
-    body.amount = formatAmount(b.amount, currency);
-  } catch {
-    throw invalidParam('currency', `Invalid currency: ${b.currency} is not a supported ISO 4217 currency.`);
-  }
-  if (card.cvc === undefined)
-    throw new GenericError(400, {
-      type: 'invalid_request_error',
-      code: 'parameter_missing',
-      message: 'Missing required param: payment_method[card][cvc].',
-      param: 'payment_method[card][cvc]',
-    });
-  return body;
+  };
 }
 
 function retrieveSchema() {

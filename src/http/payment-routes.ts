@@ -1,10 +1,13 @@
 // The acquiring payment routes (POST /v1/authorise for cards and APMs, /v1/retrievalTrans): each only
-// parses, calls the domain (src/authorise/authorise.ts, src/apm/service.ts, src/payments/query.ts) and
+// parses (a card payment into its command: src/authorise/acquiring.ts), calls the domain (src/authorise/authorise.ts, src/apm/service.ts, src/payments/query.ts) and
 // answers. It sits with the app assembly because it dispatches to two capabilities, above both.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ApmService } from '../apm/service.js';
+import { cardCommandOf } from '../authorise/acquiring.js';
+import { cardDuplicateAnswer } from '../authorise/answer.js';
 import { AuthoriseService } from '../authorise/authorise.js';
+import type { Keyring } from '../crypto/keyring.js';
 import { QueryBody, type QueryInput, queryOrders } from '../payments/query.js';
 import { ApmAnswer, AuthoriseAnswer, type AuthoriseDirect, AuthoriseDirectBody, QueryAnswer } from '../payments/schema.js';
 import { createRiskEngine } from '../risk/engine.js';
@@ -59,14 +62,16 @@ const retrievalTransSchema = () => ({
 interface AuthoriseContext {
   authorise: AuthoriseService;
   apm: ApmService;
+  /** For the request's fingerprint. */
+  keyring: Keyring;
 }
 
 /** POST /v1/authorise */
 async function authoriseRoute(ctx: AuthoriseContext, request: FastifyRequest, reply: FastifyReply) {
   const body = request.body as AuthoriseDirect;
   if (body.payment_method !== undefined) return sendSigned(request, reply, await ctx.apm.authorise(request.account!, body));
-  const { record } = await ctx.authorise.authorise(request.account!, body);
-  return sendSigned(request, reply, record);
+  const result = await ctx.authorise.authorise(request.account!, cardCommandOf(body, ctx.keyring));
+  return sendSigned(request, reply, result.kind === 'duplicate' ? cardDuplicateAnswer(body) : result.record);
 }
 
 /** POST /v1/retrievalTrans */
@@ -88,7 +93,7 @@ export function registerPaymentRoutes(
   deps: Deps,
   risk: RiskEngine = deps.settings.risk_rules ? createRiskEngine(deps.store.db) : basicRiskEngine,
 ): void {
-  const ctx: AuthoriseContext = { authorise: new AuthoriseService(deps, risk), apm: new ApmService(deps) };
+  const ctx: AuthoriseContext = { authorise: new AuthoriseService(deps, risk), apm: new ApmService(deps), keyring: deps.keyring };
   app.post(
     '/v1/authorise',
     { schema: authoriseSchema(), config: { answer: 'xml' }, ...answersAreStrings, ...acquiringHooks(deps, AuthoriseDirectBody) },

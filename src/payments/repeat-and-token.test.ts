@@ -44,6 +44,17 @@ describe('duplicate orders (docs/contract.md §4)', () => {
     assert.equal(await countPayments(), n);
   });
 
+  test('a used order_no is answered before the card is checked: another body without a security code, or with a token too, is 1011', async () => {
+    const body = directPayment(gw.merchant, { order_no: 'DUP-3' });
+    await gw.post('/v1/authorise', body);
+    const { security_code: _cvc, ...noCode } = body;
+    for (const other of [noCode, { ...body, token_id: 'tok_unknown' }]) {
+      const res = await gw.post('/v1/authorise', other);
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(readXml(res).result_info, '1011:Duplicate order');
+    }
+  });
+
   test('20 concurrent identical requests create one payment with one transaction_id', async () => {
     const body = directPayment(gw.merchant, { order_no: 'DUP-RACE' });
     const n = await countPayments();

@@ -46,13 +46,13 @@ function str(v: unknown): string | null {
 }
 
 export function signalsOf(ctx: RiskContext): Signals {
-  const email = str(ctx.body.shopper_email);
-  const ip = str(ctx.body.shopper_ip);
+  const email = str(ctx.shopper.shopper_email);
+  const ip = str(ctx.shopper.shopper_ip);
   return {
     card: ctx.card_fingerprint,
     email: email ? normaliseEmail(email) : null,
     ip: ip ? normaliseIp(ip) : null,
-    device: str(ctx.body.device_fingerprint),
+    device: str(ctx.shopper.device_fingerprint),
   };
 }
 
@@ -85,7 +85,7 @@ interface Found {
 
 /** The facts the rules decide on (src/risk/rules.ts), from the payment, its signals and what the reads found. */
 function riskFacts(ctx: RiskContext, s: Signals, found: Found, hist: { count: number; median_minor: number }, ipCountry: IpCountryLookup): RiskFacts {
-  const billing = str(ctx.body.billing_country);
+  const billing = str(ctx.shopper.billing_country);
   return {
     mode: ctx.mode,
     pan: ctx.pan,

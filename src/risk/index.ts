@@ -4,6 +4,14 @@
 import type { WriteUnit } from '../db/unit.js';
 import { sandboxRiskVerdict } from '../processors/sandbox/cards.js';
 
+/** What the payment request says of its shopper that the rules read (as sent: the engine trims and normalises). */
+export interface ShopperFacts {
+  shopper_email?: string;
+  shopper_ip?: string;
+  device_fingerprint?: string;
+  billing_country?: string;
+}
+
 export interface RiskContext {
   account_id: string;
   mode: 'test' | 'live';
@@ -12,7 +20,7 @@ export interface RiskContext {
   card_fingerprint: string;
   amount_minor: number;
   currency: string;
-  body: Record<string, unknown>;
+  shopper: ShopperFacts;
   /** 3-D Secure result already known (validated mpi_info): lowers the score. */
   threeds_result: '' | 'Y' | 'A';
   now_ms: number;

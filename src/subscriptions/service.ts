@@ -17,7 +17,8 @@ import { moveSubscription } from './engine.js';
 import { checkPlanFields, type Interval, nextDeduction, type Plan } from './schedule.js';
 import type { SubscriptionRow } from './tables.js';
 
-type SubscriptionFields = NonNullable<AuthoriseDirect['subscription']>;
+/** A payment's `subscription` request, as the acquiring interface states it. */
+export type SubscriptionRequest = NonNullable<AuthoriseDirect['subscription']>;
 
 /** The refusal of a contract_name another live subscription of the account holds (docs/contract.md §16). */
 export function contractNameTaken(): ApiError {
@@ -43,12 +44,11 @@ const whole = (v: string | number | undefined, fallback: number) => (v === undef
 export async function prepareSubscription(
   db: Kysely<DB>,
   account_id: string,
-  body: AuthoriseDirect,
-  amount_minor: number,
+  payment: { subscription: SubscriptionRequest | null; currency: string; amount_minor: number },
   now_ms: number,
   opts: { taken?: 'refuse' | 'skip' } = {},
 ): Promise<Prepared | null> {
-  const sub = body.subscription as SubscriptionFields | undefined;
+  const { subscription: sub, currency, amount_minor } = payment;
   if (!sub) return null;
   const contract_name = (sub.contract_name ?? '').trim();
   if (!contract_name) throw invalid('subscription.contract_name', 'is required: it names the subscription with recurring_id');
@@ -69,7 +69,6 @@ export async function prepareSubscription(
   if (sub.contract_start && sub.contract_start <= new Date(now_ms).toISOString().slice(0, 10)) {
     throw invalid('subscription.contract_start', 'must be after the date of the first payment (the first payment is this period’s charge)');
   }
-  if (body.card === undefined && body.token_id === undefined) throw invalid('subscription', 'needs a card payment: the card is what later deductions charge');
   const live = await db
     .selectFrom('subscriptions')
     .select('recurring_id')
@@ -82,7 +81,7 @@ export async function prepareSubscription(
     if (opts.taken === 'skip') return null;
     throw contractNameTaken();
   }
-  const contract_amount_minor = sub.contract_amount ? amountField('subscription.contract_amount', sub.contract_amount, body.currency) : amount_minor;
+  const contract_amount_minor = sub.contract_amount ? amountField('subscription.contract_amount', sub.contract_amount, currency) : amount_minor;
   if (contract_amount_minor <= 0) throw invalid('subscription.contract_amount', 'must be greater than zero');
   return {
     recurring_id: newId('subscription'),
@@ -114,10 +113,10 @@ export async function createForApproved(tx: Tx, payment: PaymentRow, now_ms: num
   if (payment.status !== 'authorised' && payment.status !== 'captured') return undefined;
   const details = JSON.parse(payment.details || '{}') as Record<string, unknown>;
   if (!details.subscription || typeof details.recurring_id === 'string') return undefined;
-  const body = { subscription: details.subscription, currency: payment.currency, token_id: '' } as unknown as AuthoriseDirect;
+  const request = { subscription: details.subscription as SubscriptionRequest, currency: payment.currency, amount_minor: payment.amount_minor };
   let prepared: Prepared | null;
   try {
-    prepared = await prepareSubscription(tx as unknown as Kysely<DB>, payment.account_id, body, payment.amount_minor, now_ms);
+    prepared = await prepareSubscription(tx as unknown as Kysely<DB>, payment.account_id, request, now_ms);
   } catch (e) {
     if (e instanceof ApiError) return undefined;
     throw e;

@@ -4,6 +4,9 @@ import { invalid } from '../web/errors.js';
 
 export type ThreedsResult = '' | 'Y' | 'N' | 'A' | 'U';
 
+/** What the merchant asks of 3-D Secure (acquiring `open3d`: 1 always, 0 never, else when risk says so). */
+export type ThreedsRequest = 'always' | 'never' | 'on_risk';
+
 export interface MpiInfo {
   eci: string;
   cavv: string;
@@ -49,22 +52,22 @@ export function parseMpiInfo(additional: ReadonlyArray<{ mpi_info?: MpiInput }> 
 }
 
 /**
- * docs/contract.md §10: does the gateway challenge before asking the processor? `open3d` 1 always
- * authenticates, 0 never starts a challenge, anything else challenges when the risk score
+ * docs/contract.md §10: does the gateway challenge before asking the processor? `always`
+ * authenticates, `never` never starts a challenge, `on_risk` challenges when the risk score
  * reaches the review band. Authentication done elsewhere (mpi_info) is never repeated.
  */
-export function challengeFirst(open3d: string | undefined, mpi: MpiInfo | null, risk: { action: string; fixed: boolean }): boolean {
+export function challengeFirst(request: ThreedsRequest, mpi: MpiInfo | null, risk: { action: string; fixed: boolean }): boolean {
   if (mpi) return false;
-  if (open3d === '1') return true;
-  if (open3d === '0') return false;
+  if (request === 'always') return true;
+  if (request === 'never') return false;
   // A REVIEW band a challenge could lower; a decisive REVIEW (the sandbox review card) is held as it is.
   return risk.action === 'REVIEW' && !risk.fixed;
 }
 
 /**
- * The issuer demands authentication (sandbox card 4000000000003220). With open3d 0 the
- * merchant forbade a challenge, so the payment fails (1009, result U: not performed).
+ * The issuer demands authentication (sandbox card 4000000000003220). Asked `never` (open3d 0),
+ * the merchant forbade a challenge, so the payment fails (1009, result U: not performed).
  */
-export function onIssuerChallenge(open3d: string | undefined): 'challenge' | 'fail' {
-  return open3d === '0' ? 'fail' : 'challenge';
+export function onIssuerChallenge(request: ThreedsRequest): 'challenge' | 'fail' {
+  return request === 'never' ? 'fail' : 'challenge';
 }
