@@ -6,7 +6,9 @@ import type { Deps } from '../web/context.js';
 import { invalid, resultText } from '../web/errors.js';
 import { IP_REFUSAL, withIpAllowList } from '../web/ip-allow.js';
 import { answers, answersAreStrings, REQUEST_MEDIA_TYPES, SIGNED, SIGNED_REFUSALS } from '../web/route-schema.js';
+import { normaliseRequestId } from './command.js';
 import { payoutRecord } from './record.js';
+import { requestPayout } from './request.js';
 import {
   CancelPayoutAnswer,
   CancelPayoutBody,
@@ -19,7 +21,7 @@ import {
   type RetrievalPayoutInput,
 } from './schema.js';
 import { searchPayouts } from './search.js';
-import { cancelPayout, createPayout, normaliseRequestId } from './service.js';
+import { cancelPayout } from './service.js';
 
 const createPayoutSchema = () => ({
   operationId: 'createPayout',
@@ -69,7 +71,7 @@ const retrievalPayoutSchema = () => ({
 
 /** POST /v1/payout */
 async function createPayoutRoute(deps: Deps, request: FastifyRequest, reply: FastifyReply) {
-  const { row, replayed } = await createPayout(deps, request.account!.account, request.body as PayoutRequest, deps.now());
+  const { row, replayed } = await requestPayout(deps, request.account!.account, request.body as PayoutRequest, deps.now());
   if (replayed) reply.header('idempotent-replayed', 'true');
   return sendSigned(request, reply, payoutRecord(row));
 }

@@ -5,9 +5,9 @@
 import type { Store } from '../db/store.js';
 import { dateRange, decodeCursor, encodeCursor, idList, MAX_QUERY_IDS } from '../payments/query.js';
 import { ApiError, invalid } from '../web/errors.js';
+import { normaliseRequestId } from './command.js';
 import { payoutRecord } from './record.js';
 import type { RetrievalPayoutInput } from './schema.js';
-import { normaliseRequestId } from './service.js';
 
 export const PAYOUT_PAGE = 100;
 

@@ -1,7 +1,9 @@
 // Payouts (docs/contract.md §17): `POST /v1/payout`, its lifecycle on the shared scheduler, cancel
 // and the CLI all go through here.
 //
-// Creating one: the request is validated (bank details in bank.ts, named errors, nothing
+// Creating one (request.ts runs the steps for the acquiring body and the portal's form: a
+// known request_id first, then the request as a typed command, command.ts, then
+// `createPayout`): the command is validated (bank details in bank.ts, named errors, nothing
 // written on a refusal) and quoted (rate with the account's markup, fee, both amounts:
 // quote.ts) before any write; then ONE transaction inserts the payout (unique per account
 // and request_id: a racing twin inserts nothing and replays the winner), takes the
@@ -20,16 +22,17 @@ import type { AccountRow } from '../db/tables/merchants.js';
 import { applyMarkup, formatRate } from '../fx/convert.js';
 import { rateFor } from '../fx/rates.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
-import { amountField, checkCountry, requireCurrency } from '../payments/validate.js';
+import { checkCountry } from '../payments/validate.js';
 import type { PayoutInput, PayoutOutcome, Processor } from '../processors/types.js';
 import { enqueueJob } from '../scheduler/scheduler.js';
 import type { Deps } from '../web/context.js';
 import { ApiError, invalid } from '../web/errors.js';
 import { checkBankDetails } from './bank.js';
+import { normaliseRequestId, type PayoutCommand, stableBody } from './command.js';
 import { movePayout } from './engine.js';
 import { postPayout } from './ledger.js';
 import { NO_PRICE, type PayoutPrice, quotePayout } from './quote.js';
-import type { BankDetailsInput, BeneficiaryInput, PayoutRequest } from './schema.js';
+import type { BankDetailsInput, BeneficiaryInput } from './schema.js';
 import type { FailureType, PayoutStatus } from './states.js';
 import { maskAccount, maskedBankDetails, type PayoutRow } from './tables.js';
 
@@ -105,21 +108,18 @@ export async function loadBeneficiary(deps: Pick<Deps, 'store' | 'keyring'>, acc
   return row ? (JSON.parse(deps.keyring.decrypt(row.data_enc)) as BeneficiaryInput) : null;
 }
 
-async function check(deps: PayoutDeps, account: AccountRow, body: PayoutRequest, request_hash: string, now_ms: number): Promise<Checked> {
-  const payment_method = body.payment_method as 'LOCAL' | 'SWIFT';
-  const amount = checkAmounts(body, payment_method);
-  const date = checkPaymentDate(body.payment_date, now_ms);
-  const { beneficiary, saved } = await beneficiaryOf(deps, account, body);
+async function check(deps: PayoutDeps, account: AccountRow, cmd: PayoutCommand, now_ms: number): Promise<Checked> {
+  const { payment_method, fee_paid_by, swift_charge_option } = cmd;
+  const date = checkPaymentDate(cmd.payment_date ?? undefined, now_ms);
+  const { beneficiary, saved } = await beneficiaryOf(deps, account, cmd.beneficiary);
   checkParty('beneficiary', beneficiary, now_ms, true);
-  checkParty('payer', body.payer, now_ms, false);
+  checkParty('payer', cmd.payer, now_ms, false);
   const raw: BankDetailsInput | undefined = beneficiary.bank_details;
   if (raw && !raw.account_name) throw invalid('beneficiary.bank_details.account_name', 'is required: the name the bank account is held in');
-  const bank = checkBankDetails(raw, { payment_currency: body.payment_currency, payment_method, fallback_country: beneficiary.address?.country_code });
-  const fee_paid_by = (body.fee_paid_by ?? 'PAYER') as 'PAYER' | 'BENEFICIARY';
-  const swift_charge_option = (body.swift_charge_option ?? 'SHARED') as 'SHARED' | 'PAYER';
-  const priced = await priceRequest(deps, account, body, { amount, payment_method, fee_paid_by, swift_charge_option });
+  const bank = checkBankDetails(raw, { payment_currency: cmd.payment_currency, payment_method, fallback_country: beneficiary.address?.country_code });
+  const priced = await priceRequest(deps, account, cmd);
   return {
-    request_hash,
+    request_hash: cmd.request_hash,
     beneficiary,
     saved,
     bank: connectorAccount(bank),
@@ -133,22 +133,6 @@ async function check(deps: PayoutDeps, account: AccountRow, body: PayoutRequest,
   };
 }
 
-/** Currencies known, exactly one of payment_amount and source_amount and in its currency's minor units, swift_charge_option only on SWIFT. */
-function checkAmounts(body: PayoutRequest, payment_method: 'LOCAL' | 'SWIFT'): { payment_minor: number } | { source_minor: number } {
-  requireCurrency('source_currency', body.source_currency);
-  requireCurrency('payment_currency', body.payment_currency);
-  if (body.payment_amount === undefined && body.source_amount === undefined) {
-    throw invalid('payment_amount', 'or source_amount is required: what the beneficiary receives, or what you send');
-  }
-  if (body.payment_amount !== undefined && body.source_amount !== undefined) {
-    throw invalid('source_amount', 'cannot be sent with payment_amount: send exactly one of them');
-  }
-  const payment_minor = body.payment_amount !== undefined ? amountField('payment_amount', body.payment_amount, body.payment_currency) : undefined;
-  const source_minor = body.source_amount !== undefined ? amountField('source_amount', body.source_amount, body.source_currency) : undefined;
-  if (body.swift_charge_option !== undefined && payment_method !== 'SWIFT') throw invalid('swift_charge_option', 'applies to SWIFT payouts only');
-  return payment_minor !== undefined ? { payment_minor } : { source_minor: source_minor as number };
-}
-
 /** The payment_date (today when not sent): a real date, not past, at most MAX_SCHEDULE_DAYS ahead. */
 function checkPaymentDate(sent: string | undefined, now_ms: number): { today: string; payment_date: string; day_ms: number } {
   const today = utcDate(now_ms);
@@ -160,15 +144,19 @@ function checkPaymentDate(sent: string | undefined, now_ms: number): { today: st
 }
 
 /** The beneficiary: sent (saved already when its fingerprint is known, else to be saved), or saved by an earlier payout. */
-async function beneficiaryOf(deps: PayoutDeps, account: AccountRow, body: PayoutRequest): Promise<{ beneficiary: BeneficiaryInput; saved: Checked['saved'] }> {
-  if (body.beneficiary !== undefined && body.beneficiary_id !== undefined) throw invalid('beneficiary_id', 'cannot be sent together with beneficiary');
-  if (body.beneficiary_id !== undefined) {
-    const found = await loadBeneficiary(deps, account.account_id, body.beneficiary_id);
+async function beneficiaryOf(
+  deps: PayoutDeps,
+  account: AccountRow,
+  given: PayoutCommand['beneficiary'],
+): Promise<{ beneficiary: BeneficiaryInput; saved: Checked['saved'] }> {
+  if (given.given !== undefined && given.saved !== undefined) throw invalid('beneficiary_id', 'cannot be sent together with beneficiary');
+  if (given.saved !== undefined) {
+    const found = await loadBeneficiary(deps, account.account_id, given.saved);
     if (!found) throw invalid('beneficiary_id', 'is not a beneficiary saved on this account');
-    return { beneficiary: found, saved: { beneficiary_id: body.beneficiary_id, fingerprint: '', existing: true } };
+    return { beneficiary: found, saved: { beneficiary_id: given.saved, fingerprint: '', existing: true } };
   }
-  if (body.beneficiary === undefined) throw invalid('beneficiary', 'is required (or the beneficiary_id of a saved one)');
-  const beneficiary = body.beneficiary;
+  if (given.given === undefined) throw invalid('beneficiary', 'is required (or the beneficiary_id of a saved one)');
+  const beneficiary = given.given;
   const fingerprint = deps.keyring.fingerprint(`beneficiary:${stableBody(beneficiary)}`);
   const known = await deps.store.db
     .selectFrom('beneficiaries')
@@ -183,30 +171,20 @@ async function beneficiaryOf(deps: PayoutDeps, account: AccountRow, body: Payout
 }
 
 /** FX and fees: the market rate with the account's markup, its price for the method, and the quote (quote.ts). */
-async function priceRequest(
-  deps: PayoutDeps,
-  account: AccountRow,
-  body: PayoutRequest,
-  terms: {
-    amount: { payment_minor: number } | { source_minor: number };
-    payment_method: 'LOCAL' | 'SWIFT';
-    fee_paid_by: 'PAYER' | 'BENEFICIARY';
-    swift_charge_option: 'SHARED' | 'PAYER';
-  },
-): Promise<Pick<Checked, 'amounts' | 'fx_rate' | 'fx_source'>> {
-  const market = await rateFor(deps.store.db, body.source_currency, body.payment_currency);
-  if (!market) throw invalid('payment_currency', `no exchange rate from ${body.source_currency} to ${body.payment_currency} is configured`);
-  const markup = body.source_currency === body.payment_currency ? 0 : await markupOf(deps.store, account.account_id);
+async function priceRequest(deps: PayoutDeps, account: AccountRow, cmd: PayoutCommand): Promise<Pick<Checked, 'amounts' | 'fx_rate' | 'fx_source'>> {
+  const market = await rateFor(deps.store.db, cmd.source_currency, cmd.payment_currency);
+  if (!market) throw invalid('payment_currency', `no exchange rate from ${cmd.source_currency} to ${cmd.payment_currency} is configured`);
+  const markup = cmd.source_currency === cmd.payment_currency ? 0 : await markupOf(deps.store, account.account_id);
   const rate = applyMarkup(market.rate, markup);
-  const price = await priceOf(deps.store, account.account_id, body.source_currency, terms.payment_method);
+  const price = await priceOf(deps.store, account.account_id, cmd.source_currency, cmd.payment_method);
   const q = quotePayout({
-    source_currency: body.source_currency,
-    payment_currency: body.payment_currency,
+    source_currency: cmd.source_currency,
+    payment_currency: cmd.payment_currency,
     rate,
-    ...terms.amount,
-    fee_paid_by: terms.fee_paid_by,
-    payment_method: terms.payment_method,
-    swift_charge_option: terms.swift_charge_option,
+    ...cmd.amount,
+    fee_paid_by: cmd.fee_paid_by,
+    payment_method: cmd.payment_method,
+    swift_charge_option: cmd.swift_charge_option,
     price,
   });
   if (!q.ok) throw invalid(q.field, q.problem);
@@ -246,10 +224,10 @@ export async function priceOf(store: Store, account_id: string, currency: string
  * this echo is stored in `payouts.details` and in every `payout.*` event; the full details
  * are only in the encrypted beneficiary row).
  */
-function echoOf(body: PayoutRequest, beneficiary: BeneficiaryInput, local_clearing_system: string): Record<string, unknown> {
-  const { merchant_id: _m, account_id: _a, encryption_data: _e, beneficiary: _b, ...rest } = body as PayoutRequest & Record<string, unknown>;
+/** The payout's record: the request as echoed, with the beneficiary it pays, its bank details masked. */
+function echoOf(echo: Record<string, unknown>, beneficiary: BeneficiaryInput, local_clearing_system: string): Record<string, unknown> {
   const { bank_code: _code, ...bank } = beneficiary.bank_details ?? {};
-  return { ...rest, beneficiary: { ...beneficiary, bank_details: { ...maskedBankDetails(bank), local_clearing_system } } };
+  return { ...echo, beneficiary: { ...beneficiary, bank_details: { ...maskedBankDetails(bank), local_clearing_system } } };
 }
 
 function processorOf(deps: PayoutDeps, account: AccountRow): Processor {
@@ -262,43 +240,27 @@ function processorOf(deps: PayoutDeps, account: AccountRow): Processor {
 export type CreateResult = { row: PayoutRow; replayed: boolean };
 
 /**
- * The body as one unambiguous string for comparing requests: objects with sorted keys, empty
- * and null values left out (as the signature leaves them out), JSON-escaped. The signing
- * string cannot serve: a value holding `&key=value` reads like two fields there.
+ * Step one of a payout: a known request_id answers the payout it made (or 409 for another
+ * request), before anything else is read of the request; else the notify_url and the
+ * account's payout connector are checked. Step two is `createPayout` with that connector.
  */
-export function stableBody(value: unknown): string {
-  const norm = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(norm);
-    if (v !== null && typeof v === 'object') {
-      const out: Record<string, unknown> = {};
-      for (const k of Object.keys(v).sort()) {
-        const x = (v as Record<string, unknown>)[k];
-        if (x === null || x === undefined || x === '') continue;
-        out[k] = norm(x);
-      }
-      return out;
-    }
-    return v;
-  };
-  return JSON.stringify(norm(value));
+export async function admitPayout(
+  deps: PayoutDeps,
+  account: AccountRow,
+  identity: { request_id: string; request_hash: string },
+  notify_url: string | undefined,
+): Promise<{ kind: 'replay'; result: CreateResult } | { kind: 'new'; processor: Processor }> {
+  const prior = await findByRequestId(deps.store, account.account_id, identity.request_id);
+  if (prior) return { kind: 'replay', result: replay(prior, identity.request_hash) };
+  await requireSafeNotifyUrl(notify_url, deps.settings.allow_private_webhooks);
+  return { kind: 'new', processor: processorOf(deps, account) };
 }
 
-/** A UUID names the same payout in either letter case: request_ids are kept in lower case. */
-export function normaliseRequestId(request_id: string): string {
-  return request_id.toLowerCase();
-}
-
-export async function createPayout(deps: PayoutDeps, account: AccountRow, sent: PayoutRequest, now_ms: number): Promise<CreateResult> {
-  const body = { ...sent, request_id: normaliseRequestId(sent.request_id) };
-  const { encryption_data: _signature, ...signed } = body;
-  const request_hash = deps.keyring.fingerprint(`payout:${stableBody(signed)}`);
-  const prior = await findByRequestId(deps.store, account.account_id, body.request_id);
-  if (prior) return replay(prior, request_hash);
-  await requireSafeNotifyUrl(body.notify_url, deps.settings.allow_private_webhooks);
-  const processor = processorOf(deps, account);
-  const c = await check(deps, account, body, request_hash, now_ms);
+/** Step two: the command checked and quoted, then the payout written, funded and (due today) dispatched; a twin that won is replayed. */
+export async function createPayout(deps: PayoutDeps, account: AccountRow, processor: Processor, cmd: PayoutCommand, now_ms: number): Promise<CreateResult> {
+  const c = await check(deps, account, cmd, now_ms);
   if (!processor.inline) throw new ApiError('1016', `the connector ${processor.name} needs the two-phase payout form, which is not built yet`);
-  const row = newPayoutRow(account, body, c, now_ms);
+  const row = newPayoutRow(account, cmd, c, now_ms);
 
   const outcome = await deps.store.transaction(async (tx) => {
     const inserted = await tx
@@ -312,28 +274,28 @@ export async function createPayout(deps: PayoutDeps, account: AccountRow, sent: 
     return fundPayout(tx, processor, row, c.bank, now_ms);
   });
   if (outcome) return { row: outcome, replayed: false };
-  const winner = await findByRequestId(deps.store, account.account_id, body.request_id);
+  const winner = await findByRequestId(deps.store, account.account_id, cmd.request_id);
   if (!winner) throw new Error('payout twin vanished');
-  return replay(winner, request_hash);
+  return replay(winner, cmd.request_hash);
 }
 
 /** The payout row a checked request makes: SCHEDULED when its dispatch is later, else PROCESSING. */
-function newPayoutRow(account: AccountRow, body: PayoutRequest, c: Checked, now_ms: number): PayoutRow {
+function newPayoutRow(account: AccountRow, cmd: PayoutCommand, c: Checked, now_ms: number): PayoutRow {
   return {
     transaction_id: newId('payout', now_ms),
     short_reference_id: newId('payout_reference', now_ms),
     merchant_id: account.merchant_id,
     account_id: account.account_id,
     livemode: account.mode === 'live' ? 1 : 0,
-    request_id: body.request_id,
+    request_id: cmd.request_id,
     request_hash: c.request_hash,
     status: c.dispatch_at > now_ms ? 'SCHEDULED' : 'PROCESSING',
     failure_type: '',
     failure_reason: '',
     payment_method: c.payment_method,
     local_clearing_system: c.local_clearing_system,
-    source_currency: body.source_currency,
-    payment_currency: body.payment_currency,
+    source_currency: cmd.source_currency,
+    payment_currency: cmd.payment_currency,
     ...c.amounts,
     fee_paid_by: c.fee_paid_by,
     swift_charge_option: c.payment_method === 'SWIFT' ? c.swift_charge_option : '',
@@ -342,8 +304,8 @@ function newPayoutRow(account: AccountRow, body: PayoutRequest, c: Checked, now_
     payment_date: c.payment_date,
     dispatch_at: c.dispatch_at,
     beneficiary_id: c.saved.beneficiary_id,
-    details: JSON.stringify(echoOf(body, c.beneficiary, c.local_clearing_system)),
-    notify_url: body.notify_url ?? '',
+    details: JSON.stringify(echoOf(cmd.echo, c.beneficiary, c.local_clearing_system)),
+    notify_url: cmd.notify_url ?? '',
     processor_reference: '',
     created_at: now_ms,
     updated_at: now_ms,

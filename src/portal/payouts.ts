@@ -1,13 +1,14 @@
 // Payouts in the portal (docs/contract.md §17, §19):
 //   GET  /portal/payouts    the account's payouts, newest first, keyset-paginated; the available balance; the form
-//   POST /portal/payouts    create one (manage), through portalAction and the same createPayout as POST /v1/payout
+//   POST /portal/payouts    create one (manage), through portalAction and the same requestPayout as POST /v1/payout
 // The form offers a subset of the API's request: a saved beneficiary (beneficiary_id) or a new
 // one with the bank fields of one rail (IBAN; account number and bank code; SWIFT code), one
 // amount (what the beneficiary receives), LOCAL or SWIFT, an optional later date. The request
-// it builds is checked against the API's own schema (PayoutBody) and then by createPayout's
-// checks, so a refusal reads as the API's would. Its request_id is derived from the form
-// token: a form submitted twice is one payout even past the form-token store (createPayout
-// replays a request_id).
+// it builds is checked against the API's own schema (PayoutBody) and then by the same checks
+// (the request as the core's command, then the core's), so a refusal reads as the API's
+// would. A payout's record is its request, which is why the form fills one in. Its
+// request_id is derived from the form token: a form submitted twice is one payout even past
+// the form-token store (a known request_id is replayed).
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -16,8 +17,8 @@ import type { PayoutRow } from '../db/tables/payouts.js';
 import { accountBalances } from '../ledger/balances.js';
 import { formatAmount } from '../money/currency.js';
 import { attrs, field, html, type SafeHtml } from '../pages/index.js';
+import { requestPayout } from '../payouts/request.js';
 import { PayoutBody, type PayoutRequest } from '../payouts/schema.js';
-import { createPayout } from '../payouts/service.js';
 import { ApiError } from '../web/errors.js';
 import { can, ctx, formSecrets, type PortalDeps, PortalError, type PortalRoute, portalAction, sendPortalPage, withNotice } from './context.js';
 import { cell, statusWords, when } from './format.js';
@@ -194,7 +195,7 @@ async function createAction(deps: PortalDeps, request: FastifyRequest<{ Body: Cr
         const sent: PayoutRequest = { ...built.request, merchant_id: c.account.merchant_id, account_id: c.account.account_id, encryption_data: '' };
         let row: PayoutRow;
         try {
-          ({ row } = await createPayout(deps, c.account, sent, deps.now()));
+          ({ row } = await requestPayout(deps, c.account, sent, deps.now()));
         } catch (e) {
           if (e instanceof ApiError && e.http < 500) throw new PortalError(e.http, e.detail ?? e.message, '/portal/payouts');
           throw e;
