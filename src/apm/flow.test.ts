@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { SignatureVerificationError } from '../client/index.js';
+import { canonicalString } from '../crypto/signature.js';
 import { verifyLedger } from '../ledger/verify.js';
 import { setMethodsEnabled } from '../methods/enablement.js';
 import { expireDue } from '../payments/expiry.js';
@@ -140,6 +141,22 @@ describe('the APM answer (docs/contract.md §15)', () => {
     const c = await start({ ...body, amount: '1.00' });
     assert.equal(c.result_info, '1011:Duplicate order');
     assert.equal(c.issuer_url, '');
+  });
+
+  test('the stored request hash is the fingerprint of the body as sent (stored hashes stay valid); the order record keeps the bank', async () => {
+    const body = strip(idealBody({ note: 'Mug' }));
+    const x = await start(body);
+    const row = await gw.runtime.store.db
+      .selectFrom('payments')
+      .select(['request_hash', 'details', 'amount_minor'])
+      .where('transaction_id', '=', x.transaction_id)
+      .executeTakeFirstOrThrow();
+    assert.equal(row.request_hash, gw.runtime.keyring.fingerprint(canonicalString(body)));
+    assert.equal(row.amount_minor, 2500);
+    const details = JSON.parse(row.details) as Record<string, unknown>;
+    assert.equal(details.bank_code, 'INGBNL2A');
+    assert.equal(details.payment_method, 'ideal');
+    assert.equal(details.note, 'Mug');
   });
 });
 
@@ -351,6 +368,15 @@ describe('bad input (docs/contract.md §15): 404 for a method not offered, 400 n
     const m = await gw.newMerchant();
     await setMethodsEnabled(gw.runtime.store, m.account_id, ['pix'], false, gw.clock.now);
     const body = pixBody({ merchant_id: m.merchant_id, account_id: m.account_id });
+    const res = await gw.post('/v1/authorise', body, { merchant: m });
+    assert.equal(res.statusCode, 404, res.body);
+    assert.match(res.body, /not offered by this account/);
+  });
+
+  test('a method not offered is 404 before its missing fields or return_url are named', async () => {
+    const m = await gw.newMerchant();
+    await setMethodsEnabled(gw.runtime.store, m.account_id, ['ideal'], false, gw.clock.now);
+    const body = strip(idealBody({ merchant_id: m.merchant_id, account_id: m.account_id, bank_code: undefined, return_url: undefined }));
     const res = await gw.post('/v1/authorise', body, { merchant: m });
     assert.equal(res.statusCode, 404, res.body);
     assert.match(res.body, /not offered by this account/);

@@ -1,5 +1,7 @@
 // Alternative-method payments (docs/contract.md §15): `POST /v1/authorise` with `payment_method`,
 // and the same start when a shopper picks a method on the hosted checkout page.
+// Each interface maps its request to an `ApmPaymentCommand` (command.ts) first; the acquiring
+// interface answers a used order_no's 1011 itself.
 //
 // Order of work: schema (400) → the method is offered to this account, currency and
 // billing country (else 404) → the method's required fields (400 naming the field) → a
@@ -11,11 +13,9 @@
 // or expired, each ledgered and notified like a card payment.
 
 import { createHash } from 'node:crypto';
-import { validateBody } from '../authorise/acquiring.js';
-import { apmAnswerRecord, apmDuplicateAnswer } from '../authorise/answer.js';
-import { KEPT_FIELDS as CARD_KEPT_FIELDS } from '../authorise/command.js';
+import { apmAnswerRecord } from '../authorise/answer.js';
+import type { CaptureMethod } from '../authorise/command.js';
 import { newId } from '../crypto/ids.js';
-import { canonicalString } from '../crypto/signature.js';
 import { insertRows } from '../db/prepared.js';
 import type { AccountRow } from '../db/tables/merchants.js';
 import type { PaymentRow } from '../db/tables/payments.js';
@@ -26,40 +26,28 @@ import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import { movePayment } from '../payments/engine.js';
 import { recordPaymentEvent } from '../payments/events.js';
 import { paymentById, paymentByOrderNo } from '../payments/reader.js';
-import type { AuthoriseDirect } from '../payments/schema.js';
 import { applyTransition, MANUAL_CAPTURE_WINDOW_MS } from '../payments/states.js';
 import type { Deps } from '../web/context.js';
-import { ApiError, invalid } from '../web/errors.js';
-import { checkApmFields } from './fields.js';
+import { ApiError } from '../web/errors.js';
+import type { ApmPaymentCommand, ApmPaymentResult } from './command.js';
 import type { IssuerPageRow } from './tables.js';
-
-/** Card fields an APM payment must not carry (the shopper pays at the issuer). */
-const CARD_ONLY = ['card', 'expiration_month', 'expiration_year', 'security_code', 'token_id'] as const;
 
 export const ISSUER_PAGE_ID = /^[A-Za-z0-9_-]{32}$/;
 export const hashIssuerId = (id: string): string => createHash('sha256').update(id).digest('hex');
 
-/** Request fields an APM payment keeps: a card payment's, and its method (no document numbers). */
-const KEPT_FIELDS = [...CARD_KEPT_FIELDS.filter((f) => f !== 'subscription'), 'payment_method', 'bank_code'] as const;
+type StartedResult = Extract<ApmPaymentResult, { kind: 'started' }>;
+type LostResult = Extract<ApmPaymentResult, { kind: 'lost' }>;
 
-/** The method's required fields as flat `path → value` strings for the connector. */
-function methodFields(method: ApmMethod, body: Record<string, unknown>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const { path } of method.required) {
-    let here: unknown = body;
-    for (const part of path.split('.')) here = here && typeof here === 'object' ? (here as Record<string, unknown>)[part] : undefined;
-    if (typeof here === 'string') out[path] = here;
-  }
-  return out;
-}
-
+// The refusals below that are not a wire field (no processor: 1016; a processor that does not
+// serve the method: 0404 naming payment_method) stay ApiErrors: the 0404 answer names its field
+// (`error_field`), which the core's outcome catalogue has no place for, and the card command
+// raises its 1016 the same way.
 export class ApmService {
   constructor(private readonly deps: Deps) {}
 
-  /** The method if the account offers it for this currency and billing country; else the 404 of §15. */
-  async offered(account: Pick<AccountRow, 'account_id' | 'mode'>, payment_method: string, currency: string, billing_country: string): Promise<ApmMethod> {
-    const method = apmMethod(payment_method);
-    if (!method) throw new ApiError('0404', `payment_method "${payment_method}" is not a payment method of the catalogue`, 'payment_method');
+  /** Unless the account offers the method for this currency and billing country: the 404 of §15. */
+  private async requireOffered(account: Pick<AccountRow, 'account_id' | 'mode'>, method: ApmMethod, currency: string, billing_country: string): Promise<void> {
+    const { payment_method } = method;
     const offered = await enabledMethods(this.deps.store.db, account, currency, billing_country);
     if (!offered.some((m) => m.payment_method === payment_method)) {
       throw new ApiError(
@@ -68,59 +56,45 @@ export class ApmService {
         'payment_method',
       );
     }
-    return method;
   }
 
-  /** The checks of an APM request after its schema; the amount in minor units and the method. */
-  private async check(creds: AccountCredentials, body: AuthoriseDirect): Promise<{ amount_minor: number; method: ApmMethod }> {
-    for (const f of CARD_ONLY) if (body[f] !== undefined && body[f] !== '') throw invalid(f, 'is not sent with payment_method: the shopper pays at the issuer');
-    // docs/contract.md §16: deductions charge a stored card; an alternative method leaves none.
-    if (body.subscription !== undefined) throw invalid('subscription', 'needs a card payment: later deductions charge the stored card');
-    const amount_minor = validateBody(body);
-    const method = await this.offered(creds.account, body.payment_method as string, body.currency, body.billing_country ?? '');
-    const problem = checkApmFields(method, body as Record<string, unknown>);
-    if (problem) throw problem;
-    if (!body.return_url) throw invalid('return_url', `is required for ${method.payment_method}: the shopper returns there from the issuer's page`);
-    await requireSafeNotifyUrl(body.notify_url, this.deps.settings.allow_private_webhooks); // docs/contract.md §11
-    return { amount_minor, method };
+  /** The checks of a command that need the account (404), then its deferred 400s, then the notify_url. */
+  private async admit(creds: AccountCredentials, cmd: ApmPaymentCommand): Promise<void> {
+    await this.requireOffered(creds.account, cmd.method, cmd.currency, cmd.billing_country);
+    if (cmd.refused) throw cmd.refused;
+    await requireSafeNotifyUrl(cmd.notify_url, this.deps.settings.allow_private_webhooks); // docs/contract.md §11
   }
 
-  /** `POST /v1/authorise` with `payment_method`: the answer record (signed by the route). */
-  async authorise(creds: AccountCredentials, body: AuthoriseDirect): Promise<Record<string, unknown>> {
-    const { amount_minor, method } = await this.check(creds, body);
-    const request_hash = this.deps.keyring.fingerprint(canonicalString(body as Record<string, unknown>));
-    const prior = await this.existing(creds.account.account_id, body.order_no);
-    if (prior) return prior.request_hash === request_hash ? (JSON.parse(prior.answer) as Record<string, unknown>) : apmDuplicateAnswer(body);
-    const started = await this.start(creds, body, method, amount_minor, request_hash, null);
-    if (started.kind === 'started') return started.record;
-    const winner = await this.existing(creds.account.account_id, body.order_no);
+  /** `POST /v1/authorise` with `payment_method`: started, or a repeat of a known order_no answered from storage. */
+  async authorise(creds: AccountCredentials, cmd: ApmPaymentCommand): Promise<Exclude<ApmPaymentResult, LostResult>> {
+    await this.admit(creds, cmd);
+    const account_id = creds.account.account_id;
+    const prior = await this.existing(account_id, cmd.order_no);
+    if (prior) return replay(prior, cmd.request_hash);
+    const started = await this.start(creds, cmd, null);
+    if (started.kind === 'started') return started;
+    const winner = await this.existing(account_id, cmd.order_no);
     if (!winner) throw new Error('order race without a winner');
-    return winner.request_hash === request_hash ? (JSON.parse(winner.answer) as Record<string, unknown>) : apmDuplicateAnswer(body);
+    return replay(winner, cmd.request_hash);
   }
 
   /**
    * The shopper chose a method on the hosted checkout page: the same checks and start, on
-   * the session's pending payment. Null when the session was paid (or cancelled) first.
+   * the session's pending payment (`cmd` carries its amount and request hash). Lost when the
+   * session was paid (or cancelled) first.
    */
-  async startOnCheckout(creds: AccountCredentials, body: AuthoriseDirect, pending: PaymentRow): Promise<{ issuer_url: string } | null> {
-    const { method } = await this.check(creds, body);
-    const started = await this.start(creds, body, method, pending.amount_minor, pending.request_hash, pending);
-    return started.kind === 'started' ? { issuer_url: started.issuer_url } : null;
+  async startOnCheckout(creds: AccountCredentials, cmd: ApmPaymentCommand, pending: PaymentRow): Promise<StartedResult | LostResult> {
+    await this.admit(creds, cmd);
+    return this.start(creds, cmd, pending);
   }
 
   private existing(account_id: string, order_no: string): Promise<PaymentRow | undefined> {
     return paymentByOrderNo(this.deps.store.db, account_id, order_no);
   }
 
-  private async start(
-    creds: AccountCredentials,
-    body: AuthoriseDirect,
-    method: ApmMethod,
-    amount_minor: number,
-    request_hash: string,
-    pending: PaymentRow | null,
-  ): Promise<{ kind: 'started'; record: Record<string, unknown>; issuer_url: string } | { kind: 'lost' }> {
+  private async start(creds: AccountCredentials, cmd: ApmPaymentCommand, pending: PaymentRow | null): Promise<StartedResult | LostResult> {
     const { deps } = this;
+    const { method } = cmd;
     const account = creds.account;
     const processor = deps.processorFor(account);
     if (!processor) throw new ApiError('1016', 'this account is in live mode and no processor is configured for it');
@@ -131,27 +105,15 @@ export class ApmService {
     const started = await processor.startApm({
       transaction_id,
       payment_method: method.payment_method,
-      amount_minor,
-      currency: body.currency,
-      fields: methodFields(method, body as Record<string, unknown>),
+      amount_minor: cmd.amount_minor,
+      currency: cmd.currency,
+      fields: cmd.fields,
     });
     const page_id = newId('apm_page'); // 32 url-safe characters, 192 random bits
     const issuer_url = started.issuer.kind === 'url' ? started.issuer.url : `${deps.settings.public_url}/issuer/${page_id}`;
     const expires_at = now + method.expiry_ms;
 
-    const row = startedRow({
-      account,
-      body,
-      method,
-      amount_minor,
-      request_hash,
-      pending,
-      transaction_id,
-      reference: started.reference,
-      connector: processor.name,
-      now,
-      expires_at,
-    });
+    const row = startedRow({ account, cmd, pending, transaction_id, reference: started.reference, connector: processor.name, now, expires_at });
     const record = apmAnswerRecord(row, issuer_url);
     row.answer = JSON.stringify(record);
     const page = started.issuer.kind === 'gateway_page' ? issuerPage(page_id, transaction_id, account, method, now, expires_at) : null;
@@ -179,13 +141,15 @@ export class ApmService {
   }
 }
 
+/** docs/contract.md §4: the same request again gets the original answer; another request 1011. */
+function replay(row: PaymentRow, request_hash: string): Extract<ApmPaymentResult, { kind: 'replayed' | 'duplicate' }> {
+  return row.request_hash === request_hash ? { kind: 'replayed', record: JSON.parse(row.answer) as Record<string, unknown> } : { kind: 'duplicate' };
+}
+
 /** The row of a started APM payment: a new payment, or the hosted checkout's pending one with its method chosen. */
 function startedRow(o: {
   account: AccountCredentials['account'];
-  body: AuthoriseDirect;
-  method: ApmMethod;
-  amount_minor: number;
-  request_hash: string;
+  cmd: ApmPaymentCommand;
   pending: PaymentRow | null;
   transaction_id: string;
   reference: string;
@@ -193,27 +157,27 @@ function startedRow(o: {
   now: number;
   expires_at: number;
 }): PaymentRow {
-  const { account, body, method, amount_minor, request_hash, pending, transaction_id, reference, connector, now, expires_at } = o;
-  const details: Record<string, unknown> = pending ? (JSON.parse(pending.details || '{}') as Record<string, unknown>) : {};
-  if (!pending) for (const k of KEPT_FIELDS) if (body[k] !== undefined) details[k] = body[k];
+  const { account, cmd, pending, transaction_id, reference, connector, now, expires_at } = o;
+  const { method } = cmd;
+  const details: Record<string, unknown> = pending ? (JSON.parse(pending.details || '{}') as Record<string, unknown>) : { ...cmd.kept };
   details.payment_method = method.payment_method;
-  if (body.bank_code) details.bank_code = body.bank_code;
+  if (cmd.bank_code) details.bank_code = cmd.bank_code;
   details.reference_no = reference;
 
   const row: PaymentRow = {
     transaction_id,
     merchant_id: account.merchant_id,
     account_id: account.account_id,
-    order_no: body.order_no,
+    order_no: cmd.order_no,
     kind: pending ? pending.kind : 'apm',
     livemode: account.mode === 'live' ? 1 : 0,
-    currency: body.currency,
-    amount_minor,
+    currency: cmd.currency,
+    amount_minor: cmd.amount_minor,
     authorised_minor: 0, // nothing is reserved until the shopper pays
     captured_minor: 0,
     refunded_minor: 0,
     status: 'pending',
-    capture_method: (body.capture_method ?? account.capture_method) as 'automatic' | 'manual',
+    capture_method: cmd.capture_method ?? (account.capture_method as CaptureMethod),
     result_code: '0003',
     card_id: null,
     // The ranking counts a payment under this column: the card brand, or the APM's name.
@@ -225,9 +189,9 @@ function startedRow(o: {
     risk_score: null,
     risk_action: '',
     risk_reasons: '[]',
-    notify_url: pending ? pending.notify_url : (body.notify_url ?? ''),
-    return_url: pending ? pending.return_url : (body.return_url ?? ''),
-    request_hash,
+    notify_url: pending ? pending.notify_url : (cmd.notify_url ?? ''),
+    return_url: pending ? pending.return_url : (cmd.return_url ?? ''),
+    request_hash: cmd.request_hash,
     details: JSON.stringify(details),
     answer: '',
     created_at: pending ? pending.created_at : now,

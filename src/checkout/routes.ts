@@ -10,6 +10,8 @@
 // page (src/pages) or a redirect. The session id is the shopper's credential; the pages'
 // forms also carry a token bound to it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { checkoutApmTermsOf } from '../apm/acquiring.js';
+import type { ApmPaymentCommand } from '../apm/command.js';
 import { ApmService } from '../apm/service.js';
 import { paymentTermsOf } from '../authorise/acquiring.js';
 import { AuthoriseService } from '../authorise/authorise.js';
@@ -22,7 +24,6 @@ import { apmMethod } from '../methods/catalogue.js';
 import { rankedPaymentMethods } from '../methods/service.js';
 import { formatMoney, frameOriginsOf, type Lang, type PageContent, sendPage, sendRedirect, standardMessage } from '../pages/index.js';
 import { expireIfDue } from '../payments/expiry.js';
-import type { AuthoriseDirect } from '../payments/schema.js';
 import { originOf, paymentLang } from '../payments/shopper-pages.js';
 import { signedReturnUrl } from '../payments/shopper-return.js';
 import type { RiskEngine } from '../risk/index.js';
@@ -373,14 +374,19 @@ async function payByApm(ctx: CheckoutContext, request: FastifyRequest, reply: Fa
       .filter(([, v]) => typeof v === 'string' && v.trim() !== '')
       .map(([k, v]) => [k, (v as string).trim()]),
   );
-  const body: AuthoriseDirect = { ...checkout.requestOf(s), payment_method: form.payment_method };
-  if (Object.keys(person).length > 0) body.person = person;
-  if (form.bank_code) body.bank_code = form.bank_code;
   const values: Record<string, string> = Object.fromEntries(Object.entries(person).map(([k, v]) => [`person.${k}`, v]));
   if (form.bank_code) values.bank_code = form.bank_code;
   try {
-    const started = await apm.startOnCheckout(await credsOf(ctx, s), body, s.payment);
-    return started ? sendRedirect(reply, started.issuer_url) : view(ctx, request, reply, (await load(ctx, s.session.session_id)) ?? s);
+    // The session's payment: its order_no, amount and request fingerprint; the method and its fields from the form.
+    const stored = checkout.requestOf(s);
+    const cmd: ApmPaymentCommand = {
+      ...checkoutApmTermsOf(stored, { payment_method: form.payment_method, person, bank_code: form.bank_code }),
+      order_no: stored.order_no,
+      amount_minor: s.payment.amount_minor,
+      request_hash: s.payment.request_hash,
+    };
+    const started = await apm.startOnCheckout(await credsOf(ctx, s), cmd, s.payment);
+    return started.kind === 'started' ? sendRedirect(reply, started.issuer_url) : view(ctx, request, reply, (await load(ctx, s.session.session_id)) ?? s);
   } catch (e) {
     if (!(e instanceof ApiError) || (e.code !== '0400' && e.code !== '0404')) throw e;
     const method: ApmMethod | undefined = apmMethod(form.payment_method);

@@ -1,11 +1,12 @@
 // The acquiring payment routes (POST /v1/authorise for cards and APMs, /v1/retrievalTrans): each only
-// parses (a card payment into its command: src/authorise/acquiring.ts), calls the domain (src/authorise/authorise.ts, src/apm/service.ts, src/payments/query.ts) and
+// parses (a card payment into its command: src/authorise/acquiring.ts; an APM into its own: src/apm/acquiring.ts), calls the domain (src/authorise/authorise.ts, src/apm/service.ts, src/payments/query.ts) and
 // answers. It sits with the app assembly because it dispatches to two capabilities, above both.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { apmCommandOf } from '../apm/acquiring.js';
 import { ApmService } from '../apm/service.js';
 import { cardCommandOf } from '../authorise/acquiring.js';
-import { cardDuplicateAnswer } from '../authorise/answer.js';
+import { apmDuplicateAnswer, cardDuplicateAnswer } from '../authorise/answer.js';
 import { AuthoriseService } from '../authorise/authorise.js';
 import type { Keyring } from '../crypto/keyring.js';
 import { QueryBody, type QueryInput, queryOrders } from '../payments/query.js';
@@ -69,7 +70,10 @@ interface AuthoriseContext {
 /** POST /v1/authorise */
 async function authoriseRoute(ctx: AuthoriseContext, request: FastifyRequest, reply: FastifyReply) {
   const body = request.body as AuthoriseDirect;
-  if (body.payment_method !== undefined) return sendSigned(request, reply, await ctx.apm.authorise(request.account!, body));
+  if (body.payment_method !== undefined) {
+    const started = await ctx.apm.authorise(request.account!, apmCommandOf(body, ctx.keyring));
+    return sendSigned(request, reply, started.kind === 'duplicate' ? apmDuplicateAnswer(body) : started.record);
+  }
   const result = await ctx.authorise.authorise(request.account!, cardCommandOf(body, ctx.keyring));
   return sendSigned(request, reply, result.kind === 'duplicate' ? cardDuplicateAnswer(body) : result.record);
 }
