@@ -3,11 +3,13 @@
 // (command.ts), with the checks a schema cannot express in the order they always ran. A
 // hosted checkout's stored request has the same shape, so its method form takes its terms
 // from here too.
+
 import { requestHash, validateBody } from '../authorise/acquiring.js';
+import { notFound } from '../core/outcomes.js';
 import type { Keyring } from '../crypto/keyring.js';
 import { type ApmMethod, apmMethod } from '../methods/catalogue.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
-import { ApiError, invalid } from '../web/errors.js';
+import { invalid } from '../web/errors.js';
 import type { ApmKeptField, ApmPaymentCommand } from './command.js';
 import { KEPT_FIELDS } from './command.js';
 import { checkApmFields } from './fields.js';
@@ -93,7 +95,7 @@ function checkRequest(request: AuthoriseDirect): number {
 /** The method of the catalogue (404 naming payment_method when there is none); whether the account offers it is the service's check. */
 function catalogueMethod(payment_method: string): ApmMethod {
   const method = apmMethod(payment_method);
-  if (!method) throw new ApiError('0404', `payment_method "${payment_method}" is not a payment method of the catalogue`, 'payment_method');
+  if (!method) throw notFound('payment_method', `payment_method "${payment_method}" is not a payment method of the catalogue`);
   return method;
 }
 

@@ -7,8 +7,15 @@ import fs from 'node:fs';
 import { describe, test } from 'node:test';
 import { APM_METHODS, apmMethod, appliesTo, CARD_BRANDS } from '../methods/catalogue.js';
 import { IDEAL_TEST_BANKS } from '../processors/sandbox/apm.js';
+import { apiErrorOf } from '../web/outcomes.js';
 import { BRAZILIAN_STATES, brazilianDocument, isBrazilianPostalCode } from './documents.js';
 import { checkApmFields } from './fields.js';
+
+/** The refusal of a method's fields as the acquiring interface answers it. */
+const fieldsAnswer = (m: Parameters<typeof checkApmFields>[0], body: Record<string, unknown>) => {
+  const r = checkApmFields(m, body);
+  return r ? apiErrorOf(r.refusal) : null;
+};
 
 const MINUTE = 60_000;
 
@@ -254,9 +261,9 @@ const WRONG: Record<string, Array<[unknown, RegExp]>> = {
 
 describe('checkApmFields', () => {
   test('a complete body of every method passes', () => {
-    for (const m of APM_METHODS) assert.equal(checkApmFields(m, complete[m.payment_method] as Record<string, unknown>), null, m.payment_method);
+    for (const m of APM_METHODS) assert.equal(fieldsAnswer(m, complete[m.payment_method] as Record<string, unknown>), null, m.payment_method);
     const cnpjPix = withField(complete.pix as Record<string, unknown>, 'person.document_number', '12ABC34501DE35');
-    assert.equal(checkApmFields(apmMethod('pix')!, cnpjPix), null, 'an alphanumeric CNPJ');
+    assert.equal(fieldsAnswer(apmMethod('pix')!, cnpjPix), null, 'an alphanumeric CNPJ');
   });
 
   test('every required field of every method: missing, empty or wrong is a 400 naming it', () => {
@@ -265,7 +272,7 @@ describe('checkApmFields', () => {
       const body = complete[m.payment_method] as Record<string, unknown>;
       for (const { path } of m.required) {
         for (const gone of [undefined, '', null]) {
-          const e = checkApmFields(m, withField(body, path, gone));
+          const e = fieldsAnswer(m, withField(body, path, gone));
           assert.ok(e, `${m.payment_method} without ${path}`);
           assert.deepEqual([e.http, e.code, e.field, e.detail], [400, '0400', path, `${path} is required for ${m.payment_method}`]);
           cases++;
@@ -273,7 +280,7 @@ describe('checkApmFields', () => {
         const wrongs = WRONG[path];
         assert.ok(wrongs, `wrong values listed for ${path}`);
         for (const [value, words] of wrongs) {
-          const e = checkApmFields(m, withField(body, path, value));
+          const e = fieldsAnswer(m, withField(body, path, value));
           assert.ok(e, `${m.payment_method} ${path}=${JSON.stringify(value)}`);
           assert.equal(e.field, path);
           assert.match(e.detail ?? '', words);
@@ -288,17 +295,17 @@ describe('checkApmFields', () => {
   test('the first failing field in catalogue order is the one named', () => {
     const boleto = apmMethod('boleto')!;
     const body = withField(withField(complete.boleto as Record<string, unknown>, 'person.address_state', 'XX'), 'person.address_street', undefined);
-    assert.equal(checkApmFields(boleto, body)?.field, 'person.address_street');
+    assert.equal(fieldsAnswer(boleto, body)?.field, 'person.address_street');
   });
 
   test('a person that is not an object of fields is named itself; a missing one names its first field', () => {
     const pix = apmMethod('pix')!;
     for (const bad of ['529.982.247-25', 42, ['x'], true]) {
-      const e = checkApmFields(pix, { person: bad });
+      const e = fieldsAnswer(pix, { person: bad });
       assert.deepEqual([e?.field, e?.detail], ['person', 'person must be an object of fields'], JSON.stringify(bad));
     }
-    assert.equal(checkApmFields(pix, {})?.field, 'person.document_number');
-    assert.equal(checkApmFields(pix, { person: '' })?.field, 'person.document_number', 'an empty XML element reads as no person');
-    assert.equal(checkApmFields(pix, { person: Object.create({ document_number: '52998224725' }) })?.field, 'person.document_number', 'own fields only');
+    assert.equal(fieldsAnswer(pix, {})?.field, 'person.document_number');
+    assert.equal(fieldsAnswer(pix, { person: '' })?.field, 'person.document_number', 'an empty XML element reads as no person');
+    assert.equal(fieldsAnswer(pix, { person: Object.create({ document_number: '52998224725' }) })?.field, 'person.document_number', 'own fields only');
   });
 });

@@ -3,8 +3,8 @@
 // maps its own request to it: the acquiring body (acquiring.ts) and a hosted checkout's
 // stored request with the method form (src/checkout/routes.ts).
 import { KEPT_FIELDS as CARD_KEPT_FIELDS, type CaptureMethod } from '../authorise/command.js';
+import type { Refused } from '../core/outcomes.js';
 import type { ApmMethod } from '../methods/catalogue.js';
-import type { ApiError } from '../web/errors.js';
 
 /** Request fields an APM payment keeps: a card payment's, and its method (no document numbers). */
 export const KEPT_FIELDS = [...CARD_KEPT_FIELDS.filter((f) => f !== 'subscription'), 'payment_method', 'bank_code'] as const;
@@ -28,7 +28,7 @@ export interface ApmPaymentCommand {
    * raised only once the account is known to offer the method, so its 404 comes first, as
    * it always did.
    */
-  refused: ApiError | null;
+  refused: Refused | null;
   /** The shopper's bank (iDEAL), kept in the order record. */
   bank_code?: string;
   /** Null: the account's default. */

@@ -2,13 +2,14 @@
 // checked from its catalogue row: the first field missing or wrong is named in a 400
 // (`0400:Invalid input`). Pure; no value of a document is ever repeated in a message.
 
+import type { Refused } from '../core/outcomes.js';
 import type { ApmMethod, FieldRule } from '../processors/apm.js';
-import { type ApiError, invalid } from '../web/errors.js';
+import { invalid } from '../web/errors.js';
 import { BRAZILIAN_STATES, brazilianDocument, isBrazilianPostalCode } from './documents.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-type Looked = { found: true; value: unknown } | { found: false } | { error: ApiError };
+type Looked = { found: true; value: unknown } | { found: false } | { error: Refused };
 
 /** The value at `a.b` in the body; a parent that is not an object of fields is itself the fault. */
 function lookUp(body: Record<string, unknown>, path: string): Looked {
@@ -49,7 +50,7 @@ export function ruleProblem(rule: FieldRule, value: string): string | null {
  * The first of the method's required fields that is missing or invalid, as the 400 that
  * names it; null when all are fine. `body` is the request as parsed (any shape).
  */
-export function checkApmFields(method: ApmMethod, body: Record<string, unknown>): ApiError | null {
+export function checkApmFields(method: ApmMethod, body: Record<string, unknown>): Refused | null {
   for (const { path, rule } of method.required) {
     const looked = lookUp(body, path);
     if ('error' in looked) return looked.error;

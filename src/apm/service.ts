@@ -15,6 +15,7 @@
 import { createHash } from 'node:crypto';
 import { apmAnswerRecord } from '../authorise/answer.js';
 import type { CaptureMethod } from '../authorise/command.js';
+import { noProcessor, notFound } from '../core/outcomes.js';
 import { newId } from '../crypto/ids.js';
 import { insertRows } from '../db/prepared.js';
 import type { AccountRow } from '../db/tables/merchants.js';
@@ -28,7 +29,6 @@ import { recordPaymentEvent } from '../payments/events.js';
 import { paymentById, paymentByOrderNo } from '../payments/reader.js';
 import { applyTransition, MANUAL_CAPTURE_WINDOW_MS } from '../payments/states.js';
 import type { Deps } from '../web/context.js';
-import { ApiError } from '../web/errors.js';
 import type { ApmPaymentCommand, ApmPaymentResult } from './command.js';
 import type { IssuerPageRow } from './tables.js';
 
@@ -50,11 +50,8 @@ export class ApmService {
     const { payment_method } = method;
     const offered = await enabledMethods(this.deps.store.db, account, currency, billing_country);
     if (!offered.some((m) => m.payment_method === payment_method)) {
-      throw new ApiError(
-        '0404',
-        `payment_method "${payment_method}" is not offered by this account for ${currency}${billing_country ? ` and billing_country ${billing_country}` : ' without a billing_country'}`,
-        'payment_method',
-      );
+      const where = `${currency}${billing_country ? ` and billing_country ${billing_country}` : ' without a billing_country'}`;
+      throw notFound('payment_method', `payment_method "${payment_method}" is not offered by this account for ${where}`);
     }
   }
 
@@ -97,9 +94,8 @@ export class ApmService {
     const { method } = cmd;
     const account = creds.account;
     const processor = deps.processorFor(account);
-    if (!processor) throw new ApiError('1016', 'this account is in live mode and no processor is configured for it');
-    if (!processor.startApm)
-      throw new ApiError('0404', `payment_method "${method.payment_method}" is not served by this account's processor`, 'payment_method');
+    if (!processor) throw noProcessor();
+    if (!processor.startApm) throw notFound('payment_method', `payment_method "${method.payment_method}" is not served by this account's processor`);
     const now = deps.now();
     const transaction_id = pending ? pending.transaction_id : newId('payment', now);
     const started = await processor.startApm({

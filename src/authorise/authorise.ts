@@ -6,6 +6,7 @@
 // payment, its signals, postings and event together → the answer record it stored.
 
 import { type CardFacts, cardFacts, isExpired, maskPan } from '../cards/card.js';
+import { noProcessor } from '../core/outcomes.js';
 import { newId } from '../crypto/ids.js';
 import { type CardRow, type PaymentRow, tokenHash } from '../db/tables/payments.js';
 import type { SubscriptionRow } from '../db/tables/subscriptions.js';
@@ -25,7 +26,7 @@ import { answerFields, contractNameTaken, createSubscription, type Prepared, pre
 import { challengeFirst, type MpiInfo, onIssuerChallenge, type ThreedsRequest, type ThreedsResult } from '../threeds/mpi.js';
 import { type NewChallenge, newChallenge } from '../threeds/service.js';
 import type { Deps } from '../web/context.js';
-import { ApiError, invalid, type ResultCode } from '../web/errors.js';
+import { invalid, type ResultCode } from '../web/errors.js';
 import { cardAnswerRecord } from './answer.js';
 import type { CaptureMethod, CardPaymentCommand, CardPaymentResult, CardSource } from './command.js';
 
@@ -66,7 +67,7 @@ export class AuthoriseService {
         .where('token_hash', '=', tokenHash(keyring, source.token_id))
         .where('account_id', '=', creds.account.account_id)
         .executeTakeFirst();
-      if (!row) throw new ApiError('0400', 'token_id is not a token of this account', 'token_id');
+      if (!row) throw invalid('token_id', 'is not a token of this account');
       const pan = keyring.decrypt(row.pan_enc);
       return {
         card: { pan, brand: row.brand, exp_month: row.exp_month, exp_year: row.exp_year },
@@ -117,7 +118,7 @@ export class AuthoriseService {
     const now = deps.now();
     const account = creds.account;
     const processor = deps.processorFor(account);
-    if (!processor) throw new ApiError('1016', 'this account is in live mode and no processor is configured for it');
+    if (!processor) throw noProcessor();
 
     const resolved = await this.resolveCard(creds, cmd.card);
     const { card, facts } = resolved;

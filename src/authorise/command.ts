@@ -2,11 +2,12 @@
 // enums, never an interface's wire strings. Each interface maps its own request to it: the
 // acquiring body (acquiring.ts), the generic interface's parameters (src/generic/payments.ts)
 // and a hosted checkout's stored request with its card form (src/checkout/routes.ts).
+
+import type { Refused } from '../core/outcomes.js';
 import type { PaymentRow } from '../db/tables/payments.js';
 import type { ShopperFacts } from '../risk/index.js';
 import type { SubscriptionRequest } from '../subscriptions/service.js';
 import type { MpiInfo, ThreedsRequest } from '../threeds/mpi.js';
-import type { ApiError } from '../web/errors.js';
 
 /** Request fields a payment keeps for its order record and pages (never card data); the checkout and APM paths keep the same. */
 export const KEPT_FIELDS = [
@@ -59,7 +60,7 @@ export interface CardDetails {
  * is resolved, so a replayed order_no (1011) and a live account without a processor (1016)
  * are answered first, as they always were.
  */
-export type CardSource = CardDetails | { kind: 'token'; token_id: string } | { kind: 'refused'; error: ApiError };
+export type CardSource = CardDetails | { kind: 'token'; token_id: string } | { kind: 'refused'; error: Refused };
 
 export interface CardPaymentCommand {
   order_no: string;

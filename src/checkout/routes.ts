@@ -9,6 +9,7 @@
 // Each route only parses, calls CheckoutService / AuthoriseService / ApmService and answers a
 // page (src/pages) or a redirect. The session id is the shopper's credential; the pages'
 // forms also carry a token bound to it.
+
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkoutApmTermsOf } from '../apm/acquiring.js';
 import type { ApmPaymentCommand } from '../apm/command.js';
@@ -30,6 +31,7 @@ import type { RiskEngine } from '../risk/index.js';
 import { acquiringHooks, sendSigned } from '../web/acquiring.js';
 import type { Deps } from '../web/context.js';
 import { ApiError, resultText } from '../web/errors.js';
+import { asApiError } from '../web/outcomes.js';
 import { pageTime, paymentAccount } from '../web/request-time.js';
 import { answersAreStrings } from '../web/route-schema.js';
 import { checkoutResult, type FormErrors, type LoadingInputs, loadingPage, type PayView, payPage } from './pages.js';
@@ -349,7 +351,8 @@ async function payByCard(ctx: CheckoutContext, request: FastifyRequest, reply: F
     if (paid.threeds_url) return sendRedirect(reply, paid.threeds_url);
     return toPage(reply, s);
   } catch (e) {
-    const field = e instanceof ApiError && e.code === '0400' && e.field ? CARD_FIELD_OF[e.field] : undefined;
+    const api = asApiError(e);
+    const field = api?.code === '0400' && api.field ? CARD_FIELD_OF[api.field] : undefined;
     if (!field) throw e;
     return view(ctx, request, reply, s, {
       failed: 'card',
@@ -387,8 +390,9 @@ async function payByApm(ctx: CheckoutContext, request: FastifyRequest, reply: Fa
     };
     const started = await apm.startOnCheckout(await credsOf(ctx, s), cmd, s.payment);
     return started.kind === 'started' ? sendRedirect(reply, started.issuer_url) : view(ctx, request, reply, (await load(ctx, s.session.session_id)) ?? s);
-  } catch (e) {
-    if (!(e instanceof ApiError) || (e.code !== '0400' && e.code !== '0404')) throw e;
+  } catch (thrown) {
+    const e = asApiError(thrown);
+    if (!e || (e.code !== '0400' && e.code !== '0404')) throw thrown;
     const method: ApmMethod | undefined = apmMethod(form.payment_method);
     const known = method?.required.some((r) => r.path === e.field);
     const errors: FormErrors =

@@ -21,6 +21,8 @@ export const OUTCOMES = {
   authorisation_expired: { text: 'Authorisation expired' },
   /** A live account with no processor to send the command to. */
   no_processor: { text: 'No processor configured for live mode' },
+  /** The request's id was used before for another request. */
+  conflict: { text: 'Conflict' },
   /** Something unexpected stopped the command before anything was written: safe to retry. */
   not_processed: { text: 'Processing error' },
 } as const satisfies Record<string, { text: string }>;
@@ -52,6 +54,24 @@ export class Refused extends Error {
   constructor(readonly refusal: Refusal) {
     super(describeRefusal(refusal));
   }
+}
+
+/**
+ * The refusal of one input field: `<field> <problem>`, with the field in its facts so each
+ * interface can name it its own way (the acquiring `error_field`, the generic `param`).
+ */
+export function invalidInput(field: string, problem: string): Refused {
+  return new Refused(refuse('invalid_input', `${field} ${problem}`, { field }));
+}
+
+/** A missing object the request named in `field` (a payment method of the catalogue, say). */
+export function notFound(field: string, detail: string): Refused {
+  return new Refused(refuse('not_found', detail, { field }));
+}
+
+/** A live account with no processor for the command. */
+export function noProcessor(detail = 'this account is in live mode and no processor is configured for it'): Refused {
+  return new Refused(refuse('no_processor', detail));
 }
 
 /** Runs a command whose transaction throws `Refused` to undo its writes, answering the refusal as a value. */

@@ -1,7 +1,7 @@
 // The generic interface's table of the core's outcomes (issue 30 item 1): each outcome is
 // answered with a status and an error of the platform family's shape (docs/contract.md §18).
-import { describeRefusal, type Outcome, type Refusal } from '../core/outcomes.js';
-import { GenericError, invalidParam, noSuch } from './wire.js';
+import { describeRefusal, OUTCOMES, type Outcome, type Refusal } from '../core/outcomes.js';
+import { fieldParam, GenericError, type GenericErrorType, invalidParam, noSuch } from './wire.js';
 
 /** What the refusal is about: the object (`payment`), the id the caller gave, and the parameter the amount came in. */
 export interface RefusedAt {
@@ -21,10 +21,37 @@ const GENERIC: Readonly<Record<Outcome, (message: string, at: RefusedAt) => Gene
   order_mismatch: unexpectedState,
   authorisation_expired: unexpectedState,
   no_processor: (message) => new GenericError(403, { type: 'invalid_request_error', code: 'processor_not_configured', message }),
+  conflict: (message) => new GenericError(409, { type: 'invalid_request_error', code: 'resource_already_exists', message }),
   not_processed: (message) => new GenericError(500, { type: 'api_error', message }),
 };
 
 /** A command's refusal in the generic shape. */
 export function genericRefusal(r: Refusal, at: RefusedAt): GenericError {
   return GENERIC[r.outcome](describeRefusal(r), at);
+}
+
+/**
+ * The refusals a command throws (an input field, a missing object the request named, no
+ * processor) as this interface answers them: status, type and code by outcome, the detail as
+ * the message, the field as `param`.
+ */
+const THROWN: Readonly<Record<Outcome, { http: number; type: GenericErrorType; code?: string }>> = {
+  invalid_input: { http: 400, type: 'invalid_request_error', code: 'parameter_invalid' },
+  not_found: { http: 404, type: 'invalid_request_error', code: 'resource_missing' },
+  no_processor: { http: 403, type: 'invalid_request_error', code: 'processor_not_configured' },
+  conflict: { http: 409, type: 'invalid_request_error', code: 'resource_already_exists' },
+  invalid_state: { http: 400, type: 'invalid_request_error', code: 'payment_unexpected_state' },
+  order_mismatch: { http: 400, type: 'invalid_request_error', code: 'payment_unexpected_state' },
+  authorisation_expired: { http: 400, type: 'invalid_request_error', code: 'payment_unexpected_state' },
+  amount_exceeds: { http: 400, type: 'invalid_request_error', code: 'amount_too_large' },
+  insufficient_funds: { http: 400, type: 'invalid_request_error', code: 'balance_insufficient' },
+  not_processed: { http: 500, type: 'api_error' },
+};
+
+export function genericThrown(r: Refusal): GenericError {
+  const { http, type, code } = THROWN[r.outcome];
+  const message = r.detail ? r.detail.charAt(0).toUpperCase() + r.detail.slice(1) : OUTCOMES[r.outcome].text;
+  const field = r.facts?.field;
+  const param = typeof field === 'string' ? fieldParam(field) : undefined;
+  return new GenericError(http, { type, ...(code ? { code } : {}), message, ...(param ? { param } : {}) });
 }

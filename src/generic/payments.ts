@@ -3,12 +3,14 @@
 // `AuthoriseService.authorise` (validation, risk, 3-D Secure, processor, vault, ledger,
 // event), capture and cancel call `capturePayment` / `cancelPayment`, and every payment of
 // the account (whichever interface made it) reads back through `paymentObject`.
+
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { KeyCaller } from '../apikeys/service.js';
 import { requestHash } from '../authorise/acquiring.js';
 import { AuthoriseService } from '../authorise/authorise.js';
 import type { CardPaymentCommand, CardPaymentResult } from '../authorise/command.js';
+import { Refused } from '../core/outcomes.js';
 import { newId } from '../crypto/ids.js';
 import type { PaymentRow } from '../db/tables/payments.js';
 import { currencyExponent, formatAmount } from '../money/currency.js';
@@ -18,7 +20,7 @@ import { modePayment, modePaymentsQuery, requirePayment } from '../payments/read
 import type { PaymentStatus } from '../payments/states.js';
 import type { RiskEngine } from '../risk/index.js';
 import type { Deps } from '../web/context.js';
-import { ApiError, RESULT_CODES, type ResultCode } from '../web/errors.js';
+import { RESULT_CODES, type ResultCode } from '../web/errors.js';
 import { callerOf, genericRouteOptions } from './auth.js';
 import { errorAnswers, objectAnswers, PAYMENTS_TAG } from './docs.js';
 import { genericRefusal } from './outcomes.js';
@@ -325,8 +327,10 @@ async function createPayment(deps: Deps, authorise: AuthoriseService, request: F
     result = await authorise.authorise(caller.creds, cmd, { transaction_id, details });
   } catch (e) {
     // The core's refusals name the acquiring field; say the generic parameter.
-    if (e instanceof ApiError && e.code === '0400')
-      throw invalidParam(ACQUIRING_TO_GENERIC[e.field ?? ''] ?? e.field ?? 'body', e.detail ? `Invalid ${e.detail}` : 'Invalid input.');
+    if (e instanceof Refused && e.refusal.outcome === 'invalid_input') {
+      const field = String(e.refusal.facts?.field ?? '');
+      throw invalidParam(ACQUIRING_TO_GENERIC[field] ?? (field || 'body'), e.refusal.detail ? `Invalid ${e.refusal.detail}` : 'Invalid input.');
+    }
     throw e;
   }
   // A re-run under the same key finds the payment its first run made: answer that payment.

@@ -98,8 +98,13 @@ export function fromCatalogue(a: ErrorAnswer): GenericError {
   const http = RESULT_CODES[a.code].http;
   const mapped = FROM_CATALOGUE[a.code] ?? { type: http >= 500 ? 'api_error' : 'invalid_request_error' };
   const message = a.detail ? a.detail.charAt(0).toUpperCase() + a.detail.slice(1) : RESULT_CODES[a.code].text;
-  const param = a.field ? a.field.replace(/\.([^.[\]]+)/g, '[$1]').replace(/\[(\d+)\]/g, '[$1]') : undefined;
+  const param = a.field ? fieldParam(a.field) : undefined;
   return new GenericError(http, { type: mapped.type, ...(mapped.code ? { code: mapped.code } : {}), message, ...(param ? { param } : {}) });
+}
+
+/** A dotted field path (`beneficiary.bank_details.iban`) as the platform family names a parameter (`beneficiary[bank_details][iban]`). */
+export function fieldParam(field: string): string {
+  return field.replace(/\.([^.[\]]+)/g, '[$1]').replace(/\[(\d+)\]/g, '[$1]');
 }
 
 export function sendGenericError(request: FastifyRequest, reply: FastifyReply, e: GenericError): FastifyReply {

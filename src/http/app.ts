@@ -1,14 +1,17 @@
 // Builds the Fastify application: parsing, errors, request ids, metrics, docs, and every
 // capability's routes. Nothing here knows about payments beyond registering their routes.
+
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import underPressure from '@fastify/under-pressure';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import qs from 'qs';
 import { registerIssuerRoutes } from '../apm/issuer-routes.js';
 import { registerCheckoutRoutes } from '../checkout/routes.js';
+import { Refused } from '../core/outcomes.js';
 import { newId } from '../crypto/ids.js';
 import { FaultLog, RETRY_AFTER_S, type StorageFault, storageFault } from '../db/faults.js';
 import { bearerCaller } from '../generic/auth.js';
+import { genericThrown } from '../generic/outcomes.js';
 import { fromCatalogue, GenericError, sendGenericError, validationError } from '../generic/wire.js';
 import { registerIdempotency } from '../idempotency/plugin.js';
 import { registerPaymentMethodRoutes } from '../methods/routes.js';
@@ -27,6 +30,7 @@ import type { Deps } from '../web/context.js';
 import { describeValidation, sendError } from '../web/error-answer.js';
 import { ApiError, type ResultCode } from '../web/errors.js';
 import { loggedUrl, loggerOptions, routeWords } from '../web/logging.js';
+import { asApiError } from '../web/outcomes.js';
 import { runAtRequestTime } from '../web/request-time.js';
 import { registerOpenApi } from './docs.js';
 import { finiteNumbers } from './finite.js';
@@ -224,7 +228,8 @@ function errorHandler(deps: Deps, faults: FaultLog) {
       return sendError(request, reply, { code: '0503', detail });
     }
     if (genericShape) return genericError(error, request, reply);
-    if (error instanceof ApiError) return sendError(request, reply, { code: error.code, detail: error.detail, field: error.field, extra: error.extra });
+    const api = asApiError(error);
+    if (api) return sendError(request, reply, { code: api.code, detail: api.detail, field: api.field, extra: api.extra });
     if (error.validation) return sendError(request, reply, describeValidation(error));
     if (error instanceof BodyParseError) return sendError(request, reply, { code: '0400', detail: error.message });
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
@@ -323,6 +328,7 @@ function storageRefusal(fault: StorageFault): GenericError {
 function genericError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error instanceof GenericError) return sendGenericError(request, reply, error);
   if (error.validation) return sendGenericError(request, reply, validationError(error.validation as never, error.validationContext ?? 'body'));
+  if (error instanceof Refused) return sendGenericError(request, reply, genericThrown(error.refusal));
   if (error instanceof ApiError) return sendGenericError(request, reply, fromCatalogue({ code: error.code, detail: error.detail, field: error.field }));
   if (error instanceof BodyParseError) return sendGenericError(request, reply, fromCatalogue({ code: '0400', detail: error.message }));
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')

@@ -3,7 +3,8 @@
 // account number or IBAN.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ApiError } from '../web/errors.js';
+import type { ApiError } from '../web/errors.js';
+import { asApiError } from '../web/outcomes.js';
 import { abaProblem, type BankContext, type CheckedBank, checkBankDetails, clabeProblem, clearingSystemFor, LOCAL_RAILS, usesIban } from './bank.js';
 import type { BankDetailsInput } from './schema.js';
 import { maskAccount } from './tables.js';
@@ -20,8 +21,10 @@ function refusal(bank: BankDetailsInput | undefined, ctx: BankContext): ApiError
   for (const v of [bank?.account_number, bank?.iban]) if (v && v.length >= 5) SECRETS.add(v.replace(/[\s-]/g, ''));
   try {
     checkBankDetails(bank, ctx);
-  } catch (e) {
-    assert.ok(e instanceof ApiError, String(e));
+  } catch (thrown) {
+    // As the acquiring interface answers it.
+    const e = asApiError(thrown);
+    assert.ok(e, String(thrown));
     assert.equal(e.code, '0400');
     messages.push(e.message);
     return e;

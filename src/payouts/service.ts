@@ -16,6 +16,7 @@
 // of that day. A PROCESSING payout is asked again by a check job after the connector's
 // delay. Every end (COMPLETED, FAILED, CANCELLED) posts to the ledger (ledger.ts) and
 // records its event in the transaction that makes it.
+import { noProcessor, Refused, refuse } from '../core/outcomes.js';
 import { newId } from '../crypto/ids.js';
 import type { Store, Tx } from '../db/store.js';
 import type { AccountRow } from '../db/tables/merchants.js';
@@ -26,7 +27,7 @@ import { checkCountry } from '../payments/validate.js';
 import type { PayoutInput, PayoutOutcome, Processor } from '../processors/types.js';
 import { enqueueJob } from '../scheduler/scheduler.js';
 import type { Deps } from '../web/context.js';
-import { ApiError, invalid } from '../web/errors.js';
+import { invalid } from '../web/errors.js';
 import { checkBankDetails } from './bank.js';
 import { normaliseRequestId, type PayoutCommand, stableBody } from './command.js';
 import { movePayout } from './engine.js';
@@ -232,8 +233,8 @@ function echoOf(echo: Record<string, unknown>, beneficiary: BeneficiaryInput, lo
 
 function processorOf(deps: PayoutDeps, account: AccountRow): Processor {
   const processor = deps.processorFor(account);
-  if (!processor) throw new ApiError('1016', 'this live account has no payout connector configured');
-  if (!processor.payout || !processor.payoutStatus) throw new ApiError('1016', `the connector ${processor.name} of this account does not pay out`);
+  if (!processor) throw noProcessor('this live account has no payout connector configured');
+  if (!processor.payout || !processor.payoutStatus) throw noProcessor(`the connector ${processor.name} of this account does not pay out`);
   return processor;
 }
 
@@ -259,7 +260,7 @@ export async function admitPayout(
 /** Step two: the command checked and quoted, then the payout written, funded and (due today) dispatched; a twin that won is replayed. */
 export async function createPayout(deps: PayoutDeps, account: AccountRow, processor: Processor, cmd: PayoutCommand, now_ms: number): Promise<CreateResult> {
   const c = await check(deps, account, cmd, now_ms);
-  if (!processor.inline) throw new ApiError('1016', `the connector ${processor.name} needs the two-phase payout form, which is not built yet`);
+  if (!processor.inline) throw noProcessor(`the connector ${processor.name} needs the two-phase payout form, which is not built yet`);
   const row = newPayoutRow(account, cmd, c, now_ms);
 
   const outcome = await deps.store.transaction(async (tx) => {
@@ -373,7 +374,7 @@ async function fundPayout(tx: Tx, processor: Processor, row: PayoutRow, bank: Pa
 
 function replay(prior: PayoutRow, request_hash: string): CreateResult {
   if (prior.request_hash !== request_hash)
-    throw new ApiError('0409', 'request_id was already used for another payout request; send a new request_id', 'request_id');
+    throw new Refused(refuse('conflict', 'request_id was already used for another payout request; send a new request_id', { field: 'request_id' }));
   return { row: prior, replayed: true };
 }
 

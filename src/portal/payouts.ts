@@ -9,6 +9,7 @@
 // would. A payout's record is its request, which is why the form fills one in. Its
 // request_id is derived from the form token: a form submitted twice is one payout even past
 // the form-token store (a known request_id is replayed).
+
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -19,7 +20,7 @@ import { formatAmount } from '../money/currency.js';
 import { attrs, field, html, type SafeHtml } from '../pages/index.js';
 import { requestPayout } from '../payouts/request.js';
 import { PayoutBody, type PayoutRequest } from '../payouts/schema.js';
-import { ApiError } from '../web/errors.js';
+import { asApiError } from '../web/outcomes.js';
 import { can, ctx, formSecrets, type PortalDeps, PortalError, type PortalRoute, portalAction, sendPortalPage, withNotice } from './context.js';
 import { cell, statusWords, when } from './format.js';
 
@@ -197,7 +198,8 @@ async function createAction(deps: PortalDeps, request: FastifyRequest<{ Body: Cr
         try {
           ({ row } = await requestPayout(deps, c.account, sent, deps.now()));
         } catch (e) {
-          if (e instanceof ApiError && e.http < 500) throw new PortalError(e.http, e.detail ?? e.message, '/portal/payouts');
+          const api = asApiError(e);
+          if (api && api.http < 500) throw new PortalError(api.http, api.detail ?? api.message, '/portal/payouts');
           throw e;
         }
         return withNotice('/portal/payouts', row.status === 'FAILED' ? 'payout_failed' : 'payout_created');

@@ -2,6 +2,7 @@
 // `config.portal`; the hooks here load the session (cookie → server-side row), send a
 // visitor without one to the sign-in page, refuse a role that may not, and check the CSRF
 // token of every POST before anything else runs. Errors become pages in the portal's frame.
+
 import { timingSafeEqual } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
@@ -9,7 +10,7 @@ import { newId } from '../crypto/ids.js';
 import { RETRY_AFTER_S, storageFault } from '../db/faults.js';
 import { sendRedirect } from '../pages/index.js';
 import { BodyParseError } from '../web/body.js';
-import { ApiError } from '../web/errors.js';
+import { asApiError } from '../web/outcomes.js';
 import { setRequestTime } from '../web/request-time.js';
 import { can, type PortalDeps, PortalError, sendPortalMessage } from './context.js';
 
@@ -157,12 +158,13 @@ function errorPage(error: Error & { validation?: unknown; code?: string; statusC
   // The shared stores' refusals (the form token as idempotency key: malformed, or reused for another form).
   // Also the app's own refusals before the route ran: load shedding answers 503 (its
   // Retry-After is set already), and stays a 503 here.
-  if (error instanceof ApiError) {
-    const status = error.http >= 400 && error.http < 600 ? error.http : 400;
+  const api = asApiError(error);
+  if (api) {
+    const status = api.http >= 400 && api.http < 600 ? api.http : 400;
     const text =
-      error.field === 'form_token' && status === 409
+      api.field === 'form_token' && status === 409
         ? 'This form was already sent with other values, or is still being processed; reload the page and try again.'
-        : (error.detail ?? error.message);
+        : (api.detail ?? api.message);
     return sendPortalMessage(request, reply, status, titleOf(status), text);
   }
   if (error.validation) return sendPortalMessage(request, reply, 400, 'Please check the form', `The form was refused: ${describe(error)}.`);

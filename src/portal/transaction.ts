@@ -82,6 +82,7 @@ const PORTAL_STATUS: Readonly<Record<Outcome, number>> = {
   invalid_state: 409,
   authorisation_expired: 409,
   no_processor: 409,
+  conflict: 409,
 };
 
 /**

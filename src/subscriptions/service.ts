@@ -2,7 +2,9 @@
 // payment (direct, hosted checkout, after a 3-D Secure challenge or a review), cancelled by
 // the merchant (API, CLI), read into the answer and the order record. Creating one writes
 // its first deduction's job; the deductions themselves are in deductions.ts.
+
 import type { Kysely } from 'kysely';
+import { Refused } from '../core/outcomes.js';
 import { newId } from '../crypto/ids.js';
 import type { DB } from '../db/schema.js';
 import type { Tx } from '../db/store.js';
@@ -11,7 +13,7 @@ import { paymentById } from '../payments/reader.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
 import { formatDeductionTime, periodLabel } from '../payments/subscription-result.js';
 import { amountField } from '../payments/validate.js';
-import { ApiError, invalid } from '../web/errors.js';
+import { invalid } from '../web/errors.js';
 import { enqueueCharge } from './deductions.js';
 import { moveSubscription } from './engine.js';
 import { checkPlanFields, type Interval, nextDeduction, type Plan } from './schedule.js';
@@ -21,7 +23,7 @@ import type { SubscriptionRow } from './tables.js';
 export type SubscriptionRequest = NonNullable<AuthoriseDirect['subscription']>;
 
 /** The refusal of a contract_name another live subscription of the account holds (docs/contract.md §16). */
-export function contractNameTaken(): ApiError {
+export function contractNameTaken(): Refused {
   return invalid('subscription.contract_name', 'is taken by a subscription of this account that is still active; cancel it or choose another name');
 }
 
@@ -118,7 +120,7 @@ export async function createForApproved(tx: Tx, payment: PaymentRow, now_ms: num
   try {
     prepared = await prepareSubscription(tx as unknown as Kysely<DB>, payment.account_id, request, now_ms);
   } catch (e) {
-    if (e instanceof ApiError) return undefined;
+    if (e instanceof Refused) return undefined;
     throw e;
   }
   if (!prepared) return undefined;

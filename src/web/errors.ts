@@ -1,5 +1,7 @@
 // One catalogue of result codes (docs/contract.md §6, docs/style.md §5): code, text, HTTP status when the
 // code refuses a whole request. Payment outcomes (1001…1011) answer HTTP 200.
+import { invalidInput, type Refused } from '../core/outcomes.js';
+
 export const RESULT_CODES = {
   '0000': { text: 'Success', http: 200 },
   '0002': { text: 'Pending 3-D Secure authentication', http: 200 },
@@ -65,6 +67,11 @@ export class ApiError extends Error {
   }
 }
 
-export function invalid(field: string, problem: string): ApiError {
-  return new ApiError('0400', `${field} ${problem}`, field);
+/**
+ * The refusal of one input field, wherever it is found (a wire body's check or a command's):
+ * the core's `invalid_input` outcome, which each interface answers in its own shape
+ * (acquiring: `0400` naming the field, `src/web/outcomes.ts`).
+ */
+export function invalid(field: string, problem: string): Refused {
+  return invalidInput(field, problem);
 }

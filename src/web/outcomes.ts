@@ -1,7 +1,7 @@
 // The acquiring interface's table of the core's outcomes (issue 30 item 1): each outcome is
 // answered with one result code of the catalogue (`errors.ts`, docs/contract.md §6).
-import type { Outcome, Refusal } from '../core/outcomes.js';
-import { type ResultCode, resultText } from './errors.js';
+import { type Outcome, type Refusal, Refused } from '../core/outcomes.js';
+import { ApiError, type ResultCode, resultText } from './errors.js';
 
 export const ACQUIRING_CODE: Readonly<Record<Outcome, ResultCode>> = {
   invalid_input: '0400',
@@ -12,6 +12,7 @@ export const ACQUIRING_CODE: Readonly<Record<Outcome, ResultCode>> = {
   order_mismatch: '1014',
   authorisation_expired: '1015',
   no_processor: '1016',
+  conflict: '0409',
   not_processed: '1007',
 };
 
@@ -19,4 +20,17 @@ export const ACQUIRING_CODE: Readonly<Record<Outcome, ResultCode>> = {
 export function acquiringMessage(r: Refusal): string {
   const code = ACQUIRING_CODE[r.outcome];
   return r.detail ? `${resultText(code)}: ${r.detail}` : resultText(code);
+}
+
+/** A refusal the core threw, as the acquiring answer gives it: its code, detail and the field it names. */
+export function apiErrorOf(r: Refusal): ApiError {
+  const field = r.facts?.field;
+  return new ApiError(ACQUIRING_CODE[r.outcome], r.detail || undefined, typeof field === 'string' ? field : undefined);
+}
+
+/** The acquiring refusal an error stands for: an `ApiError` of the web layer, or a core refusal mapped; else undefined. */
+export function asApiError(e: unknown): ApiError | undefined {
+  if (e instanceof ApiError) return e;
+  if (e instanceof Refused) return apiErrorOf(e.refusal);
+  return undefined;
 }
