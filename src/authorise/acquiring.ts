@@ -7,6 +7,7 @@ import type { Keyring } from '../crypto/keyring.js';
 import { canonicalString } from '../crypto/signature.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
 import * as v from '../payments/validate.js';
+import { subscriptionTermsOf } from '../subscriptions/service.js';
 import { parseMpiInfo, type ThreedsRequest } from '../threeds/mpi.js';
 import { invalid } from '../web/errors.js';
 import { type CardPaymentCommand, type CardSource, KEPT_FIELDS, type KeptField } from './command.js';
@@ -72,7 +73,7 @@ export function paymentTermsOf(body: AuthoriseDirect): Omit<CardPaymentCommand, 
     },
     notify_url: body.notify_url,
     return_url: body.return_url,
-    subscription: body.subscription ?? null,
+    subscription: subscriptionOf(body),
     kept,
   };
 }
@@ -98,4 +99,10 @@ function cardSourceOf(body: AuthoriseDirect): CardSource {
     exp_year: fourDigitYear(body.expiration_year as string),
     security_code: body.security_code,
   };
+}
+
+/** The request's subscription object, read (and refused, naming its field) when the payment gets to it. */
+function subscriptionOf(body: AuthoriseDirect): CardPaymentCommand['subscription'] {
+  const sub = body.subscription;
+  return sub ? (first_payment_ms) => subscriptionTermsOf(sub, body.currency, first_payment_ms) : null;
 }

@@ -127,7 +127,9 @@ export class AuthoriseService {
     const mpi = cmd.threeds.mpi(facts.brand);
     // docs/contract.md §16: the subscription is checked before anything is charged, written with its first payment's approval.
     // On the hosted page a name taken since the session opened does not stop the shopper paying.
-    const subscription = await prepareSubscription(deps.store.db, account.account_id, cmd, now, { taken: pending ? 'skip' : 'refuse' });
+    const terms = cmd.subscription ? cmd.subscription(now) : null;
+    const asked = { subscription: terms, amount_minor: cmd.amount_minor };
+    const subscription = await prepareSubscription(deps.store.db, account.account_id, asked, now, { taken: pending ? 'skip' : 'refuse' });
 
     const transaction_id = pending ? pending.transaction_id : (opts.transaction_id ?? newId('payment', now));
     const capture_method = cmd.capture_method ?? (account.capture_method as CaptureMethod);

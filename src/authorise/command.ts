@@ -6,7 +6,7 @@
 import type { Refused } from '../core/outcomes.js';
 import type { PaymentRow } from '../db/tables/payments.js';
 import type { ShopperFacts } from '../risk/index.js';
-import type { SubscriptionRequest } from '../subscriptions/service.js';
+import type { SubscriptionTerms } from '../subscriptions/service.js';
 import type { MpiInfo, ThreedsRequest } from '../threeds/mpi.js';
 
 /** Request fields a payment keeps for its order record and pages (never card data); the checkout and APM paths keep the same. */
@@ -86,7 +86,12 @@ export interface CardPaymentCommand {
   shopper: ShopperFacts;
   notify_url?: string;
   return_url?: string;
-  subscription: SubscriptionRequest | null;
+  /**
+   * The subscription the payment starts, read by the interface's own parse when the payment
+   * gets to it: its dates are checked against the payment's time, and its 400 names the
+   * request's field. Null: none.
+   */
+  subscription: ((first_payment_ms: number) => SubscriptionTerms) | null;
   /** The order record's fields (KEPT_FIELDS) as the request gave them. */
   kept: Partial<Record<KeptField, unknown>>;
   /** The keyed fingerprint of the request a replay of the order_no is compared with. */

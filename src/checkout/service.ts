@@ -17,7 +17,7 @@ import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import { movePayment } from '../payments/engine.js';
 import { paymentByOrderNo, requirePayment } from '../payments/reader.js';
 import type { AuthoriseDirect } from '../payments/schema.js';
-import { prepareSubscription } from '../subscriptions/service.js';
+import { prepareSubscription, subscriptionTermsOf } from '../subscriptions/service.js';
 import type { Deps } from '../web/context.js';
 import { invalid } from '../web/errors.js';
 import type { Checkout } from './schema.js';
@@ -75,7 +75,7 @@ export class CheckoutService {
     await prepareSubscription(
       deps.store.db,
       creds.account.account_id,
-      { subscription: body.subscription ?? null, currency: body.currency, amount_minor },
+      { subscription: body.subscription ? subscriptionTermsOf(body.subscription, body.currency, deps.now()) : null, amount_minor },
       deps.now(),
     );
     const account = creds.account;

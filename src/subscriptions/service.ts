@@ -38,44 +38,74 @@ export interface Prepared {
 
 const whole = (v: string | number | undefined, fallback: number) => (v === undefined || v === '' ? fallback : Number(v));
 
+/** A payment's subscription as the core takes it (docs/contract.md §16): the plan in numbers and an enum, its dates checked. */
+export interface SubscriptionTerms {
+  contract_name: string;
+  contract: string;
+  price_id: string;
+  interval: Interval;
+  interval_count: number;
+  billing_cycle: number;
+  promotion_cycle: number;
+  /** `YYYY-MM-DD`, after the first payment's date. */
+  contract_start?: string;
+  contract_end?: string;
+  /** What each deduction charges, in minor units; null: the payment's amount. */
+  contract_amount_minor: number | null;
+}
+
 /**
- * Checks a payment's `subscription` object (400 naming the field) before anything is
- * charged: the plan's fields, and that no subscription of the account that still charges
- * has this contract_name. Null when the payment has none.
+ * A request's `subscription` object read as terms, its dates checked against the first
+ * payment's time (400 naming the first bad field). The acquiring body, a checkout session's
+ * request and a payment that waited (its details keep the object) are read the same way.
+ */
+export function subscriptionTermsOf(sub: SubscriptionRequest, currency: string, first_payment_ms: number): SubscriptionTerms {
+  const contract_name = (sub.contract_name ?? '').trim();
+  if (!contract_name) throw invalid('subscription.contract_name', 'is required: it names the subscription with recurring_id');
+  if (!sub.interval) throw invalid('subscription.interval', 'is required: day, week, month or year');
+  const contract_start = sub.contract_start || undefined;
+  const contract_end = sub.contract_end || undefined;
+  const { interval_count, billing_cycle, promotion_cycle } = sub;
+  const problem = checkPlanFields({ interval: sub.interval, interval_count, billing_cycle, promotion_cycle, contract_start, contract_end }, first_payment_ms);
+  if (problem) throw invalid(problem.field, problem.message);
+  // The first payment is today's charge: a first deduction on its own date would charge twice at once.
+  if (contract_start && contract_start <= new Date(first_payment_ms).toISOString().slice(0, 10)) {
+    throw invalid('subscription.contract_start', 'must be after the date of the first payment (the first payment is this period’s charge)');
+  }
+  const contract_amount_minor = sub.contract_amount ? amountField('subscription.contract_amount', sub.contract_amount, currency) : null;
+  if (contract_amount_minor !== null && contract_amount_minor <= 0) throw invalid('subscription.contract_amount', 'must be greater than zero');
+  return {
+    contract_name,
+    contract: sub.contract ?? '',
+    price_id: sub.price_id ?? '',
+    interval: sub.interval as Interval,
+    interval_count: whole(interval_count, 1),
+    billing_cycle: whole(billing_cycle, 0),
+    promotion_cycle: whole(promotion_cycle, 0),
+    ...(contract_start ? { contract_start } : {}),
+    ...(contract_end ? { contract_end } : {}),
+    contract_amount_minor,
+  };
+}
+
+/**
+ * Prepares a payment's subscription before anything is charged: no subscription of the
+ * account that still charges may hold its contract_name. Null when the payment has none.
  */
 export async function prepareSubscription(
   db: Kysely<DB>,
   account_id: string,
-  payment: { subscription: SubscriptionRequest | null; currency: string; amount_minor: number },
+  payment: { subscription: SubscriptionTerms | null; amount_minor: number },
   now_ms: number,
   opts: { taken?: 'refuse' | 'skip' } = {},
 ): Promise<Prepared | null> {
-  const { subscription: sub, currency, amount_minor } = payment;
-  if (!sub) return null;
-  const contract_name = (sub.contract_name ?? '').trim();
-  if (!contract_name) throw invalid('subscription.contract_name', 'is required: it names the subscription with recurring_id');
-  if (!sub.interval) throw invalid('subscription.interval', 'is required: day, week, month or year');
-  const problem = checkPlanFields(
-    {
-      interval: sub.interval,
-      interval_count: sub.interval_count,
-      billing_cycle: sub.billing_cycle,
-      promotion_cycle: sub.promotion_cycle,
-      contract_start: sub.contract_start || undefined,
-      contract_end: sub.contract_end || undefined,
-    },
-    now_ms,
-  );
-  if (problem) throw invalid(problem.field, problem.message);
-  // The first payment is today's charge: a first deduction on its own date would charge twice at once.
-  if (sub.contract_start && sub.contract_start <= new Date(now_ms).toISOString().slice(0, 10)) {
-    throw invalid('subscription.contract_start', 'must be after the date of the first payment (the first payment is this period’s charge)');
-  }
+  const { subscription: terms, amount_minor } = payment;
+  if (!terms) return null;
   const live = await db
     .selectFrom('subscriptions')
     .select('recurring_id')
     .where('account_id', '=', account_id)
-    .where('contract_name', '=', contract_name)
+    .where('contract_name', '=', terms.contract_name)
     .where('status', 'in', ['Active', 'PastDue'])
     .executeTakeFirst();
   if (live) {
@@ -83,23 +113,21 @@ export async function prepareSubscription(
     if (opts.taken === 'skip') return null;
     throw contractNameTaken();
   }
-  const contract_amount_minor = sub.contract_amount ? amountField('subscription.contract_amount', sub.contract_amount, currency) : amount_minor;
-  if (contract_amount_minor <= 0) throw invalid('subscription.contract_amount', 'must be greater than zero');
   return {
     recurring_id: newId('subscription'),
-    contract_name,
-    contract: sub.contract ?? '',
-    price_id: sub.price_id ?? '',
+    contract_name: terms.contract_name,
+    contract: terms.contract,
+    price_id: terms.price_id,
     plan: {
-      interval: sub.interval as Interval,
-      interval_count: whole(sub.interval_count, 1),
+      interval: terms.interval,
+      interval_count: terms.interval_count,
       first_payment_ms: now_ms,
-      contract_start: sub.contract_start || undefined,
-      contract_end: sub.contract_end || undefined,
-      billing_cycle: whole(sub.billing_cycle, 0),
-      promotion_cycle: whole(sub.promotion_cycle, 0),
+      contract_start: terms.contract_start,
+      contract_end: terms.contract_end,
+      billing_cycle: terms.billing_cycle,
+      promotion_cycle: terms.promotion_cycle,
       amount_minor,
-      contract_amount_minor,
+      contract_amount_minor: terms.contract_amount_minor ?? amount_minor,
     },
   };
 }
@@ -115,10 +143,10 @@ export async function createForApproved(tx: Tx, payment: PaymentRow, now_ms: num
   if (payment.status !== 'authorised' && payment.status !== 'captured') return undefined;
   const details = JSON.parse(payment.details || '{}') as Record<string, unknown>;
   if (!details.subscription || typeof details.recurring_id === 'string') return undefined;
-  const request = { subscription: details.subscription as SubscriptionRequest, currency: payment.currency, amount_minor: payment.amount_minor };
   let prepared: Prepared | null;
   try {
-    prepared = await prepareSubscription(tx as unknown as Kysely<DB>, payment.account_id, request, now_ms);
+    const subscription = subscriptionTermsOf(details.subscription as SubscriptionRequest, payment.currency, now_ms);
+    prepared = await prepareSubscription(tx as unknown as Kysely<DB>, payment.account_id, { subscription, amount_minor: payment.amount_minor }, now_ms);
   } catch (e) {
     if (e instanceof Refused) return undefined;
     throw e;
