@@ -72,12 +72,9 @@ export class CheckoutService {
     await requireSafeNotifyUrl(body.notify_url, deps.settings.allow_private_webhooks); // docs/contract.md §11
     // docs/contract.md §16: a bad `subscription` is the merchant's 400 here, not the shopper's at the card form.
     // (The card is entered later; the check runs again, with it, when the shopper pays.)
-    await prepareSubscription(
-      deps.store.db,
-      creds.account.account_id,
-      { subscription: body.subscription ? subscriptionTermsOf(body.subscription, body.currency, deps.now()) : null, amount_minor },
-      deps.now(),
-    );
+    const now = deps.now();
+    const subscription = body.subscription ? subscriptionTermsOf(body.subscription, body.currency, now) : null;
+    await prepareSubscription(deps.store.db, creds.account.account_id, { subscription, amount_minor }, now);
     const account = creds.account;
     const request_hash = deps.keyring.fingerprint(canonicalString(body as Record<string, unknown>));
     const prior = await this.replay(account.account_id, body.order_no, request_hash);
