@@ -182,7 +182,7 @@ describe('no answer by the deadline', () => {
 });
 
 describe('a subscription’s first payment at the processor', () => {
-  test('holds its contract_name (a second first payment is refused 400, nothing stored); a late approval creates the subscription and frees the hold', async () => {
+  test('holds its contract_name (a second first payment is refused 400, nothing stored); a late approval creates the subscription, which keeps the name until cancelled', async () => {
     processor.answer = HANG;
     const sub = { contract_name: `late-${Date.now()}`, interval: 'month' };
     const x = await pay({ amount: '9.99', currency: 'EUR', subscription: sub });
@@ -207,6 +207,15 @@ describe('a subscription’s first payment at the processor', () => {
     const subs = await gw.runtime.store.db.selectFrom('subscriptions').selectAll().where('first_transaction_id', '=', x.transaction_id).execute();
     assert.equal(subs.length, 1);
     assert.equal(subs[0]?.status, 'Active');
+    // The name stays held while the subscription charges; cancelling it frees the name.
+    assert.equal((await claims()).length, 1);
+    const cancelled = await gw.post('/v1/cancelsubscription', {
+      merchant_id: gw.merchant.merchant_id,
+      account_id: gw.merchant.account_id,
+      recurring_id: subs[0]?.recurring_id,
+      contract_name: sub.contract_name,
+    });
+    assert.equal(JSON.parse(cancelled.body).cancel_status, '1', cancelled.body);
     assert.deepEqual(await claims(), []);
   });
 });

@@ -23,6 +23,7 @@ import { openAnswer, sealAnswer } from '../payments/stored-answer.js';
 import { attemptStatusOf, callWithDeadline, newAttempt, type ProcessorAttemptRow, settleAttemptInto } from '../processors/attempts.js';
 import type { AuthoriseOutcome, ProcessorCard } from '../processors/types.js';
 import type { RiskAssessment, RiskContext, RiskEngine } from '../risk/index.js';
+import { isLive, releaseContractName } from '../subscriptions/engine.js';
 import { answerFields, contractNameTaken, createSubscription, type Prepared, prepareSubscription } from '../subscriptions/service.js';
 import { challengeFirst, type MpiInfo, onIssuerChallenge, type ThreedsRequest, type ThreedsResult } from '../threeds/mpi.js';
 import { type NewChallenge, newChallenge } from '../threeds/service.js';
@@ -335,7 +336,7 @@ export class AuthoriseService {
       riskCtx,
       challenge,
       subscription: approved ? subscription : null,
-      releaseName: claim.kind === 'processor_answer' && subscription !== null && !pending,
+      holdsName: claim.kind === 'processor_answer' && subscription !== null && !pending,
       now,
       withoutSubscription: () => {
         record = answerOf(null);
@@ -411,8 +412,8 @@ export class AuthoriseService {
     riskCtx: RiskContext | null;
     challenge: NewChallenge | null;
     subscription: Prepared | null;
-    /** The payment held its subscription's contract_name while at the processor. */
-    releaseName: boolean;
+    /** The payment holds its subscription's contract_name since it went to the processor. */
+    holdsName: boolean;
     now: number;
     /** On the hosted page a contract_name taken since it was checked leaves the payment without its subscription. */
     withoutSubscription: () => void;
@@ -432,10 +433,10 @@ export class AuthoriseService {
     }
     if (w.riskCtx) this.risk.record(unit, w.riskCtx, row.transaction_id);
     if (w.challenge) unit.insertRows('threeds_challenges', [w.challenge.row]);
-    // The contract_name held while the payment was at the processor goes with its outcome.
-    if (w.releaseName) unit.delete(unit.q.deleteFrom('subscription_name_claims').where('transaction_id', '=', row.transaction_id));
     try {
       if (!subscription) {
+        // The contract_name held while the payment was at the processor goes with an outcome that starts no subscription.
+        if (w.holdsName) unit.delete(unit.q.deleteFrom('subscription_name_claims').where('transaction_id', '=', row.transaction_id));
         recordWithPayment(unit, before, row, fee_minor, now);
         await deps.store.write(unit);
         return true;
@@ -452,6 +453,8 @@ export class AuthoriseService {
           w.withoutSubscription();
           await tx.updateTable('payments').set({ details: row.details, answer: row.answer }).where('transaction_id', '=', row.transaction_id).execute();
         }
+        // The hold on the contract_name stays while the subscription charges (subscriptions/engine.ts ends it).
+        if (w.holdsName && !(created && isLive(created.status))) await releaseContractName(tx, row.transaction_id);
         const rest = new WriteUnit(deps.store.engine);
         recordWithPayment(rest, before, row, fee_minor, now, created);
         await applyUnit(tx, rest);

@@ -13,6 +13,7 @@ import { MANUAL_CAPTURE_WINDOW_MS } from '../payments/states.js';
 import { sealAnswer } from '../payments/stored-answer.js';
 import { type AttemptEvent, type AttemptStatus, callWithDeadline, OPEN_ATTEMPT, type ProcessorAttemptRow, settleAttemptInto } from '../processors/attempts.js';
 import type { AttemptStatusAnswer, Processor } from '../processors/types.js';
+import { isLive, releaseContractName } from '../subscriptions/engine.js';
 import { createForApproved } from '../subscriptions/service.js';
 import type { Deps } from '../web/context.js';
 import { cardAnswerRecord } from './answer.js';
@@ -144,9 +145,10 @@ async function settlePayment(
     if (!moved) return;
     const unit = new WriteUnit(deps.store.engine);
     settleAttemptInto(unit, a, event, outcome, now_ms, () => new SettledMeanwhile());
-    // A first payment's hold on its contract_name ends with its outcome.
-    unit.delete(unit.q.deleteFrom('subscription_name_claims').where('transaction_id', '=', payment.transaction_id));
     await applyUnit(tx, unit);
+    // A first payment's hold on its contract_name ends with its outcome, unless it started a subscription that charges.
+    const started = await tx.selectFrom('subscriptions').select('status').where('first_transaction_id', '=', payment.transaction_id).executeTakeFirst();
+    if (!(started && isLive(started.status))) await releaseContractName(tx, payment.transaction_id);
   });
 }
 
