@@ -20,8 +20,10 @@ import { recordPaymentEventInto } from '../payments/events.js';
 import { paymentByOrderNo } from '../payments/reader.js';
 import { applyTransitionInto, MANUAL_CAPTURE_WINDOW_MS, type PaymentStatus } from '../payments/states.js';
 import { openAnswer, sealAnswer } from '../payments/stored-answer.js';
-import type { AuthoriseOutcome, Processor, ProcessorCard } from '../processors/types.js';
+import { attemptStatusOf, callWithDeadline, newAttempt, type ProcessorAttemptRow, settleAttemptInto } from '../processors/attempts.js';
+import type { AuthoriseOutcome, ProcessorCard } from '../processors/types.js';
 import type { RiskAssessment, RiskContext, RiskEngine } from '../risk/index.js';
+import { isLive, releaseContractName } from '../subscriptions/engine.js';
 import { answerFields, contractNameTaken, createSubscription, type Prepared, prepareSubscription } from '../subscriptions/service.js';
 import { challengeFirst, type MpiInfo, onIssuerChallenge, type ThreedsRequest, type ThreedsResult } from '../threeds/mpi.js';
 import { type NewChallenge, newChallenge } from '../threeds/service.js';
@@ -112,7 +114,13 @@ export class AuthoriseService {
     return r === 'lost' ? null : { row: r.row, threeds_url: r.threeds_url };
   }
 
-  /** Decides a card payment and records it: as a new payment, or onto a pending checkout payment. 'lost': another request was first. */
+  /**
+   * Decides a card payment and records it: as a new payment, or onto a pending checkout
+   * payment. When the processor is to be asked (docs/contract.md §20), the payment is first
+   * committed in `processing` with its attempt, then the processor is called outside any
+   * transaction, then its answer moves the payment on by compare-and-set. 'lost': another
+   * request was first (and only the first reaches the processor).
+   */
   private async run(creds: AccountCredentials, cmd: CardPaymentCommand, pending: PaymentRow | null, opts: RunOptions = {}): Promise<Decided | 'lost'> {
     const { deps } = this;
     const now = deps.now();
@@ -133,18 +141,174 @@ export class AuthoriseService {
 
     const transaction_id = pending ? pending.transaction_id : (opts.transaction_id ?? newId('payment', now));
     const capture_method = cmd.capture_method ?? (account.capture_method as CaptureMethod);
-    const decision = await this.decide({ account, processor, resolved, cmd, mpi, transaction_id, capture_method, now });
-    const { result, status, riskCtx, outcome } = decision;
+    const storeCard = facts.valid && resolved.card_id === null;
+    const p: CardPayment = {
+      account,
+      cmd,
+      pending,
+      resolved,
+      mpi,
+      transaction_id,
+      capture_method,
+      subscription,
+      connector: processor.name,
+      card_id: resolved.card_id ?? (storeCard ? newId('stored_card', now) : null),
+      storeCard,
+      opts,
+      now,
+    };
+    const { f, riskCtx } = await this.facts(p);
+    // Decided without the processor (Luhn, expiry, risk, a challenge first): one write.
+    if (beforeProcessor(f) !== null) return this.record(p, f, riskCtx, pending ? { kind: 'checkout_pay', before: pending } : { kind: 'insert' });
 
-    const details = paymentDetails(cmd, pending, outcome?.reference ?? '', opts.details);
+    const sent = await this.send(p, f, riskCtx);
+    if (sent === 'lost') return 'lost';
+    const threeds = mpi ? { eci: mpi.eci, cavv: mpi.cavv, xid: mpi.xid, ds_trans_id: mpi.ds_trans_id } : undefined;
+    const outcome = await callWithDeadline(sent.attempt, deps.now, (call) =>
+      processor.authorise({ transaction_id, amount_minor: cmd.amount_minor, currency: cmd.currency, card, threeds }, call),
+    );
+    if (outcome.kind === 'pending' || outcome.kind === 'unknown') return this.leaveOpen(sent, outcome);
+    return this.record(p, { ...f, outcome }, null, { kind: 'processor_answer', before: sent.row, attempt: sent.attempt, outcome });
+  }
+
+  /** Another request took the order_no: its answer is replayed, or it is a duplicate. */
+  private async lostTheRace(account_id: string, cmd: CardPaymentCommand): Promise<CardPaymentResult> {
+    const winner = await this.existing(account_id, cmd.order_no);
+    if (!winner) throw new Error('order race without a winner');
+    return this.replay(winner, cmd.request_hash);
+  }
+
+  /**
+   * What the card's facts and the risk engine say (docs/contract.md §9, §10), each read only
+   * while the ones before leave the payment open; the processor's outcome comes later.
+   */
+  private async facts(p: CardPayment): Promise<{ f: DecisionFacts; riskCtx: RiskContext | null }> {
+    const { account, resolved, cmd, mpi, capture_method, now } = p;
+    const { card, facts } = resolved;
+    const f: DecisionFacts = {
+      card_valid: facts.valid,
+      expired: isExpired(card.exp_month, card.exp_year, now),
+      threeds: cmd.threeds.request,
+      mpi,
+      capture_method,
+      risk: null,
+      outcome: null,
+    };
+    if (!f.card_valid || f.expired) return { f, riskCtx: null };
+    const riskCtx: RiskContext = {
+      account_id: account.account_id,
+      mode: account.mode,
+      pan: card.pan,
+      card_fingerprint: resolved.fingerprint,
+      amount_minor: cmd.amount_minor,
+      currency: cmd.currency,
+      shopper: cmd.shopper,
+      threeds_result: mpi ? mpi.result : '',
+      now_ms: now,
+    };
+    f.risk = await this.risk.assess(riskCtx);
+    return { f, riskCtx };
+  }
+
+  /**
+   * The first write of a payment the processor is asked about (docs/contract.md §20): the
+   * card, the payment in `processing` (or the checkout payment moved there, only the first
+   * submit winning), its risk signals and the attempt, committed before the call. Its
+   * stored answer is the pending one (0006), so a replay meanwhile answers that.
+   */
+  private async send(p: CardPayment, f: DecisionFacts, riskCtx: RiskContext | null): Promise<{ row: PaymentRow; attempt: ProcessorAttemptRow } | 'lost'> {
+    const { deps } = this;
+    const { account, cmd, pending, now } = p;
+    const row = cardPaymentRow({
+      ...this.rowInput(p, paymentDetails(cmd, pending, '', p.opts.details)),
+      risk: f.risk,
+      result: '0006',
+      status: 'processing',
+      threeds_result: p.mpi ? p.mpi.result : '',
+    });
+    row.answer = sealAnswer(deps.keyring, cardAnswerRecord(row, String(cmd.kept.note ?? ''), { token_id: '' }));
+    const attempt = newAttempt(
+      {
+        account_id: account.account_id,
+        connector: p.connector,
+        operation: 'authorise',
+        object_id: row.transaction_id,
+        amount_minor: cmd.amount_minor,
+        currency: cmd.currency,
+      },
+      now,
+      deps.settings.processor_timeout_ms,
+    );
+    const unit = new WriteUnit(deps.store.engine);
+    if (p.storeCard && p.card_id) unit.insertRows('cards', [this.cardRow(p.card_id, account.account_id, null, p.resolved, now)]);
+    this.claimInto(unit, pending ? { kind: 'checkout_send', before: pending } : { kind: 'insert' }, row, now);
+    if (riskCtx) this.risk.record(unit, riskCtx, row.transaction_id);
+    unit.insertRows('processor_attempts', [attempt]);
+    // A first payment holds its contract_name while it is at the processor, so concurrent
+    // first payments of one name are refused before any reaches it (the hosted page's
+    // shopper pays without the subscription instead, as below).
+    const claimsName = p.subscription !== null && !pending;
+    if (claimsName && p.subscription) {
+      const claim = { account_id: account.account_id, contract_name: p.subscription.contract_name, transaction_id: row.transaction_id, created_at: now };
+      unit.insertRows('subscription_name_claims', [claim], {
+        ignoreConflictOn: ['account_id', 'contract_name'],
+        expected: { rows: 1, error: () => new NameClaimed() },
+      });
+    }
+    try {
+      await deps.store.write(unit);
+    } catch (e) {
+      if (e instanceof OrderRace) return 'lost';
+      if (e instanceof NameClaimed) throw contractNameTaken();
+      throw e;
+    }
+    return { row, attempt };
+  }
+
+  /** The processor has not said yet (pending) or could not be heard (unknown): the payment stays `processing`, the sweeper asks again. */
+  private async leaveOpen(
+    sent: { row: PaymentRow; attempt: ProcessorAttemptRow },
+    outcome: Extract<AuthoriseOutcome, { kind: 'pending' | 'unknown' }>,
+  ): Promise<Decided> {
+    const { deps } = this;
+    const unit = new WriteUnit(deps.store.engine);
+    settleAttemptInto(
+      unit,
+      sent.attempt,
+      'answer',
+      { status: outcome.kind, reference: outcome.kind === 'pending' ? outcome.reference : undefined, error: outcome.kind === 'unknown' ? outcome.reason : '' },
+      deps.now(),
+      () => new OrderRace(),
+    );
+    // Lost only to the sweeper, which then settled it: the payment's answer stands either way.
+    await deps.store.write(unit).catch((e) => {
+      if (!(e instanceof OrderRace)) throw e;
+    });
+    deps.metrics.payments.inc({ outcome: '0006' });
+    return { kind: 'decided', record: openAnswer(deps.keyring, sent.row.answer), row: sent.row };
+  }
+
+  /** What every row of this payment is made of, with its details. */
+  private rowInput(p: CardPayment, details: Record<string, unknown>) {
+    const { account, cmd, pending, capture_method, transaction_id, card_id, resolved, mpi, connector, now } = p;
+    return { account, cmd, pending, capture_method, transaction_id, card_id, facts: resolved.facts, card: resolved.card, mpi, details, connector, now };
+  }
+
+  /**
+   * Records a decided payment: its row, the challenge page it may need, the token, the
+   * subscription, and the answer stored with it (a replay of its order_no on any interface
+   * answers it). `riskCtx` is given when the risk signals are still to be written.
+   */
+  private async record(p: CardPayment, f: DecisionFacts, riskCtx: RiskContext | null, claim: Claim): Promise<Decided | 'lost'> {
+    const { deps } = this;
+    const { account, cmd, pending, subscription, now } = p;
+    const decision = { ...cardDecision(f), risk: f.risk };
+    const { result, status } = decision;
+    const details = paymentDetails(cmd, pending, f.outcome && 'reference' in f.outcome ? f.outcome.reference : '', p.opts.details);
 
     const wantsToken = cmd.keep_token && status !== 'declined';
     const token_id = cmd.card.kind === 'token' ? cmd.card.token_id : wantsToken ? newId('card_token') : '';
-    const storeCard = facts.valid && resolved.card_id === null;
-    const card_id = resolved.card_id ?? (storeCard ? newId('stored_card', now) : null);
-
-    const rowInput = { account, cmd, pending, capture_method, transaction_id, card_id, facts, card, mpi, details, now };
-    const row = cardPaymentRow({ ...rowInput, ...decision, connector: processor.name });
+    const row = cardPaymentRow({ ...this.rowInput(p, details), ...decision });
     // docs/contract.md §10: a challenge page for the shopper, created with the payment.
     const challenge: NewChallenge | null = status === 'pending' ? newChallenge(deps.settings.public_url, row, now) : null;
     const approved = status === 'authorised' || status === 'captured';
@@ -161,13 +325,18 @@ export class AuthoriseService {
     let record = answerOf(subscription);
     row.answer = sealAnswer(deps.keyring, record);
 
+    // A card written before the processor was asked gets its token only now, with an outcome that allows one.
+    const newCard = claim.kind !== 'processor_answer' && p.storeCard && p.card_id;
+    const tokenOnly = claim.kind === 'processor_answer' && p.storeCard && p.card_id && wantsToken;
     const inserted = await this.write({
-      pending,
+      claim,
       row,
-      card: storeCard && card_id ? this.cardRow(card_id, account.account_id, wantsToken ? token_id : null, resolved, now) : null,
+      card: newCard ? this.cardRow(p.card_id as string, account.account_id, wantsToken ? token_id : null, p.resolved, now) : null,
+      token: tokenOnly ? { card_id: p.card_id as string, token_id } : null,
       riskCtx,
       challenge,
       subscription: approved ? subscription : null,
+      holdsName: claim.kind === 'processor_answer' && subscription !== null && !pending,
       now,
       withoutSubscription: () => {
         record = answerOf(null);
@@ -178,61 +347,6 @@ export class AuthoriseService {
     if (!inserted) return 'lost';
     deps.metrics.payments.inc({ outcome: result });
     return { kind: 'decided', record, row, threeds_url: challenge?.url };
-  }
-
-  /** Another request took the order_no: its answer is replayed, or it is a duplicate. */
-  private async lostTheRace(account_id: string, cmd: CardPaymentCommand): Promise<CardPaymentResult> {
-    const winner = await this.existing(account_id, cmd.order_no);
-    if (!winner) throw new Error('order race without a winner');
-    return this.replay(winner, cmd.request_hash);
-  }
-
-  /**
-   * What the card's facts, the risk engine and the processor decide (docs/contract.md §9, §10).
-   * Facts first, each read only while the ones before leave the payment open (the processor
-   * only when nothing refused and no challenge comes first); then `cardDecision` decides.
-   */
-  private async decide(o: {
-    account: AccountCredentials['account'];
-    processor: Processor;
-    resolved: ResolvedCard;
-    cmd: CardPaymentCommand;
-    mpi: MpiInfo | null;
-    transaction_id: string;
-    capture_method: CaptureMethod;
-    now: number;
-  }): Promise<CardDecision> {
-    const { account, processor, resolved, cmd, mpi, transaction_id, capture_method, now } = o;
-    const { card, facts } = resolved;
-    const f: DecisionFacts = {
-      card_valid: facts.valid,
-      expired: isExpired(card.exp_month, card.exp_year, now),
-      threeds: cmd.threeds.request,
-      mpi,
-      capture_method,
-      risk: null,
-      outcome: null,
-    };
-    let riskCtx: RiskContext | null = null;
-    if (f.card_valid && !f.expired) {
-      riskCtx = {
-        account_id: account.account_id,
-        mode: account.mode,
-        pan: card.pan,
-        card_fingerprint: resolved.fingerprint,
-        amount_minor: cmd.amount_minor,
-        currency: cmd.currency,
-        shopper: cmd.shopper,
-        threeds_result: mpi ? mpi.result : '',
-        now_ms: now,
-      };
-      f.risk = await this.risk.assess(riskCtx);
-      if (beforeProcessor(f) === null) {
-        const threeds = mpi ? { eci: mpi.eci, cavv: mpi.cavv, xid: mpi.xid, ds_trans_id: mpi.ds_trans_id } : undefined;
-        f.outcome = await processor.authorise({ transaction_id, amount_minor: cmd.amount_minor, currency: cmd.currency, card, threeds });
-      }
-    }
-    return { ...cardDecision(f), risk: f.risk, riskCtx, outcome: f.outcome };
   }
 
   /** The stored card of a new card payment: the number encrypted, the token only as a keyed hash. */
@@ -255,45 +369,75 @@ export class AuthoriseService {
     };
   }
 
+  /** How `row` takes its place: a new row, or a compare-and-set on the payment it replaces; a lost race fails the unit with OrderRace. */
+  private claimInto(unit: WriteUnit, claim: Claim | { kind: 'checkout_send'; before: PaymentRow }, row: PaymentRow, now: number): void {
+    const lost = () => new OrderRace();
+    if (claim.kind === 'insert') {
+      // Lost a race with the same order_no: the unit fails whole, the card row with it.
+      unit.insertRows('payments', [row], { ignoreConflictOn: ['account_id', 'order_no'], expected: { rows: 1, error: lost } });
+      return;
+    }
+    const { transaction_id: _id, status: _status, account_id: _a, merchant_id: _m, ...patch } = row;
+    if (claim.kind === 'processor_answer') {
+      applyTransitionInto(unit, row.transaction_id, 'processor_answer', 'processing', row.status, patch, now, lost);
+      const o = claim.outcome;
+      settleAttemptInto(
+        unit,
+        claim.attempt,
+        'answer',
+        { status: attemptStatusOf(o), result_code: o.kind === 'declined' ? o.code : '', reference: 'reference' in o ? o.reference : undefined },
+        now,
+        lost,
+      );
+      return;
+    }
+    // docs/contract.md §14: paid at most once; a second tab or submit loses here and changes nothing.
+    const event = claim.kind === 'checkout_send' ? 'processor_send' : 'checkout_pay';
+    applyTransitionInto(unit, row.transaction_id, event, 'pending', row.status, patch, now, lost, { unclaimed: true });
+  }
+
   /**
    * Writes the payment with everything that goes with it as one write unit: the card, the
-   * payment (or the checkout payment's compare-and-set), risk signals, the challenge, the
+   * payment (or the compare-and-set its claim makes), risk signals, the challenge, the
    * postings and the event. With a subscription to create (which reads what it writes) the
    * unit runs inside a transaction. False when another request took the order_no, or paid
    * the checkout payment, first: then nothing is written.
    */
   private async write(w: {
-    pending: PaymentRow | null;
+    claim: Claim;
     row: PaymentRow;
     card: CardRow | null;
+    /** The token of a card stored before the processor was asked. */
+    token: { card_id: string; token_id: string } | null;
     riskCtx: RiskContext | null;
     challenge: NewChallenge | null;
     subscription: Prepared | null;
+    /** The payment holds its subscription's contract_name since it went to the processor. */
+    holdsName: boolean;
     now: number;
     /** On the hosted page a contract_name taken since it was checked leaves the payment without its subscription. */
     withoutSubscription: () => void;
   }): Promise<boolean> {
     const { deps } = this;
-    const { pending, row, now, subscription } = w;
+    const { claim, row, now, subscription } = w;
+    const before = claim.kind === 'insert' ? null : claim.before;
     // Facts first: the fee on what this payment captures is read before its unit is built.
-    const captured = capturedBy(pending, row);
+    const captured = capturedBy(before, row);
     const fee_minor = captured > 0 ? await feeFor(deps.store.db, row.account_id, row.currency, captured) : 0;
-    const lost = () => new OrderRace();
     const unit = new WriteUnit(deps.store.engine);
     if (w.card) unit.insertRows('cards', [w.card]);
-    if (pending) {
-      // docs/contract.md §14: paid at most once; a second tab or submit loses here and changes nothing.
-      const { transaction_id: _id, status: _status, account_id: _a, merchant_id: _m, ...patch } = row;
-      applyTransitionInto(unit, row.transaction_id, 'checkout_pay', 'pending', row.status, patch, now, lost, { unclaimed: true });
-    } else {
-      // Lost a race with the same order_no: the unit fails whole, the card row with it.
-      unit.insertRows('payments', [row], { ignoreConflictOn: ['account_id', 'order_no'], expected: { rows: 1, error: lost } });
+    this.claimInto(unit, claim, row, now);
+    if (w.token) {
+      const token_hash = tokenHash(deps.keyring, w.token.token_id);
+      unit.compareAndSet(unit.q.updateTable('cards').set({ token_hash }).where('card_id', '=', w.token.card_id), () => new Error('the stored card is missing'));
     }
     if (w.riskCtx) this.risk.record(unit, w.riskCtx, row.transaction_id);
     if (w.challenge) unit.insertRows('threeds_challenges', [w.challenge.row]);
     try {
       if (!subscription) {
-        recordWithPayment(unit, pending, row, fee_minor, now);
+        // The contract_name held while the payment was at the processor goes with an outcome that starts no subscription.
+        if (w.holdsName) unit.delete(unit.q.deleteFrom('subscription_name_claims').where('transaction_id', '=', row.transaction_id));
+        recordWithPayment(unit, before, row, fee_minor, now);
         await deps.store.write(unit);
         return true;
       }
@@ -301,15 +445,18 @@ export class AuthoriseService {
         await applyUnit(tx, unit);
         const created = await createSubscription(tx, subscription, row, now);
         if (!created) {
-          // Another first payment took the contract_name since it was checked. A direct
-          // payment is refused as a sequential one would have been (everything here rolls
-          // back); on the hosted page the shopper's payment stands without the subscription.
-          if (!pending) throw contractNameTaken();
+          // Another first payment took the contract_name since it was checked. A payment
+          // decided without the processor is refused as a sequential one would have been
+          // (everything here rolls back); one the processor approved, and the hosted page's,
+          // stands without the subscription.
+          if (claim.kind === 'insert') throw contractNameTaken();
           w.withoutSubscription();
           await tx.updateTable('payments').set({ details: row.details, answer: row.answer }).where('transaction_id', '=', row.transaction_id).execute();
         }
+        // The hold on the contract_name stays while the subscription charges (subscriptions/engine.ts ends it).
+        if (w.holdsName && !(created && isLive(created.status))) await releaseContractName(tx, row.transaction_id);
         const rest = new WriteUnit(deps.store.engine);
-        recordWithPayment(rest, pending, row, fee_minor, now, created);
+        recordWithPayment(rest, before, row, fee_minor, now, created);
         await applyUnit(tx, rest);
       });
       return true;
@@ -336,6 +483,33 @@ function recordWithPayment(unit: WriteUnit, before: PaymentRow | null, row: Paym
 
 class OrderRace extends Error {}
 
+/** Another first payment holds the subscription's contract_name while it is at the processor. */
+class NameClaimed extends Error {}
+
+/** How a decided row takes its place: a new payment, the checkout payment's compare-and-set, or the answer to a payment sent to the processor. */
+type Claim =
+  | { kind: 'insert' }
+  | { kind: 'checkout_pay'; before: PaymentRow }
+  | { kind: 'processor_answer'; before: PaymentRow; attempt: ProcessorAttemptRow; outcome: Exclude<AuthoriseOutcome, { kind: 'pending' | 'unknown' }> };
+
+/** A card payment being decided: what `run` resolved, read by the steps after it. */
+interface CardPayment {
+  account: AccountCredentials['account'];
+  cmd: CardPaymentCommand;
+  pending: PaymentRow | null;
+  resolved: ResolvedCard;
+  mpi: MpiInfo | null;
+  transaction_id: string;
+  capture_method: CaptureMethod;
+  subscription: Prepared | null;
+  connector: string;
+  /** The vault row the payment points at: the token's, or the one this payment stores (storeCard). */
+  card_id: string | null;
+  storeCard: boolean;
+  opts: RunOptions;
+  now: number;
+}
+
 export interface RunOptions {
   /** The payment's id when the caller chose it (the generic interface). */
   transaction_id?: string;
@@ -343,13 +517,10 @@ export interface RunOptions {
   details?: Record<string, unknown>;
 }
 
-/** What `AuthoriseService.decide` found about a card payment. */
+/** What a card payment's facts decide. */
 interface CardDecision {
   result: ResultCode;
   status: PaymentStatus;
-  risk: RiskAssessment | null;
-  riskCtx: RiskContext | null;
-  outcome: AuthoriseOutcome | null;
   threeds_result: ThreedsResult;
 }
 
@@ -361,7 +532,7 @@ interface DecisionFacts {
   mpi: MpiInfo | null;
   capture_method: CaptureMethod;
   risk: RiskAssessment | null;
-  outcome: AuthoriseOutcome | null;
+  outcome: Exclude<AuthoriseOutcome, { kind: 'pending' | 'unknown' }> | null;
 }
 
 /** The result decided before the processor is asked; null when it is to be asked. */
@@ -375,7 +546,7 @@ function beforeProcessor(f: DecisionFacts): ResultCode | null {
 }
 
 /** The result code, the payment's status and its 3-D Secure result, from the facts alone. */
-function cardDecision(f: DecisionFacts): Pick<CardDecision, 'result' | 'status' | 'threeds_result'> {
+function cardDecision(f: DecisionFacts): CardDecision {
   const threeds_result: ThreedsResult = f.mpi ? f.mpi.result : '';
   const result = beforeProcessor(f) ?? processorResult(f);
   if (result === '0000') {

@@ -2,6 +2,7 @@
 // capability exports its job kinds and this list hands them to the scheduler, so no kind
 // depends on which module happened to be imported first. It sits with the CLI, above the
 // capabilities, because `serve`, `tollgate worker` and `clock advance` are what run them.
+import { attemptJobs } from '../authorise/tasks.js';
 import { REPAIR_EVERY_MS, repairKeyOutcomes } from '../idempotency/plugin.js';
 import { ledgerJobs } from '../ledger/cli.js';
 import { deliveryTask } from '../notifications/tasks.js';
@@ -16,7 +17,7 @@ import { subscriptionJobs } from '../subscriptions/tasks.js';
 import { threedsJobs } from '../threeds/tasks.js';
 
 /** Every capability's job kinds and recurring sweeps. */
-export const jobList: readonly JobSetup[] = [ledgerJobs, threedsJobs, reviewJobs, paymentJobs, subscriptionJobs, payoutJobs, portalJobs];
+export const jobList: readonly JobSetup[] = [ledgerJobs, threedsJobs, reviewJobs, paymentJobs, subscriptionJobs, payoutJobs, portalJobs, attemptJobs];
 
 /** A Scheduler with every job kind of the gateway. */
 export function createScheduler(rt: Runtime, opts: SchedulerOptions = {}): Scheduler {

@@ -5,14 +5,17 @@
 
 /** `1` yes / `0` no flags of the interface (strings on the wire). */
 export type Flag = '0' | '1';
-/** `order_status`: 1 success, 0 failure, 2 pending shopper action, 3 held for risk review. */
-export type OrderStatus = '0' | '1' | '2' | '3';
 /**
- * `payment_status`: 1000 pending shopper action, 2000 authorised not captured, 2100 held for
- * review, 3000 paid, 4000 refunded in full, 4100 partially refunded, 5000 cancelled,
- * 6000 declined or failed, 7000 expired.
+ * `order_status`: 1 success, 0 failure, 2 pending shopper action, 3 held for risk review,
+ * 4 pending at the processor (`0006`: the outcome comes as a notification and in queries).
  */
-export type PaymentStatus = '1000' | '2000' | '2100' | '3000' | '4000' | '4100' | '5000' | '6000' | '7000';
+export type OrderStatus = '0' | '1' | '2' | '3' | '4';
+/**
+ * `payment_status`: 1000 pending shopper action, 1100 pending at the processor, 2000
+ * authorised not captured, 2100 held for review, 3000 paid, 4000 refunded in full, 4100
+ * partially refunded, 5000 cancelled, 6000 declined or failed, 7000 expired.
+ */
+export type PaymentStatus = '1000' | '1100' | '2000' | '2100' | '3000' | '4000' | '4100' | '5000' | '6000' | '7000';
 /** `refund_status`: 1 refunded, 0 failed, 2 pending. */
 export type RefundStatus = '0' | '1' | '2';
 export type RiskAction = 'ACCEPT' | 'REVIEW' | 'REJECT';

@@ -50,6 +50,10 @@ export interface Settings {
    * within 2× of the sustainable figure at twice the sustainable load (docs/performance.md).
    */
   max_in_flight: number;
+  /** The longest a processor call may take before its outcome counts as unknown (TOLLGATE_PROCESSOR_TIMEOUT_MS, 30 s; docs/contract.md §20). */
+  processor_timeout_ms: number;
+  /** An authorisation still unknown this long after it was sent is cancelled at the processor and fails with 1007 (TOLLGATE_PROCESSOR_UNKNOWN_VOID_AFTER_MS, 10 minutes). */
+  processor_unknown_void_after_ms: number;
   /**
    * Event-loop delay (mean over 250 ms) past which new requests are shed with 503
    * (TOLLGATE_MAX_EVENT_LOOP_DELAY_MS; 0, the default, turns it off: the in-flight bound is
@@ -181,6 +185,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, stdout_is_tty
       'TOLLGATE_MAX_IN_FLIGHT',
     ),
     max_event_loop_delay_ms: intSetting(env, 'TOLLGATE_MAX_EVENT_LOOP_DELAY_MS', 0),
+    processor_timeout_ms: positive(intSetting(env, 'TOLLGATE_PROCESSOR_TIMEOUT_MS', 30_000), 'TOLLGATE_PROCESSOR_TIMEOUT_MS'),
+    processor_unknown_void_after_ms: positive(intSetting(env, 'TOLLGATE_PROCESSOR_UNKNOWN_VOID_AFTER_MS', 600_000), 'TOLLGATE_PROCESSOR_UNKNOWN_VOID_AFTER_MS'),
     production: isProduction(env, host, trusted_proxies),
     metrics_token: metricsToken(env),
     metrics_listen: metricsListen(env),

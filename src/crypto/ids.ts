@@ -93,6 +93,7 @@ const ID_MAKERS = {
   portal_user: ulid('usr_'),
   transfer: ulid('tr_'),
   transfer_reversal: ulid('trr_'),
+  processor_attempt: ulid('att_'),
   // Random, with a prefix naming the object.
   connected_account: () => `acct_${randomToken(12).replace(/[-_]/g, 'x')}`,
   checkout_session: token('cs_', 24),

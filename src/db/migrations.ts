@@ -3,6 +3,7 @@ import { type Kysely, type Migration, Migrator, sql } from 'kysely';
 import type { Keyring } from '../crypto/keyring.js';
 import { apiKeysMigration } from './migrations/apikeys.js';
 import { apmIssuerPagesMigration } from './migrations/apm.js';
+import { processorAttemptsMigration } from './migrations/attempts.js';
 import { checkoutMigration } from './migrations/checkout.js';
 import { connectMigration } from './migrations/connect.js';
 import { fxRatesMigration } from './migrations/fx.js';
@@ -60,6 +61,7 @@ export function migrationsFor(ctx: MigrationContext): Record<string, Migration> 
     '0071_card_token_hash': cardTokenHashMigration(ctx),
     '0072_idempotency_sealed': idempotencySealedMigration(ctx),
     '0074_portal_email_per_merchant': portalEmailPerMerchantMigration,
+    '0080_processor_attempts': processorAttemptsMigration,
   };
 }
 

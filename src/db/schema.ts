@@ -4,6 +4,7 @@
 
 import type { ApiKeyTables } from './tables/apikeys.js';
 import type { ApmTables } from './tables/apm.js';
+import type { AttemptTables } from './tables/attempts.js';
 import type { CheckoutTables } from './tables/checkout.js';
 import type { ConnectTables } from './tables/connect.js';
 import type { FxTables } from './tables/fx.js';
@@ -43,4 +44,5 @@ export interface DB
     PayoutTables,
     ApiKeyTables,
     ConnectTables,
-    PortalTables {}
+    PortalTables,
+    AttemptTables {}

@@ -46,11 +46,12 @@ import {
   unixSeconds,
 } from './wire.js';
 
-/** The generic statuses of §18 (and `processing` for a payment held for risk review). */
+/** The generic statuses of §18 (`processing` for a payment held for risk review or pending at the processor, §20). */
 export type GenericPaymentStatus = 'requires_action' | 'requires_capture' | 'processing' | 'succeeded' | 'canceled' | 'failed';
 
 const STATUS: Readonly<Record<PaymentStatus, GenericPaymentStatus>> = {
   pending: 'requires_action',
+  processing: 'processing',
   authorised: 'requires_capture',
   review: 'processing',
   captured: 'succeeded',

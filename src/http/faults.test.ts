@@ -118,17 +118,18 @@ describe('a key whose outcome the storage refused is settled when the storage is
     const body = { merchant_id: m.merchant_id, account_id: m.account_id, ...paymentRequest() };
     let calls = 0;
     let first_tid = '';
-    // The claim and the payment commit; the write of the answer under the key fails (the storage went away just then).
+    // The key's claim, the payment sent to the processor with its attempt, and its answer commit; the write of the
+    // answer under the key fails (the storage went away just then).
     setWrites(async (fn) => {
       calls++;
-      if (calls === 3) throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+      if (calls === 4) throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
       return real(fn);
     });
     try {
       const first = await gw.post('/v1/authorise', body, { headers: { 'idempotency-key': 'repair-1' } });
       assert.equal(first.statusCode, 200, first.body);
       assert.equal(readXml(first).result_info, '0000:Success');
-      assert.equal(calls, 3, 'claim, payment, then the answer under the key');
+      assert.equal(calls, 4, 'claim, payment sent, payment answered, then the answer under the key');
       first_tid = readXml(first).transaction_id;
     } finally {
       restoreWrites();

@@ -45,6 +45,7 @@ export type ItemResolved = { ok: true; row: PaymentRow; amount_minor: number };
 
 const STATUS_WORDS: Readonly<Record<PaymentStatus, string>> = {
   pending: 'pending shopper action',
+  processing: 'pending at the processor',
   authorised: 'authorised',
   review: 'held for review',
   captured: 'captured',

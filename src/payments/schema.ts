@@ -271,10 +271,13 @@ export type AuthoriseDirect = Static<typeof AuthoriseDirectBody>;
 // ---- answers (interface.md "Direct payment response record", "Order record") ----------
 
 const RISK_ACTIONS = ['ACCEPT', 'REVIEW', 'REJECT'] as const;
-const ORDER_STATUS = oneOf(['0', '1', '2', '3'], '`1` success, `0` failure, `2` pending shopper action (3-D Secure challenge), `3` held for risk review');
+const ORDER_STATUS = oneOf(
+  ['0', '1', '2', '3', '4'],
+  '`1` success, `0` failure, `2` pending shopper action (3-D Secure challenge), `3` held for risk review, `4` pending at the processor (`0006`: the outcome follows as a notification)',
+);
 const PAYMENT_STATUS = oneOf(
   ['', ...Object.values(PAYMENT_STATUS_CODE)],
-  '`1000` pending shopper action, `2000` authorised not captured, `2100` held for review, `3000` paid (captured), `4000` refunded in full, `4100` partially refunded, `5000` cancelled, `6000` declined or failed, `7000` expired; empty when not found',
+  '`1000` pending shopper action, `1100` pending at the processor, `2000` authorised not captured, `2100` held for review, `3000` paid (captured), `4000` refunded in full, `4100` partially refunded, `5000` cancelled, `6000` declined or failed, `7000` expired; empty when not found',
 );
 const MaskedCard = text('the card as BIN and last four (`424242******4242`)');
 const ResultInfo = text('the outcome as `<code>:<text>`; `0000:Success` is success');

@@ -4,7 +4,18 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { canApply, PAYMENT_TRANSITIONS, type PaymentEvent, type PaymentStatus } from './states.js';
 
-const ALL: PaymentStatus[] = ['pending', 'authorised', 'review', 'captured', 'refunded', 'partially_refunded', 'cancelled', 'declined', 'expired'];
+const ALL: PaymentStatus[] = [
+  'pending',
+  'processing',
+  'authorised',
+  'review',
+  'captured',
+  'refunded',
+  'partially_refunded',
+  'cancelled',
+  'declined',
+  'expired',
+];
 
 const ALLOWED: Record<PaymentEvent, PaymentStatus[]> = {
   authenticate_ok: ['pending'],
@@ -21,6 +32,9 @@ const ALLOWED: Record<PaymentEvent, PaymentStatus[]> = {
   checkout_pay: ['pending'],
   issuer_approve: ['pending'],
   issuer_decline: ['pending'],
+  processor_send: ['pending'],
+  processor_answer: ['processing'],
+  processor_void: ['processing'],
 };
 
 describe('payment transition table', () => {

@@ -13,6 +13,7 @@ export type { PaymentStatus };
 
 export const PAYMENT_STATUS_CODE: Readonly<Record<PaymentStatus, string>> = {
   pending: '1000',
+  processing: '1100',
   authorised: '2000',
   review: '2100',
   captured: '3000',
@@ -24,10 +25,12 @@ export const PAYMENT_STATUS_CODE: Readonly<Record<PaymentStatus, string>> = {
 };
 
 /** `order_status` of the direct answer (docs/contract.md §6). */
-export function orderStatusOf(status: PaymentStatus): '0' | '1' | '2' | '3' {
+export function orderStatusOf(status: PaymentStatus): '0' | '1' | '2' | '3' | '4' {
   switch (status) {
     case 'pending':
       return '2';
+    case 'processing':
+      return '4'; // docs/contract.md §20: pending at the processor
     case 'review':
       return '3';
     case 'declined':
@@ -53,7 +56,10 @@ export type PaymentEvent =
   | 'refund_reversed' // a pending refund failed: its amount is refundable again
   | 'checkout_pay' // the shopper chose how to pay on the hosted page (card outcome, or still waiting: 3-D Secure, issuer page)
   | 'issuer_approve' // the shopper paid on the issuer's page (APM)
-  | 'issuer_decline'; // the shopper or the issuer declined on the issuer's page (APM)
+  | 'issuer_decline' // the shopper or the issuer declined on the issuer's page (APM)
+  | 'processor_send' // a hosted checkout's card payment is sent to the processor (its attempt recorded with it)
+  | 'processor_answer' // the processor answered a payment sent to it (at once, or to the sweeper)
+  | 'processor_void'; // still unknown past the void bound: cancelled at the processor, failed with 1007
 
 /** From which statuses each event may fire, and where it leads. */
 export const PAYMENT_TRANSITIONS: Readonly<Record<PaymentEvent, { from: readonly PaymentStatus[]; to: readonly PaymentStatus[] }>> = {
@@ -71,6 +77,9 @@ export const PAYMENT_TRANSITIONS: Readonly<Record<PaymentEvent, { from: readonly
   checkout_pay: { from: ['pending'], to: ['pending', 'authorised', 'captured', 'review', 'declined'] },
   issuer_approve: { from: ['pending'], to: ['authorised', 'captured'] },
   issuer_decline: { from: ['pending'], to: ['declined'] },
+  processor_send: { from: ['pending'], to: ['processing'] },
+  processor_answer: { from: ['processing'], to: ['authorised', 'captured', 'review', 'declined', 'pending'] },
+  processor_void: { from: ['processing'], to: ['declined'] },
 };
 
 /** The payment machine: the table above over `payments.status` (src/core/machine.ts applies it). */

@@ -22,10 +22,38 @@ export interface AuthoriseInput {
   merchant_initiated?: boolean;
 }
 
+/** A decline's result code (docs/contract.md §6). */
+export type DeclineCode = '1001' | '1002' | '1003' | '1004' | '1005' | '1006' | '1007';
+
+/**
+ * What a processor answered about an authorisation (docs/contract.md §20): final (approved,
+ * declined, or the issuer wants 3-D Secure first), `pending` (the processor reports later, by
+ * webhook or status query), or `unknown` (no answer by the deadline, the connection lost
+ * after sending, a 5xx): then the attempt is asked about again with the same attempt id.
+ */
 export type AuthoriseOutcome =
   | { kind: 'approved'; reference: string }
-  | { kind: 'declined'; code: '1001' | '1002' | '1003' | '1004' | '1005' | '1006' | '1007'; reference: string }
-  | { kind: 'challenge_required'; reference: string };
+  | { kind: 'declined'; code: DeclineCode; reference: string }
+  | { kind: 'challenge_required'; reference: string }
+  | { kind: 'pending'; reference: string }
+  | { kind: 'unknown'; reason: string };
+
+/**
+ * One call's identity and time limit (docs/contract.md §20): the attempt id is the
+ * processor's idempotency key and our reference there; the call gives up at `deadline_at`
+ * (epoch ms), and `signal` aborts its request then.
+ */
+export interface ProcessorCall {
+  attempt_id: string;
+  deadline_at: number;
+  signal: AbortSignal;
+}
+
+/** What the processor knows of an earlier attempt, asked for by its attempt id. */
+export type AttemptStatusAnswer = AuthoriseOutcome | { kind: 'not_found' };
+
+/** The answer to a cancel (void) of an authorisation, by its reference. */
+export type CancelOutcome = { kind: 'approved'; reference: string } | { kind: 'declined'; reason: string } | { kind: 'unknown'; reason: string };
 
 /** An alternative-method payment handed to the connector (docs/contract.md §15). */
 export interface ApmStartInput {
@@ -74,7 +102,11 @@ export interface Processor {
    * decision can be taken inside the same database transaction that records it.
    */
   readonly inline: boolean;
-  authorise(input: AuthoriseInput): Promise<AuthoriseOutcome>;
+  authorise(input: AuthoriseInput, call?: ProcessorCall): Promise<AuthoriseOutcome>;
+  /** Where an earlier authorise attempt stands, asked for with its attempt id (the sweeper's question). */
+  authoriseStatus(input: { transaction_id: string }, call: ProcessorCall): Promise<AttemptStatusAnswer>;
+  /** Voids an authorisation by the payment it was for: an attempt still unknown past the void bound. */
+  cancelAuthorisation(input: { transaction_id: string; reference: string }, call: ProcessorCall): Promise<CancelOutcome>;
   /** Starts an alternative-method payment; absent when the connector serves none. */
   startApm?(input: ApmStartInput): Promise<ApmStart>;
   /** Sends a payout; absent when the connector pays out nothing. */

@@ -28,6 +28,7 @@ test('every periodic job is a recurring kind of the one scheduler; its local tas
     'payout.check',
     'payout.dispatch',
     'portal.sessions.purge',
+    'processor.attempts',
     'review.expiry',
     'scheduler.purge',
     'subscription.charge',

@@ -294,6 +294,8 @@ async function decide(
   });
   if (outcome.kind === 'approved') return { result: '0000', reference: outcome.reference, connector: processor.name };
   if (outcome.kind === 'declined') return { result: outcome.code, reference: outcome.reference, connector: processor.name };
+  // Not yet through a recorded attempt (docs/attempts.md lists what is): an open outcome is a processing error.
+  if (outcome.kind === 'pending' || outcome.kind === 'unknown') return { result: '1007', reference: '', connector: processor.name };
   // A merchant-initiated charge has no shopper to authenticate: an issuer that still asks fails it.
   return { result: '1009', reference: outcome.reference, connector: processor.name };
 }

@@ -10,6 +10,16 @@ import { recordPaymentEvent } from '../payments/events.js';
 import { applySubscriptionTransition, type SubscriptionEvent } from './states.js';
 import type { SubscriptionRow } from './tables.js';
 
+/** The statuses in which a subscription holds its contract_name (docs/contract.md §16). */
+export function isLive(status: SubscriptionRow['status']): boolean {
+  return status === 'Active' || status === 'PastDue';
+}
+
+/** Ends the hold on a contract_name that `first_transaction_id` took when it went to the processor (none: nothing happens). */
+export async function releaseContractName(tx: Tx, first_transaction_id: string): Promise<void> {
+  await tx.deleteFrom('subscription_name_claims').where('transaction_id', '=', first_transaction_id).execute();
+}
+
 /** The notifications each event sends, in order (docs/contract.md §16). */
 export const SUBSCRIPTION_NOTIFY: Readonly<Record<SubscriptionEvent, readonly EventType[]>> = {
   charge_succeeded: ['subscription.charged'],
@@ -35,6 +45,8 @@ export async function moveSubscription(
 ): Promise<SubscriptionRow | undefined> {
   const after = await applySubscriptionTransition(tx, sub.recurring_id, event, sub.status, patch, now_ms);
   if (!after) return undefined;
+  // A subscription that no longer charges frees its contract_name, held since its first payment went to the processor (docs/attempts.md).
+  if (!isLive(after.status)) await releaseContractName(tx, sub.first_transaction_id);
   const record = await payment();
   if (record) for (const type of SUBSCRIPTION_NOTIFY[event]) await recordPaymentEvent(tx, record, type, now_ms, after);
   return after;

@@ -121,7 +121,8 @@ export class ChallengeService {
         threeds: sandboxAuthentication(card.brand),
       });
     }
-    if (!decision || decision.kind === 'challenge_required') {
+    // Not yet through a recorded attempt (docs/attempts.md lists what is): an open outcome fails the payment as a processing error.
+    if (!decision || decision.kind === 'challenge_required' || decision.kind === 'pending' || decision.kind === 'unknown') {
       return this.finish(challenge, payment, { status: 'declined', result: '1007', threeds_result: 'Y', challenge: 'completed' });
     }
     if (decision.kind === 'declined')

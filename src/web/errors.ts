@@ -8,6 +8,7 @@ export const RESULT_CODES = {
   '0003': { text: 'Pending shopper action', http: 200 },
   '0004': { text: 'Held for risk review', http: 200 },
   '0005': { text: 'Refund pending at the processor', http: 200 },
+  '0006': { text: 'Pending at the processor', http: 200 },
   '1001': { text: 'Insufficient funds', http: 200 },
   '1002': { text: 'Card declined', http: 200 },
   '1003': { text: 'Lost card', http: 200 },

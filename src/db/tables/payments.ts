@@ -3,6 +3,7 @@ import type { Keyring } from '../../crypto/keyring.js';
 /** A payment's status; its transition table is src/payments/states.ts. */
 export type PaymentStatus =
   | 'pending' // 1000: shopper action outstanding (3-D Secure challenge, issuer page)
+  | 'processing' // 1100: the processor's answer is not known yet (docs/contract.md §20)
   | 'authorised' // 2000: authorised, not captured (manual capture)
   | 'review' // 2100: held for risk review
   | 'captured' // 3000

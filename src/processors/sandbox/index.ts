@@ -2,7 +2,18 @@
 // from the test-card table (cards.ts), as the widely used card platforms publish theirs;
 // payout outcomes from the test account numbers of payouts.ts.
 import { createHash } from 'node:crypto';
-import type { ApmStart, ApmStartInput, AuthoriseInput, AuthoriseOutcome, PayoutInput, PayoutOutcome, Processor } from '../types.js';
+import type {
+  ApmStart,
+  ApmStartInput,
+  AttemptStatusAnswer,
+  AuthoriseInput,
+  AuthoriseOutcome,
+  CancelOutcome,
+  PayoutInput,
+  PayoutOutcome,
+  Processor,
+  ProcessorCall,
+} from '../types.js';
 import { type IssuerOutcome, testCard } from './cards.js';
 import { sandboxPayout, sandboxPayoutStatus } from './payouts.js';
 
@@ -15,21 +26,28 @@ export interface SandboxOptions {
   swift_delay_ms: number;
 }
 
+/** Attempts the in-process sandbox remembers for a status query (its memory ends with the process, as its money does). */
+const REMEMBERED_ATTEMPTS = 50_000;
+
 export function createSandboxProcessor(opts: SandboxOptions): Processor {
+  const answered = new Map<string, AuthoriseOutcome>();
+  const remember = (call: ProcessorCall | undefined, outcome: AuthoriseOutcome) => {
+    if (!call) return outcome;
+    answered.set(call.attempt_id, outcome);
+    if (answered.size > REMEMBERED_ATTEMPTS) answered.delete(answered.keys().next().value as string);
+    return outcome;
+  };
   return {
     name: 'sandbox',
     inline: true,
-    async authorise(input: AuthoriseInput): Promise<AuthoriseOutcome> {
-      const card = testCard(input.card.pan);
-      // Unlisted Luhn-valid cards are approved.
-      const rule: IssuerOutcome = (input.merchant_initiated ? card?.merchant_initiated : undefined) ?? card?.issuer ?? { kind: 'approved' };
-      const ref = reference(input.transaction_id);
-      if (rule.kind === 'challenge_required') {
-        // Authenticated already (mpi_info or a completed challenge): approve.
-        return input.threeds ? { kind: 'approved', reference: ref } : { kind: 'challenge_required', reference: ref };
-      }
-      if (rule.kind === 'declined') return { kind: 'declined', code: rule.code, reference: ref };
-      return { kind: 'approved', reference: ref };
+    async authorise(input: AuthoriseInput, call?: ProcessorCall): Promise<AuthoriseOutcome> {
+      return remember(call, sandboxAuthorise(input));
+    },
+    async authoriseStatus(_input: { transaction_id: string }, call: ProcessorCall): Promise<AttemptStatusAnswer> {
+      return answered.get(call.attempt_id) ?? { kind: 'not_found' };
+    },
+    async cancelAuthorisation(input: { transaction_id: string; reference: string }): Promise<CancelOutcome> {
+      return { kind: 'approved', reference: input.reference || reference(input.transaction_id) };
     },
     /** The sandbox plays every issuer on the gateway's own issuer page (src/apm/issuer-routes.ts). */
     async startApm(input: ApmStartInput): Promise<ApmStart> {
@@ -42,6 +60,19 @@ export function createSandboxProcessor(opts: SandboxOptions): Processor {
       return sandboxPayoutStatus(input);
     },
   };
+}
+
+/** The test-card table's answer (cards.ts); unlisted Luhn-valid cards are approved. */
+function sandboxAuthorise(input: AuthoriseInput): AuthoriseOutcome {
+  const card = testCard(input.card.pan);
+  const rule: IssuerOutcome = (input.merchant_initiated ? card?.merchant_initiated : undefined) ?? card?.issuer ?? { kind: 'approved' };
+  const ref = reference(input.transaction_id);
+  if (rule.kind === 'challenge_required') {
+    // Authenticated already (mpi_info or a completed challenge): approve.
+    return input.threeds ? { kind: 'approved', reference: ref } : { kind: 'challenge_required', reference: ref };
+  }
+  if (rule.kind === 'declined') return { kind: 'declined', code: rule.code, reference: ref };
+  return { kind: 'approved', reference: ref };
 }
 
 /** The sandbox with its default settings. */
