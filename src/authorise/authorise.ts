@@ -18,7 +18,7 @@ import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import { REVIEW_WINDOW_MS, statusAfterApproval } from '../payments/approval.js';
 import { recordPaymentEventInto } from '../payments/events.js';
 import { paymentByOrderNo } from '../payments/reader.js';
-import { applyTransitionInto, MANUAL_CAPTURE_WINDOW_MS, type PaymentStatus } from '../payments/states.js';
+import { applyProcessorAnswerInto, applyTransitionInto, MANUAL_CAPTURE_WINDOW_MS, type PaymentStatus } from '../payments/states.js';
 import { openAnswer, sealAnswer } from '../payments/stored-answer.js';
 import { attemptStatusOf, callWithDeadline, newAttempt, type ProcessorAttemptRow, settleAttemptInto } from '../processors/attempts.js';
 import type { AuthoriseOutcome, ProcessorCard } from '../processors/types.js';
@@ -377,9 +377,8 @@ export class AuthoriseService {
       unit.insertRows('payments', [row], { ignoreConflictOn: ['account_id', 'order_no'], expected: { rows: 1, error: lost } });
       return;
     }
-    const { transaction_id: _id, status: _status, account_id: _a, merchant_id: _m, ...patch } = row;
     if (claim.kind === 'processor_answer') {
-      applyTransitionInto(unit, row.transaction_id, 'processor_answer', 'processing', row.status, patch, now, lost);
+      applyProcessorAnswerInto(unit, row, now, lost);
       const o = claim.outcome;
       settleAttemptInto(
         unit,
@@ -392,6 +391,7 @@ export class AuthoriseService {
       return;
     }
     // docs/contract.md §14: paid at most once; a second tab or submit loses here and changes nothing.
+    const { transaction_id: _id, status: _status, account_id: _a, merchant_id: _m, ...patch } = row;
     const event = claim.kind === 'checkout_send' ? 'processor_send' : 'checkout_pay';
     applyTransitionInto(unit, row.transaction_id, event, 'pending', row.status, patch, now, lost, { unclaimed: true });
   }

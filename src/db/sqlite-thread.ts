@@ -14,8 +14,14 @@ import Database from 'better-sqlite3';
 import { controlOf, groupCommit } from './sqlite-group.js';
 import type { UnitValue } from './unit.js';
 
-/** A unit's operations: SQL, parameters, and the rows it must change (-1: any number). */
-export type WireUnit = Array<[sql: string, parameters: readonly UnitValue[], expected_rows: number]>;
+/**
+ * A unit's operations: the statement, its parameters, and the rows it must change (-1: any
+ * number). A statement is sent as text once, with the number that names it from then on
+ * (`[ref, …, text]`), then by that number alone: a postMessage copies what it carries, and a
+ * payment's statements are kilobytes of SQL. Ref 0 is a statement sent as text every time.
+ */
+export type WireOp = [ref: number, parameters: readonly UnitValue[], expected_rows: number, text?: string];
+export type WireUnit = WireOp[];
 
 export interface WriterBatch {
   id: number;
@@ -86,10 +92,19 @@ if (parentPort) {
 
   const control = controlOf(db);
 
+  // Statements named by their ref (WireOp): never evicted, the main thread stops naming new ones past its bound.
+  const named = new Map<number, Database.Statement>();
+  const statementOf = ([ref, , , text]: WireOp): Database.Statement => {
+    const stmt = text === undefined ? named.get(ref) : prepare(text);
+    if (!stmt) throw new Error(`statement ${ref} was never sent`);
+    return stmt;
+  };
+
   /** A unit's operations in order; throws the first failure. */
   const runUnit = (unit: WireUnit): void => {
-    unit.forEach(([text, parameters, expected], op) => {
-      const stmt = prepare(text);
+    unit.forEach((wireOp, op) => {
+      const [, parameters, expected] = wireOp;
+      const stmt = statementOf(wireOp);
       if (stmt.reader) throw new Error('a write unit only writes');
       const rows = stmt.run(parameters as unknown[]).changes;
       if (expected >= 0 && rows !== expected) throw new RowCount(op, rows);
@@ -98,6 +113,9 @@ if (parentPort) {
 
   const run = async (batch: WriterBatch): Promise<WriterReply> => {
     try {
+      // Names first, whatever runs: a unit that fails before its statement still named it for the next batches.
+      for (const unit of batch.units)
+        for (const [ref, , , text] of unit) if (ref > 0 && text !== undefined && !named.has(ref)) named.set(ref, db.prepare(text));
       const settled = await groupCommit(db, control, batch.units.length, (i) => runUnit(batch.units[i] as WireUnit));
       const outcomes = settled.map((s): UnitOutcome => {
         if (s.ok) return { ok: true };
@@ -120,13 +138,14 @@ if (parentPort) {
     }
   };
 
-  port.on('message', (m: WriterBatch | ReadBatch | { close: true }) => {
+  port.on('message', (m: WriterBatch | { id: number; json: string } | ReadBatch | { close: true }) => {
     if ('close' in m) {
       db.close();
       port.postMessage({ closed: true });
       return;
     }
-    if ('units' in m) void run(m).then((reply) => port.postMessage(reply));
+    if ('json' in m) void run({ id: m.id, units: JSON.parse(m.json) as WireUnit[] }).then((reply) => port.postMessage(reply));
+    else if ('units' in m) void run(m).then((reply) => port.postMessage(reply));
     else port.postMessage({ replies: m.reads.map(read) } satisfies ReadBatchReply);
   });
 }

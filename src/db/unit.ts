@@ -163,9 +163,26 @@ function compile(query: Compilable<unknown>): CompiledStatement {
   return { sql: c.sql, parameters: [...c.parameters], ...statementKind(c.query) };
 }
 
-/** The unit's ops as the SQLite writer thread receives them: expected row count, or -1 for any. */
-export function wireOps(unit: WriteUnit): Array<[sql: string, parameters: readonly UnitValue[], expected_rows: number]> {
-  return unit.ops.map((op) => [op.sql, op.parameters, op.expected ? op.expected.rows : -1]);
+/** Statements the writer thread knows by number (WireOp in sqlite-thread.ts); past this many, new ones go as text. */
+const MAX_NAMED_STATEMENTS = 5_000;
+
+/**
+ * The unit's ops as the SQLite writer thread receives them: a statement by its number once
+ * `refs` has sent its text, the parameters, the expected row count or -1 for any.
+ */
+export function wireOps(
+  unit: WriteUnit,
+  refs: Map<string, number>,
+): Array<[ref: number, parameters: readonly UnitValue[], expected_rows: number, text?: string]> {
+  return unit.ops.map((op) => {
+    const expected = op.expected ? op.expected.rows : -1;
+    const ref = refs.get(op.sql);
+    if (ref !== undefined) return [ref, op.parameters, expected];
+    if (refs.size >= MAX_NAMED_STATEMENTS) return [0, op.parameters, expected, op.sql];
+    const named = refs.size + 1;
+    refs.set(op.sql, named);
+    return [named, op.parameters, expected, op.sql];
+  });
 }
 
 /**

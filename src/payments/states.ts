@@ -3,7 +3,8 @@
 // the refund reservation's guarded updates, each a compare-and-set on the current status,
 // so two racing requests can never both win.
 import { type Kysely, sql } from 'kysely';
-import { allows, applyCounted, type Machine, TransitionError, transitionUpdate } from '../core/machine.js';
+import { allows, applyCounted, destination, type Machine, TransitionError, transitionUpdate } from '../core/machine.js';
+import { param } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
 import type { Tx } from '../db/store.js';
 import type { WriteUnit } from '../db/unit.js';
@@ -156,6 +157,32 @@ export function applyTransitionInto(
 ): void {
   const where = opts.unclaimed ? UNCLAIMED : undefined;
   unit.compareAndSet(transitionUpdate(unit.q as Kysely<unknown>, PAYMENT_MACHINE, transaction_id, event, from, patch, now_ms, { to, where }), lost);
+}
+
+/** What a processor's answer changes on a payment it was asked about (its other columns were written when it was sent). */
+const ANSWERED_COLUMNS = ['result_code', 'authorised_minor', 'captured_minor', 'threeds_result', 'details', 'answer', 'expires_at'] as const;
+
+/**
+ * The `processor_answer` move of a payment sent to the processor (docs/attempts.md) as a
+ * compare-and-set in `unit`, compiled once (it runs for every card payment a processor is
+ * asked about): `row` is the payment as decided; another change first fails the unit with `lost()`.
+ */
+export function applyProcessorAnswerInto(unit: WriteUnit, row: PaymentRow, now_ms: number, lost: () => Error): void {
+  const to = destination(PAYMENT_MACHINE.noun, PAYMENT_TRANSITIONS, 'processor_answer', 'processing', row.status);
+  const values: Record<string, unknown> = { id: row.transaction_id, to, now: now_ms };
+  for (const c of ANSWERED_COLUMNS) values[c] = row[c];
+  unit.prepared(
+    'update',
+    'payments.processor_answer',
+    (q) =>
+      q
+        .updateTable('payments')
+        .set({ status: param('to'), updated_at: param('now'), ...Object.fromEntries(ANSWERED_COLUMNS.map((c) => [c, param(c)])) })
+        .where('transaction_id', '=', param('id'))
+        .where('status', '=', 'processing'),
+    values,
+    { rows: 1, error: lost },
+  );
 }
 
 /** Raw SQL helper for atomic counters in a CAS: `col + n`. */

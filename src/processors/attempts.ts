@@ -5,8 +5,9 @@
 // compare-and-set from the statuses below, in the same unit as the object's own transition.
 // An attempt left `sent` past its deadline (the process died) or `unknown` is asked about
 // again by the sweeper (src/authorise/attempt-sweeper.ts), with the same attempt id.
-import { allows, type Machine, transitionUpdate } from '../core/machine.js';
+import { allows, destination, type Machine } from '../core/machine.js';
 import { newId } from '../crypto/ids.js';
+import { param } from '../db/prepared.js';
 import type { AttemptOperation, AttemptStatus, ProcessorAttemptRow } from '../db/tables/attempts.js';
 import type { WriteUnit } from '../db/unit.js';
 import type { AuthoriseOutcome, ProcessorCall } from './types.js';
@@ -96,9 +97,29 @@ export function settleAttemptInto(
     last_error: (outcome.error ?? '').slice(0, 500),
     checks,
   };
-  if (outcome.reference) patch.reference = outcome.reference;
   if (!allows(ATTEMPT_TRANSITIONS, event, a.status)) throw new Error(`a processor attempt that is ${a.status} cannot take ${event}`);
-  unit.compareAndSet(transitionUpdate(unit.q as never, ATTEMPT_MACHINE, a.attempt_id, event, a.status, patch, now_ms, { to: outcome.status }), lost);
+  const to = destination(ATTEMPT_MACHINE.noun, ATTEMPT_TRANSITIONS, event, a.status, outcome.status);
+  // Compiled once per status it moves from (it runs for every processor call).
+  unit.prepared(
+    'update',
+    `processor_attempts.settle.${a.status}.${outcome.reference ? 'ref' : 'noref'}`,
+    (q) =>
+      q
+        .updateTable('processor_attempts')
+        .set({
+          status: param('to'),
+          result_code: param('result_code'),
+          next_check_at: param('next_check_at'),
+          last_error: param('last_error'),
+          checks: param('checks'),
+          updated_at: param('now'),
+          ...(outcome.reference ? { reference: param('reference') } : {}),
+        })
+        .where('attempt_id', '=', param('id'))
+        .where('status', '=', a.status),
+    { ...patch, to, now: now_ms, id: a.attempt_id, ...(outcome.reference ? { reference: outcome.reference } : {}) },
+    { rows: 1, error: lost },
+  );
 }
 
 /**
