@@ -9,7 +9,7 @@ import { applyUnit, WriteUnit } from '../db/unit.js';
 import { REVIEW_WINDOW_MS, statusAfterApproval } from '../payments/approval.js';
 import { movePayment, type PaymentMove } from '../payments/engine.js';
 import { paymentById } from '../payments/reader.js';
-import { MANUAL_CAPTURE_WINDOW_MS } from '../payments/states.js';
+import { applyTransition, MANUAL_CAPTURE_WINDOW_MS } from '../payments/states.js';
 import { sealAnswer } from '../payments/stored-answer.js';
 import { type AttemptEvent, type AttemptStatus, callWithDeadline, OPEN_ATTEMPT, type ProcessorAttemptRow, settleAttemptInto } from '../processors/attempts.js';
 import type { AttemptStatusAnswer, Processor } from '../processors/types.js';
@@ -76,7 +76,12 @@ async function resolveAttempt(deps: Deps, a: ProcessorAttemptRow, now_ms: number
     return 'voided';
   }
   if (answer.kind === 'not_found') {
-    // The processor never took it: nothing was authorised.
+    // The processor never took it: nothing was authorised. A hosted checkout's session opens
+    // again, so the shopper can pay (docs/contract.md §14); a direct payment fails with 1007.
+    if (payment.kind === 'checkout') {
+      await reopenCheckout(deps, payment, a, now_ms);
+      return 'settled';
+    }
     await settlePayment(deps, payment, a, 'lose', { status: 'declined', result_code: '1007' }, failed('1007', 'processor_answer'), now_ms);
     return 'settled';
   }
@@ -149,6 +154,32 @@ async function settlePayment(
     // A first payment's hold on its contract_name ends with its outcome, unless it started a subscription that charges.
     const started = await tx.selectFrom('subscriptions').select('status').where('first_transaction_id', '=', payment.transaction_id).executeTakeFirst();
     if (!(started && isLive(started.status))) await releaseContractName(tx, payment.transaction_id);
+  });
+}
+
+/**
+ * A hosted-checkout payment the processor never took goes back to the open session it was
+ * (no method chosen, nothing held, no event: the merchant was told nothing of it).
+ */
+async function reopenCheckout(deps: Deps, payment: PaymentRow, a: ProcessorAttemptRow, now_ms: number): Promise<void> {
+  const open = {
+    result_code: '0003',
+    card_id: null,
+    card_brand: '',
+    card_masked: '',
+    connector: '',
+    is3ds: 0,
+    threeds_result: '',
+    risk_score: null,
+    risk_action: '',
+    risk_reasons: '[]',
+    answer: '',
+  };
+  await deps.store.transaction(async (tx) => {
+    if (!(await applyTransition(tx, payment.transaction_id, 'processor_answer', 'processing', 'pending', open, now_ms))) return;
+    const unit = new WriteUnit(deps.store.engine);
+    settleAttemptInto(unit, a, 'lose', { status: 'declined', result_code: '1007', error: 'not found at the processor' }, now_ms, () => new SettledMeanwhile());
+    await applyUnit(tx, unit);
   });
 }
 
