@@ -4,11 +4,13 @@
 // input refused with nothing stored. The browser tests drive the same pages in Chromium.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sweepAttempts } from '../authorise/sweeper.js';
 import { verifyLedger } from '../ledger/verify.js';
 import type { CreatedMerchant } from '../merchants/service.js';
 import { rankedPaymentMethods } from '../methods/service.js';
 import { frameOriginsOf } from '../pages/frame-origins.js';
 import { expireDue } from '../payments/expiry.js';
+import type { Processor } from '../processors/types.js';
 import { directPayment, readXml, type TestGateway, testGateway } from '../test/harness.js';
 import { captureBatch, item, orderOf, refundBatch } from '../test/lifecycle.js';
 import { eventsOf, formTokenOf, pathOf } from '../threeds/testing.js';
@@ -597,5 +599,40 @@ describe('bad input to POST /v1/checkout: 400 naming the field, nothing stored',
       .where('order_no', '=', body.order_no as string)
       .execute();
     assert.deepEqual(stored, []);
+  });
+});
+
+describe('a card payment the processor never took (docs/attempts.md)', () => {
+  test('no answer in time: the page shows it waiting; the sweeper finds it not taken and the session opens again; the card then pays it once', async () => {
+    const { deps } = gw.runtime;
+    const served = deps.processorFor;
+    const timeout = deps.settings.processor_timeout_ms;
+    const silent = {
+      name: 'silent',
+      inline: true,
+      authorise: () => new Promise(() => {}),
+      authoriseStatus: async () => ({ kind: 'not_found' }),
+      cancelAuthorisation: async () => ({ kind: 'approved', reference: '' }),
+    } as unknown as Processor;
+    const o = await open();
+    deps.processorFor = () => silent;
+    deps.settings.processor_timeout_ms = 100;
+    try {
+      const r = await card(o);
+      assert.equal(r.statusCode, 303, r.body);
+      const waiting = await gw.runtime.store.db.selectFrom('payments').selectAll().where('transaction_id', '=', o.transaction_id).executeTakeFirstOrThrow();
+      assert.equal(waiting.status, 'processing');
+      assert.equal(waiting.authorised_minor + waiting.captured_minor, 0, 'nothing held while the processor has not answered');
+      assert.equal((await sweepAttempts(deps, Date.now() + 60_000)).settled, 1);
+    } finally {
+      deps.processorFor = served;
+      deps.settings.processor_timeout_ms = timeout;
+    }
+    const reopened = await gw.runtime.store.db.selectFrom('payments').selectAll().where('transaction_id', '=', o.transaction_id).executeTakeFirstOrThrow();
+    assert.deepEqual([reopened.status, reopened.card_brand, reopened.card_masked], ['pending', '', '']);
+    assert.deepEqual(await eventsOf(gw, o.transaction_id), [], 'the merchant was told nothing of it');
+    const paid = await card(o);
+    assert.equal(paid.statusCode, 303, paid.body);
+    assert.equal((await orderOf(gw, o.transaction_id)).payment_status, '3000');
   });
 });
