@@ -623,7 +623,8 @@ describe('a card payment the processor never took (docs/attempts.md)', () => {
       const waiting = await gw.runtime.store.db.selectFrom('payments').selectAll().where('transaction_id', '=', o.transaction_id).executeTakeFirstOrThrow();
       assert.equal(waiting.status, 'processing');
       assert.equal(waiting.authorised_minor + waiting.captured_minor, 0, 'nothing held while the processor has not answered');
-      assert.equal((await sweepAttempts(deps, Date.now() + 60_000)).settled, 1);
+      const swept = await sweepAttempts(deps, deps.now() + 60_000);
+      assert.equal(swept.settled, 1, JSON.stringify(swept));
     } finally {
       deps.processorFor = served;
       deps.settings.processor_timeout_ms = timeout;
