@@ -92,12 +92,14 @@ if (parentPort) {
 
   const control = controlOf(db);
 
-  // Statements named by their ref (WireOp): never evicted, the main thread stops naming new ones past its bound.
-  const named = new Map<number, Database.Statement>();
+  // The text of each statement named by its ref (WireOp): never evicted (the main thread stops
+  // naming new ones past its bound); prepared through the same cache as any text, so a
+  // statement that does not prepare fails its own unit, as it did when sent as text.
+  const named = new Map<number, string>();
   const statementOf = ([ref, , , text]: WireOp): Database.Statement => {
-    const stmt = text === undefined ? named.get(ref) : prepare(text);
-    if (!stmt) throw new Error(`statement ${ref} was never sent`);
-    return stmt;
+    const sql = text ?? named.get(ref);
+    if (sql === undefined) throw new Error(`statement ${ref} was never sent`);
+    return prepare(sql);
   };
 
   /** A unit's operations in order; throws the first failure. */
@@ -114,8 +116,7 @@ if (parentPort) {
   const run = async (batch: WriterBatch): Promise<WriterReply> => {
     try {
       // Names first, whatever runs: a unit that fails before its statement still named it for the next batches.
-      for (const unit of batch.units)
-        for (const [ref, , , text] of unit) if (ref > 0 && text !== undefined && !named.has(ref)) named.set(ref, db.prepare(text));
+      for (const unit of batch.units) for (const [ref, , , text] of unit) if (ref > 0 && text !== undefined) named.set(ref, text);
       const settled = await groupCommit(db, control, batch.units.length, (i) => runUnit(batch.units[i] as WireUnit));
       const outcomes = settled.map((s): UnitOutcome => {
         if (s.ok) return { ok: true };

@@ -4,7 +4,7 @@
 // made outside any transaction with a deadline, and its outcome is settled afterwards by a
 // compare-and-set from the statuses below, in the same unit as the object's own transition.
 // An attempt left `sent` past its deadline (the process died) or `unknown` is asked about
-// again by the sweeper (src/authorise/attempt-sweeper.ts), with the same attempt id.
+// again by the sweeper (src/authorise/sweeper.ts), with the same attempt id.
 import { allows, destination, type Machine } from '../core/machine.js';
 import { newId } from '../crypto/ids.js';
 import { param } from '../db/prepared.js';
