@@ -12,6 +12,12 @@
 //    then load shedding (bench/overload.ts, issue 17): authorise's sustainable closed-loop
 //    rate R, then an open loop of 2R per TOLLGATE_MAX_IN_FLIGHT bound and without one, on a
 //    fresh gateway each: latency of the accepted answers apart from the 503s, timeouts;
+//    then the remote sandbox (bench/remote.ts, issue 31): authorise through `tollgate
+//    sandbox-processor` in its own process at 250 ms median latency and 1,024 connections,
+//    beside the in-process sandbox on the same fresh gateway, and an open loop at half the
+//    in-process rate; the sandbox's CPU beside the gateway's; then the same through the Adyen
+//    and Stripe connectors (live merchants) against their mocks at that latency
+//    (bench/connectors.ts, bench/connector-mock.ts, issue 32);
 // 3. the authorise scenario again with 1,000,000 stored transactions (100,000 in --quick),
 //    then the merchant portal on that gateway (bench/portal.ts, issue 14): a signed-in
 //    owner's transactions list and filtered searches over the stored payments, p99 ≤ 100 ms;
@@ -26,6 +32,7 @@
 // path's scenarios (authorise, payments (generic), query100, checkout by default) on a fresh
 // gateway, each beside the bare route and authorise; with --cpu-prof the gateway runs under
 // `node --cpu-prof` and its profile is written to DIR when it stops. Nothing is saved.
+// `--only remote`: the remote sandbox step alone, the Adyen and Stripe connectors' mocks included.
 // `--only portal`: step 3 alone (fresh database, merchant, seed, authorise with the stored
 // transactions, the portal scenario) and its report, without the baselines, the other
 // scenarios, payouts, load shedding and deductions: a few minutes instead of the whole bench.
@@ -38,7 +45,6 @@ import autocannon from 'autocannon';
 import { NotFoundError, signBody } from '../src/client/index.js';
 import type { CreatedMerchant } from '../src/merchants/service.js';
 import {
-  buildDist,
   cli,
   createMerchant,
   type Engine,
@@ -58,6 +64,7 @@ import { cpuMeter, type Stats } from './driver.js';
 import { benchOverload, MAX_P99_RATIO, type OverloadReport, overloadMarkdown, shedSettings } from './overload.js';
 import { benchPayouts, type PayoutsReport } from './payouts.js';
 import { benchPortal, PORTAL_P99_TARGET_MS, type PortalReport, portalMarkdown, portalTargets } from './portal.js';
+import { benchRemote, type Drive, REMOTE_CONNECTIONS, type RemoteReport, remoteMarkdown } from './remote.js';
 import {
   authorise,
   authoriseBody,
@@ -92,10 +99,11 @@ const { values: args } = parseArgs({
     'gateway-output': { type: 'string' },
   },
 });
-if (args.only !== undefined && args.only !== 'portal' && args.only !== 'hot')
-  throw new Error(`--only takes 'portal' or 'hot' (got ${JSON.stringify(args.only)})`);
+if (args.only !== undefined && args.only !== 'portal' && args.only !== 'hot' && args.only !== 'remote')
+  throw new Error(`--only takes 'portal', 'hot' or 'remote' (got ${JSON.stringify(args.only)})`);
 const ONLY_PORTAL = args.only === 'portal';
 const ONLY_HOT = args.only === 'hot';
+const ONLY_REMOTE = args.only === 'remote';
 const QUICK = args.quick === true;
 const CONNECTIONS = Number(args.connections ?? 64);
 const DURATION_S = Number(args.duration ?? (QUICK ? 3 : 20));
@@ -407,6 +415,12 @@ async function runScenario(gw: GatewayProcess, ctx: BenchContext, s: Scenario | 
   return [out];
 }
 
+/** Compiles src to dist when a source is newer than the build (scripts/build-if-stale.mjs, npm start's prestart). */
+function buildIfStale(): void {
+  const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/build-if-stale.mjs')], { cwd: ROOT, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error('the build failed');
+}
+
 interface Target {
   name: string;
   goal: string;
@@ -417,8 +431,10 @@ interface Target {
 async function main(): Promise<void> {
   const t0 = Date.now();
   if (!args['no-build']) {
-    log('building (tsc -p tsconfig.build.json)…');
-    buildDist();
+    // As `npm start` does: compile only when a source is newer than the build (a fresh build cost
+    // the quick bench 8–15 s of its two minutes on every run, issue 36 item 9).
+    log('build (scripts/build-if-stale.mjs: tsc -p tsconfig.build.json when a source is newer than dist/)…');
+    buildIfStale();
   }
   log(
     `engine ${ENGINE}, ${CONNECTIONS} connections, ${DURATION_S} s per scenario, ${WORKERS} gateway process(es), ${os.cpus().length} cores${QUICK ? ', QUICK' : ''}`,
@@ -471,7 +487,10 @@ async function main(): Promise<void> {
     };
     log('gateway scenarios…');
     const results: Measured[] = [];
-    for (const s of SCENARIOS) results.push(...(await runScenario(gw, ctx, s)));
+    for (const s of SCENARIOS) {
+      log(`scenario ${s.name}…`);
+      results.push(...(await runScenario(gw, ctx, s)));
+    }
     log(`payouts (${PAYOUT_CONNECTIONS} connections)…`);
     const payouts: PayoutsReport = await benchPayouts({
       gw,
@@ -521,6 +540,8 @@ async function main(): Promise<void> {
       log,
     });
 
+    const remote: RemoteReport = await runRemote();
+
     const stored = await storedThenPortal(env, db, ctx, merchant);
     const { seededLabel, portal } = stored;
     results.push(...stored.rows);
@@ -567,6 +588,7 @@ async function main(): Promise<void> {
             },
           ];
     targets.push(...portalTargets(portal));
+    targets.push(...remote.targets);
     for (const r of results)
       if (!r.skipped && (r.non_2xx > 0 || r.errors > 0))
         targets.push({ name: `${r.name}: every answer 2xx`, goal: '0 failures', measured: `${r.non_2xx} non-2xx, ${r.errors} errors`, met: false });
@@ -725,6 +747,7 @@ async function main(): Promise<void> {
       checkout: checkoutSummary,
       payouts,
       overload,
+      remote,
       portal,
       deductions,
       targets,
@@ -806,8 +829,10 @@ async function storedThenPortal(
 async function portalOnly(): Promise<void> {
   const t0 = Date.now();
   if (!args['no-build']) {
-    log('building (tsc -p tsconfig.build.json)…');
-    buildDist();
+    // As `npm start` does: compile only when a source is newer than the build (a fresh build cost
+    // the quick bench 8–15 s of its two minutes on every run, issue 36 item 9).
+    log('build (scripts/build-if-stale.mjs: tsc -p tsconfig.build.json when a source is newer than dist/)…');
+    buildIfStale();
   }
   log(
     `engine ${ENGINE}, --only portal: ${SEED.toLocaleString('en')} stored, authorise (${CONNECTIONS} connections), then the portal (${PORTAL_CONNECTIONS}), ${DURATION_S} s each, ${WORKERS} gateway process(es), ${os.cpus().length} cores${QUICK ? ', QUICK' : ''}`,
@@ -903,8 +928,10 @@ async function portalOnly(): Promise<void> {
 /** `--only hot`: the bare route and the hot path's scenarios on a fresh gateway, optionally profiled (issue 15). */
 async function hotOnly(): Promise<void> {
   if (!args['no-build']) {
-    log('building (tsc -p tsconfig.build.json)…');
-    buildDist();
+    // As `npm start` does: compile only when a source is newer than the build (a fresh build cost
+    // the quick bench 8–15 s of its two minutes on every run, issue 36 item 9).
+    log('build (scripts/build-if-stale.mjs: tsc -p tsconfig.build.json when a source is newer than dist/)…');
+    buildIfStale();
   }
   const wanted = (args.scenarios ?? 'authorise,payments (generic),query100,checkout').split(',').map((x) => x.trim());
   const unknown = wanted.filter((w) => !SCENARIOS.some((s) => s.name === w));
@@ -973,6 +1000,60 @@ async function hotOnly(): Promise<void> {
           .join(', ')}`,
       );
   }
+}
+
+/** bench/remote.ts's driver: signed authorisations of one merchant, each answer checked (200 with 0000). */
+const driveAuthorise: Drive = async (url, m, label, duration_s, connections, body) => {
+  let n = 0;
+  const tag = `R${Date.now().toString(36)}${label.length}`;
+  const r = await load(
+    url,
+    '/v1/authorise',
+    { secret: m.secret_key },
+    () => (body ? body(`${tag}-${n++}`) : authoriseBody(m as CreatedMerchant, `${tag}-${n++}`)),
+    duration_s,
+    undefined,
+    connections,
+    { status: 200, includes: '0000' },
+  );
+  const row = measured(label, '', r.result, null, connections);
+  for (const sample of r.samples) log(`  unexpected: ${sample}`);
+  return { ...row, errors: row.errors + r.wrong_2xx };
+};
+
+/** The remote sandbox step (bench/remote.ts) with this run's settings. */
+function runRemote(): Promise<RemoteReport> {
+  log(
+    `remote sandbox: authorise in-process at ${CONNECTIONS} and ${REMOTE_CONNECTIONS} connections, then through the remote sandbox at ${REMOTE_CONNECTIONS}, then through the Adyen and Stripe connectors' mocks (live merchants), each remote also in an open loop (${DURATION_S} s each, a fresh gateway)…`,
+  );
+  return benchRemote({
+    engine: ENGINE,
+    admin_url: ENGINE === 'postgres' ? envUrl : undefined,
+    workers: WORKERS,
+    duration_s: DURATION_S,
+    warmup_s: WARMUP_S,
+    connections: CONNECTIONS,
+    extraEnv: { TOLLGATE_API_RATE_LIMIT: String(BENCH_API_RATE_LIMIT), TOLLGATE_MAX_IN_FLIGHT: String(UNBOUNDED_IN_FLIGHT) },
+    drive: driveAuthorise,
+    log,
+    node_args: args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args['cpu-prof'])}`] : [],
+  });
+}
+
+async function remoteOnly(): Promise<void> {
+  if (!args['no-build']) {
+    log('build (scripts/build-if-stale.mjs: tsc -p tsconfig.build.json when a source is newer than dist/)…');
+    buildIfStale();
+  }
+  log(
+    `engine ${ENGINE}, --only remote; ${WORKERS} gateway process(es), ${os.cpus().length} cores, load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
+  const report = await runRemote();
+  log(`\n${remoteMarkdown(report).join('\n')}\n`);
+  for (const t of report.targets) log(`${t.met ? 'MET' : 'MISSED'}  ${t.name}: ${t.measured} (goal ${t.goal})`);
 }
 
 function markdown(report: any, bare: Measured, insert: { inserts_per_s: number; settings: string }): string {
@@ -1047,6 +1128,7 @@ function markdown(report: any, bare: Measured, insert: { inserts_per_s: number; 
     );
   }
   if (report.overload) lines.push(...overloadMarkdown(report.overload as OverloadReport));
+  if (report.remote) lines.push('', ...remoteMarkdown(report.remote as RemoteReport));
   if (report.portal) lines.push(...portalMarkdown(report.portal as PortalReport));
   const d = report.deductions as DeductionsReport | undefined;
   if (d) {
@@ -1069,4 +1151,4 @@ function markdown(report: any, bare: Measured, insert: { inserts_per_s: number; 
   return `${lines.join('\n')}\n`;
 }
 
-await (ONLY_PORTAL ? portalOnly() : ONLY_HOT ? hotOnly() : main());
+await (ONLY_PORTAL ? portalOnly() : ONLY_HOT ? hotOnly() : ONLY_REMOTE ? remoteOnly() : main());

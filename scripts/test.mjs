@@ -153,6 +153,15 @@ function figures(output) {
 const totals = { passed: 0, failed: 0, skipped: 0 };
 const results = [];
 const failedFiles = [];
+const failureDigests = [];
+
+/** A failed file's reasons in a few lines (the spec reporter's "failing tests" part), repeated at the end where a truncated log still shows them. */
+function digest(output, why) {
+  const at = output.lastIndexOf('✖ failing tests:');
+  const part = at >= 0 ? output.slice(at) : output.slice(-2_000);
+  const lines = part.split('\n').filter((l) => l.trim() && !/^\s+at /.test(l));
+  return [...(why ? [why.trim()] : []), ...lines.slice(0, 30)].map((l) => l.slice(0, 300));
+}
 
 async function runJob(j) {
   const dir = mkdtempSync(path.join(runTmp, `${j.engine}-`));
@@ -179,7 +188,10 @@ async function runJob(j) {
   const what = f ? `${f.passed} passed${f.failed ? `, ${f.failed} failed` : ''}${f.skipped ? `, ${f.skipped} skipped` : ''}` : 'no results';
   const why = r.signal ? ` (killed by ${r.signal}${ms >= FILE_TIMEOUT_MS ? ` after ${seconds(FILE_TIMEOUT_MS)}` : ''})` : '';
   console.log(`${ok ? 'ok  ' : 'FAIL'} ${j.engine.padEnd(8)} ${j.file}  ${what}  ${seconds(ms)}${why}`);
-  if (!ok) failedFiles.push(key(j));
+  if (!ok) {
+    failedFiles.push(key(j));
+    failureDigests.push({ file: key(j), digest: digest(r.output, why) });
+  }
   if (!ok || VERBOSE || f?.skipped) process.stdout.write(`${r.output.replace(/^/gm, '     │ ')}\n`);
 }
 
@@ -219,6 +231,10 @@ if (failedFiles.length) failedParts.push(`${failedFiles.length} test file(s): ${
 
 console.log('\n=== slowest 10 files ===');
 for (const r of [...results].sort((a, b) => b.ms - a.ms).slice(0, 10)) console.log(`${seconds(r.ms).padStart(8)}  ${r.engine.padEnd(8)} ${r.file}`);
+if (failureDigests.length) {
+  console.log('\n=== failures: the failing tests of each failed file, again ===');
+  for (const f of failureDigests) console.log(`${f.file}\n${f.digest.map((l) => `   ${l}`).join('\n')}`);
+}
 const byEngine = (e) => results.filter((r) => r.engine === e).reduce((s, r) => s + r.ms, 0);
 console.log('\n=== summary ===');
 console.log(`files: ${results.length} in ${seconds(Date.now() - started)} (${engines.map((e) => `${e} ${seconds(byEngine(e))} of file time`).join(', ')})`);

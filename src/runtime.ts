@@ -7,6 +7,9 @@ import { migrationDb, openStore } from './db/store.js';
 import { MerchantService } from './merchants/service.js';
 import { notificationBacklog } from './notifications/outbox.js';
 import { Metrics } from './ops/metrics.js';
+import { processorWaits } from './processors/attempts.js';
+import { connectorFor } from './processors/connectors.js';
+import { ProcessorDirectory } from './processors/directory.js';
 import { createSandboxProcessor } from './processors/sandbox/index.js';
 import type { Deps, Runtime } from './web/context.js';
 import { clockedNow } from './web/request-time.js';
@@ -57,18 +60,25 @@ export async function createRuntime(
   const merchants = new MerchantService(store, keyring);
   const apiKeys = new ApiKeyService(store, keyring, merchants);
   const sandbox = createSandboxProcessor({ swift_delay_ms: settings.sandbox_swift_delay_ms });
+  const metrics = new Metrics(opts.metricsDefaults ?? true);
+  const processors = new ProcessorDirectory(store, keyring, sandbox, connectorFor(sandbox), metrics);
+  await processors.reload();
   const deps: Deps = {
     settings,
     store,
     keyring,
     merchants,
     apiKeys,
-    metrics: new Metrics(opts.metricsDefaults ?? true),
-    // Test accounts are served by the sandbox; no live processor is configured yet (docs/contract.md §3).
-    processorFor: (account) => (account.mode === 'test' ? sandbox : null),
+    metrics,
+    processors,
+    // docs/contract.md §21: the account's processors; a test account without one is served by the sandbox.
+    processorFor: (account, want) => deps.processors.for(account, want),
+    processorsFor: (account, want) => deps.processors.candidates(account, want),
     // Inside a request on a test account whose clock was moved: the clock's time (src/web/request-time.ts).
     now: clockedNow(opts.now ?? Date.now),
   };
   deps.metrics.watchNotificationBacklog(() => notificationBacklog(store), deps.now);
+  processorWaits.max = settings.max_processor_waits;
+  deps.metrics.watchProcessorWaits(() => processorWaits.now);
   return { settings, store, keyring, merchants, apiKeys, deps };
 }

@@ -5,11 +5,14 @@
 // nothing stored.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sweepAttempts } from '../attempts/sweeper.js';
 import { SignatureVerificationError } from '../client/index.js';
 import { canonicalString } from '../crypto/signature.js';
+import { WriteUnit } from '../db/unit.js';
 import { verifyLedger } from '../ledger/verify.js';
 import { setMethodsEnabled } from '../methods/enablement.js';
 import { expireDue } from '../payments/expiry.js';
+import { ABANDONED_START_MS, apmClaim, newAttempt } from '../processors/attempts.js';
 import { readXml, type TestGateway, testGateway } from '../test/harness.js';
 import { captureBatch, item, orderOf, refundBatch } from '../test/lifecycle.js';
 import { eventsOf, formTokenOf, pathOf } from '../threeds/testing.js';
@@ -141,6 +144,67 @@ describe('the APM answer (docs/contract.md §15)', () => {
     const c = await start({ ...body, amount: '1.00' });
     assert.equal(c.result_info, '1011:Duplicate order');
     assert.equal(c.issuer_url, '');
+  });
+
+  test('10 concurrent identical starts reach the processor once; every answer is the winner’s (docs/contract.md §20)', async () => {
+    const deps = gw.runtime.deps;
+    const original = deps.processorFor;
+    let starts = 0;
+    deps.processorFor = (account, want) => {
+      const p = original(account, want);
+      if (!p?.startApm) return p;
+      const startApm = p.startApm.bind(p);
+      const slow: NonNullable<typeof p.startApm> = async (input, call) => {
+        starts++;
+        await new Promise((r) => setTimeout(r, 50));
+        return startApm(input, call);
+      };
+      return Object.assign(Object.create(p), { startApm: slow });
+    };
+    try {
+      const body = pixBody();
+      const answers = await Promise.all(Array.from({ length: 10 }, () => start(body)));
+      assert.equal(starts, 1);
+      assert.deepEqual(new Set(answers.map((a) => `${a.result_info} ${a.transaction_id} ${a.issuer_url}`)).size, 1);
+      assert.equal(answers[0]?.result_info, '0003:Pending shopper action');
+    } finally {
+      deps.processorFor = original;
+    }
+  });
+
+  test('a start whose process died at the processor holds the order_no until the sweeper closes it a minute past its deadline; then it can start', async () => {
+    const deps = gw.runtime.deps;
+    const timeout = deps.settings.processor_timeout_ms;
+    deps.settings.processor_timeout_ms = 200;
+    try {
+      const body = pixBody();
+      const held = newAttempt(
+        {
+          account_id: gw.merchant.account_id,
+          connector: 'sandbox',
+          operation: 'apm_start',
+          object_id: 'pay_dead',
+          amount_minor: 12050,
+          currency: 'BRL',
+          claim_key: apmClaim(gw.merchant.account_id, String(body.order_no)),
+        },
+        deps.now(),
+        200,
+      );
+      await gw.runtime.store.write(
+        new WriteUnit(gw.runtime.store.engine).insertRows('processor_attempts', [{ ...held, next_check_at: held.deadline_at + ABANDONED_START_MS }]),
+      );
+      const refused = await start(body);
+      assert.equal(refused.return_message, '1007:Processing error', 'not started: safe to retry');
+      await sweepAttempts(deps, deps.now() + 30_000);
+      assert.equal((await start(body)).return_message, '1007:Processing error', 'within the minute the claim stands');
+      await sweepAttempts(deps, deps.now() + 61_000);
+      const closed = await gw.runtime.store.db.selectFrom('processor_attempts').selectAll().where('attempt_id', '=', held.attempt_id).executeTakeFirstOrThrow();
+      assert.deepEqual([closed.status, closed.claim_key], ['declined', null]);
+      assert.equal((await start(body)).result_info, '0003:Pending shopper action');
+    } finally {
+      deps.settings.processor_timeout_ms = timeout;
+    }
   });
 
   test('the stored request hash is the fingerprint of the body as sent (stored hashes stay valid); the order record keeps the bank', async () => {

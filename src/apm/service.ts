@@ -15,11 +15,12 @@
 import { createHash } from 'node:crypto';
 import { apmAnswerRecord } from '../authorise/answer.js';
 import type { CaptureMethod } from '../authorise/command.js';
-import { noProcessor, notFound } from '../core/outcomes.js';
+import { noProcessor, notFound, Refused, refuse } from '../core/outcomes.js';
 import { newId } from '../crypto/ids.js';
 import { insertRows } from '../db/prepared.js';
 import type { AccountRow } from '../db/tables/merchants.js';
 import type { PaymentRow } from '../db/tables/payments.js';
+import { applyUnit, WriteUnit } from '../db/unit.js';
 import type { AccountCredentials } from '../merchants/service.js';
 import { type ApmMethod, apmMethod } from '../methods/catalogue.js';
 import { enabledMethods } from '../methods/enablement.js';
@@ -28,6 +29,7 @@ import { movePayment } from '../payments/engine.js';
 import { recordPaymentEvent } from '../payments/events.js';
 import { paymentById, paymentByOrderNo } from '../payments/reader.js';
 import { applyTransition, MANUAL_CAPTURE_WINDOW_MS } from '../payments/states.js';
+import { ABANDONED_START_MS, apmClaim, callWithDeadline, newAttempt, OPEN_ATTEMPT, settleAttemptInto } from '../processors/attempts.js';
 import type { Deps } from '../web/context.js';
 import type { ApmPaymentCommand, ApmPaymentResult } from './command.js';
 import type { IssuerPageRow } from './tables.js';
@@ -70,9 +72,32 @@ export class ApmService {
     if (prior) return replay(prior, cmd.request_hash);
     const started = await this.start(creds, cmd, null);
     if (started.kind === 'started') return started;
-    const winner = await this.existing(account_id, cmd.order_no);
-    if (!winner) throw new Error('order race without a winner');
+    // Another request holds the order_no (its start at the processor, or its payment written):
+    // its answer is this one's once it is written; a start that failed wrote nothing.
+    const winner = await this.awaitWinner(account_id, cmd.order_no);
+    if (!winner) throw new Refused(refuse('not_processed', 'the processor did not answer the start of the payment; it is safe to retry'));
     return replay(winner, cmd.request_hash);
+  }
+
+  /**
+   * The payment of the request that holds the order_no, once written: waited for while its
+   * start is at the processor (at most the processor timeout and a second, in wall time);
+   * undefined when that start ended without a payment.
+   */
+  private async awaitWinner(account_id: string, order_no: string): Promise<PaymentRow | undefined> {
+    const until = Date.now() + this.deps.settings.processor_timeout_ms + 1_000;
+    for (;;) {
+      const row = await this.existing(account_id, order_no);
+      if (row) return row;
+      const held = await this.deps.store.db
+        .selectFrom('processor_attempts')
+        .select('attempt_id')
+        .where('claim_key', '=', apmClaim(account_id, order_no))
+        .where('status', 'in', [...OPEN_ATTEMPT])
+        .executeTakeFirst();
+      if (!held || Date.now() > until) return this.existing(account_id, order_no);
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }
 
   /**
@@ -98,13 +123,53 @@ export class ApmService {
     if (!processor.startApm) throw notFound('payment_method', `payment_method "${method.payment_method}" is not served by this account's processor`);
     const now = deps.now();
     const transaction_id = pending ? pending.transaction_id : newId('payment', now);
-    const started = await processor.startApm({
-      transaction_id,
-      payment_method: method.payment_method,
-      amount_minor: cmd.amount_minor,
-      currency: cmd.currency,
-      fields: cmd.fields,
-    });
+    // docs/contract.md §20: the start is an attempt, recorded before the call, and it claims
+    // the order_no (a checkout session's too): one start per order reaches the processor,
+    // whatever the concurrency. A start that fails lets the claim go; one that succeeds keeps
+    // it. One whose process died is closed by the sweeper a minute past its deadline.
+    const claimed = newAttempt(
+      {
+        account_id: account.account_id,
+        connector: processor.name,
+        processor_id: processor.processor_id,
+        operation: 'apm_start',
+        object_id: transaction_id,
+        amount_minor: cmd.amount_minor,
+        currency: cmd.currency,
+        claim_key: apmClaim(account.account_id, cmd.order_no),
+      },
+      now,
+      deps.settings.processor_timeout_ms,
+    );
+    const attempt = { ...claimed, next_check_at: claimed.deadline_at + ABANDONED_START_MS };
+    const won = await deps.store
+      .write(
+        new WriteUnit(deps.store.engine).insertRows('processor_attempts', [attempt], {
+          ignoreConflictOn: ['claim_key'],
+          expected: { rows: 1, error: () => new Lost() },
+        }),
+      )
+      .then(
+        () => true,
+        (e) => {
+          if (e instanceof Lost) return false;
+          throw e;
+        },
+      );
+    if (!won) return { kind: 'lost' };
+    const startApm = processor.startApm.bind(processor);
+    const started = await callWithDeadline(attempt, deps.now, (call) =>
+      startApm({ transaction_id, payment_method: method.payment_method, amount_minor: cmd.amount_minor, currency: cmd.currency, fields: cmd.fields }, call),
+    );
+    if ('kind' in started) {
+      // Nothing was written but the attempt: the shopper has no issuer page to go to, and the
+      // merchant may try again. The attempt is closed, not left unknown: there is no status to
+      // ask of a start and nothing the sweeper would settle (an unpaid issuer session the
+      // processor may have opened lapses there, as a lost start's does below).
+      const error = `${started.reason}; refused 1007, safe to retry`;
+      await deps.store.write(settleAttemptInto(new WriteUnit(deps.store.engine), attempt, 'lose', { status: 'declined', error }, now, () => new Lost()));
+      throw new Refused(refuse('not_processed', 'the processor did not answer the start of the payment; it is safe to retry'));
+    }
     const page_id = newId('apm_page'); // 32 url-safe characters, 192 random bits
     const issuer_url = started.issuer.kind === 'url' ? started.issuer.url : `${deps.settings.public_url}/issuer/${page_id}`;
     const expires_at = now + method.expiry_ms;
@@ -114,7 +179,7 @@ export class ApmService {
     row.answer = JSON.stringify(record);
     const page = started.issuer.kind === 'gateway_page' ? issuerPage(page_id, transaction_id, account, method, now, expires_at) : null;
 
-    const won = await deps.store
+    const wrote = await deps.store
       .transaction(async (tx) => {
         if (pending) {
           const { transaction_id: _t, status: _s, account_id: _a, merchant_id: _m, ...patch } = row;
@@ -125,13 +190,30 @@ export class ApmService {
         }
         if (page) await tx.insertInto('apm_issuer_pages').values(page).execute();
         await recordPaymentEvent(tx, row, 'payment.pending', now);
+        await applyUnit(
+          tx,
+          settleAttemptInto(new WriteUnit(deps.store.engine), attempt, 'answer', { status: 'approved', reference: started.reference }, now, () => new Lost()),
+        );
         return true;
       })
       .catch((e) => {
         if (e instanceof Lost) return false;
         throw e;
       });
-    if (!won) return { kind: 'lost' };
+    if (!wrote) {
+      // Another request took the order_no or the session first: this start is let go of (an unpaid issuer session lapses at the processor).
+      await deps.store.write(
+        settleAttemptInto(
+          new WriteUnit(deps.store.engine),
+          attempt,
+          'lose',
+          { status: 'declined', error: 'lost the order to another request' },
+          now,
+          () => new Lost(),
+        ),
+      );
+      return { kind: 'lost' };
+    }
     deps.metrics.payments.inc({ outcome: '0003' });
     return { kind: 'started', record, issuer_url };
   }

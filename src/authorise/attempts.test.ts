@@ -4,36 +4,10 @@
 // bound, and one order_no reaches the processor once whatever the concurrency.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import { settleNotified, sweepAttempts } from '../attempts/sweeper.js';
 import { verifyLedger } from '../ledger/verify.js';
-import type { AttemptStatusAnswer, AuthoriseInput, AuthoriseOutcome, CancelOutcome, Processor, ProcessorCall } from '../processors/types.js';
+import { HANG, ScriptedProcessor } from '../processors/testing.js';
 import { directPayment, readXml, type TestGateway, testGateway } from '../test/harness.js';
-import { sweepAttempts } from './sweeper.js';
-
-/** A processor the test steers: how authorise answers, what a status query says, what a cancel does. */
-class ScriptedProcessor implements Processor {
-  readonly name = 'scripted';
-  readonly inline = true;
-  calls: Array<{ input: AuthoriseInput; call: ProcessorCall | undefined }> = [];
-  statusAsked: string[] = [];
-  cancels: Array<{ transaction_id: string; reference: string }> = [];
-  answer: (input: AuthoriseInput) => Promise<AuthoriseOutcome> = async () => ({ kind: 'approved', reference: 'PSP-1' });
-  status: AttemptStatusAnswer = { kind: 'unknown', reason: 'still not known' };
-  cancel: CancelOutcome = { kind: 'approved', reference: 'PSP-void' };
-  async authorise(input: AuthoriseInput, call?: ProcessorCall): Promise<AuthoriseOutcome> {
-    this.calls.push({ input, call });
-    return this.answer(input);
-  }
-  async authoriseStatus(_input: { transaction_id: string }, call: ProcessorCall): Promise<AttemptStatusAnswer> {
-    this.statusAsked.push(call.attempt_id);
-    return this.status;
-  }
-  async cancelAuthorisation(input: { transaction_id: string; reference: string }): Promise<CancelOutcome> {
-    this.cancels.push(input);
-    return this.cancel;
-  }
-}
-
-const HANG = () => new Promise<AuthoriseOutcome>(() => {});
 
 let gw: TestGateway;
 let processor: ScriptedProcessor;
@@ -120,9 +94,10 @@ describe('no answer by the deadline', () => {
     assert.equal(processor.calls.length, 1);
 
     // Not yet due: nothing asked.
-    assert.equal((await sweepAttempts(gw.runtime.deps, Date.now())).asked, 0);
+    const early = await sweepAttempts(gw.runtime.deps, gw.runtime.deps.now());
+    assert.equal(early.asked, 0);
     processor.status = { kind: 'approved', reference: 'PSP-late' };
-    const r = await sweepAttempts(gw.runtime.deps, Date.now() + 60_000);
+    const r = await sweepAttempts(gw.runtime.deps, gw.runtime.deps.now() + 60_000);
     assert.deepEqual(r, { asked: 1, settled: 1, voided: 0 });
     assert.deepEqual(processor.statusAsked, [a?.attempt_id]);
     const p = await paymentOf(x.transaction_id);
@@ -146,7 +121,7 @@ describe('no answer by the deadline', () => {
     const x = await pay();
     assert.equal(x.result_info, '0006:Pending at the processor');
     processor.status = { kind: 'not_found' };
-    await sweepAttempts(gw.runtime.deps, Date.now() + 60_000);
+    await sweepAttempts(gw.runtime.deps, gw.runtime.deps.now() + 60_000);
     const p = await paymentOf(x.transaction_id);
     assert.equal(p.status, 'declined');
     assert.equal(p.result_code, '1007');
@@ -160,7 +135,7 @@ describe('no answer by the deadline', () => {
   test('still unknown: asked again with backoff; past the void bound cancelled at the processor and failed with 1007', async () => {
     processor.answer = HANG;
     const x = await pay();
-    const t0 = Date.now();
+    const t0 = gw.runtime.deps.now();
     const first = await sweepAttempts(gw.runtime.deps, t0 + 60_000);
     assert.deepEqual(first, { asked: 1, settled: 0, voided: 0 });
     const [a1] = await attemptsOf(x.transaction_id);
@@ -171,13 +146,82 @@ describe('no answer by the deadline', () => {
 
     const voided = await sweepAttempts(gw.runtime.deps, t0 + 11 * 60_000);
     assert.deepEqual(voided, { asked: 1, settled: 0, voided: 1 });
-    assert.deepEqual(processor.cancels, [{ transaction_id: x.transaction_id, reference: '' }]);
+    assert.deepEqual(
+      processor.cancels.map(({ transaction_id, reference }) => ({ transaction_id, reference })),
+      [{ transaction_id: x.transaction_id, reference: '' }],
+    );
     const p = await paymentOf(x.transaction_id);
     assert.equal(p.status, 'declined');
     assert.equal(p.result_code, '1007');
     const [a2] = await attemptsOf(x.transaction_id);
     assert.equal(a2?.status, 'voided');
     assert.equal(a2?.next_check_at, null);
+  });
+
+  test('a void sent without an answer is sent again until answered: a later approval does not approve the payment (the processor may have cancelled it)', async () => {
+    processor.answer = HANG;
+    const x = await pay();
+    const t0 = gw.runtime.deps.now();
+    processor.cancelAnswer = { kind: 'unknown', reason: 'no answer within 150 ms' };
+    const first = await sweepAttempts(gw.runtime.deps, t0 + 11 * 60_000);
+    assert.deepEqual(first, { asked: 1, settled: 0, voided: 0 });
+    assert.equal(processor.cancels.length, 1);
+    const [a1] = await attemptsOf(x.transaction_id);
+    assert.deepEqual([a1?.status, a1?.last_error], ['unknown', 'cancel sent, no answer: no answer within 150 ms']);
+
+    // A webhook's approval meanwhile leaves it to the cancel.
+    assert.equal(await settleNotified(gw.runtime.deps, a1 as NonNullable<typeof a1>, { kind: 'approved', reference: 'PSP-late' }, t0 + 12 * 60_000), 'open');
+    assert.equal((await paymentOf(x.transaction_id)).status, 'processing');
+
+    // The processor now says approved; the sweeper does not ask, it sends the same cancel again.
+    processor.status = { kind: 'approved', reference: 'PSP-late' };
+    processor.cancelAnswer = { kind: 'approved', reference: 'PSP-void' };
+    const asked = processor.statusAsked.length;
+    const second = await sweepAttempts(gw.runtime.deps, t0 + 13 * 60_000);
+    assert.deepEqual(second, { asked: 1, settled: 0, voided: 1 });
+    assert.equal(processor.statusAsked.length, asked, 'no status query once a void went unanswered');
+    assert.deepEqual(
+      processor.cancels.map((c) => c.attempt_id),
+      [`${a1?.attempt_id}.void`, `${a1?.attempt_id}.void`],
+      'the same cancel, by the same idempotency key',
+    );
+    const p = await paymentOf(x.transaction_id);
+    assert.deepEqual([p.status, p.result_code, p.captured_minor, p.authorised_minor], ['declined', '1007', 0, 0]);
+    assert.deepEqual(
+      (await eventsOf(x.transaction_id)).map((e) => e.event_type),
+      ['payment.failed'],
+    );
+  });
+
+  test('each call of a sweep has its own deadline: a status query that hangs does not spend the next one’s', async () => {
+    processor.answer = HANG;
+    const hung = await pay();
+    const next = await pay();
+    // Both due now, the hanging one first (the sweep's clock is the real one: no deadline to spare).
+    for (const [x, at] of [
+      [hung, 0],
+      [next, 1],
+    ] as const)
+      await gw.runtime.store.transaction((tx) =>
+        tx.updateTable('processor_attempts').set({ next_check_at: at }).where('object_id', '=', x.transaction_id).execute(),
+      );
+    processor.authoriseStatus = async (_input, call) => {
+      processor.statusAsked.push(call.attempt_id);
+      if (processor.statusAsked.length === 1) {
+        gw.clock.advance(150); // the gateway's clock moves while this one hangs to its deadline
+        return HANG();
+      }
+      await new Promise((r) => setTimeout(r, 20));
+      return { kind: 'approved', reference: 'PSP-in-time' };
+    };
+    const r = await sweepAttempts(gw.runtime.deps, gw.runtime.deps.now());
+    assert.deepEqual(r, { asked: 2, settled: 1, voided: 0 });
+    assert.equal((await paymentOf(hung.transaction_id)).status, 'processing');
+    assert.equal((await paymentOf(next.transaction_id)).status, 'captured', 'answered in 20 ms of its own 150');
+    // The hung one is settled by a later run.
+    processor.authoriseStatus = async () => ({ kind: 'approved', reference: 'PSP-later' });
+    await sweepAttempts(gw.runtime.deps, gw.runtime.deps.now() + 60_000);
+    assert.equal((await paymentOf(hung.transaction_id)).status, 'captured');
   });
 });
 
@@ -203,7 +247,7 @@ describe('a subscription’s first payment at the processor', () => {
     assert.equal(processor.calls.length, 1);
 
     processor.status = { kind: 'approved', reference: 'PSP-sub' };
-    await sweepAttempts(gw.runtime.deps, Date.now() + 60_000);
+    await sweepAttempts(gw.runtime.deps, gw.runtime.deps.now() + 60_000);
     const subs = await gw.runtime.store.db.selectFrom('subscriptions').selectAll().where('first_transaction_id', '=', x.transaction_id).execute();
     assert.equal(subs.length, 1);
     assert.equal(subs[0]?.status, 'Active');
@@ -221,6 +265,91 @@ describe('a subscription’s first payment at the processor', () => {
 });
 
 describe('one attempt per order_no', () => {
+  test('a repeat finding the first request gone past its deadline (its process died at the processor) writes the payment from the snapshot: 0006, and the order can be queried', async () => {
+    let release: (o: { kind: 'approved'; reference: string }) => void = () => {};
+    processor.answer = () => new Promise((r) => (release = r));
+    const settings = gw.runtime.deps.settings;
+    const timeout = settings.processor_timeout_ms;
+    settings.processor_timeout_ms = 60_000; // the first call waits as long as the test holds it
+    const body = directPayment(gw.merchant, { order_no: `dead-${Date.now()}` });
+    try {
+      const first = gw.post('/v1/authorise', body);
+      while (processor.calls.length === 0) await new Promise((r) => setTimeout(r, 5));
+      const claim = await gw.runtime.store.db
+        .selectFrom('processor_attempts')
+        .selectAll()
+        .where('claim_key', 'like', `order:%:${body.order_no}`)
+        .executeTakeFirstOrThrow();
+      assert.equal(claim.status, 'sent');
+      const before = await gw.post('/v1/authorise', body);
+      assert.equal(readXml(before).result_info, '0006:Pending at the processor', 'within the deadline: replayed from the snapshot');
+      assert.equal(
+        (
+          await gw.runtime.store.db
+            .selectFrom('payments')
+            .select('transaction_id')
+            .where('order_no', '=', body.order_no as string)
+            .execute()
+        ).length,
+        0,
+      );
+
+      gw.clock.advance(61_000); // past the first call's deadline, as if its process had died
+      const again = readXml(await gw.post('/v1/authorise', body));
+      assert.deepEqual([again.result_info, again.transaction_id], ['0006:Pending at the processor', claim.object_id]);
+      const p = await paymentOf(claim.object_id);
+      assert.equal(p.status, 'processing');
+      const q = await gw.post('/v1/retrievalTrans', { merchant_id: gw.merchant.merchant_id, account_id: gw.merchant.account_id, order_nos: body.order_no });
+      assert.equal(JSON.parse(q.body).orders_list[0].payment_status, '1100');
+
+      // The first call's answer comes after all: the payment is there, the sweeper settles the attempt into it once.
+      release({ kind: 'approved', reference: 'PSP-dead' });
+      const late = await first;
+      assert.equal(readXml(late).transaction_id, claim.object_id, late.body);
+      processor.status = { kind: 'approved', reference: 'PSP-dead' };
+      await sweepAttempts(gw.runtime.deps, gw.runtime.deps.now() + 120_000);
+      assert.equal((await paymentOf(claim.object_id)).status, 'captured');
+      assert.equal(processor.calls.length, 1);
+      assert.deepEqual(processor.cancels, [], 'nothing voided: the approval has its payment');
+      assert.deepEqual(
+        (await eventsOf(claim.object_id)).map((e) => e.event_type),
+        ['payment.succeeded'],
+      );
+    } finally {
+      settings.processor_timeout_ms = timeout;
+    }
+  });
+
+  test('a notification that comes while the call is still in flight (no payment row yet) settles the payment; the late answer then changes nothing', async () => {
+    let release: (o: { kind: 'approved'; reference: string }) => void = () => {};
+    processor.answer = () => new Promise((r) => (release = r));
+    const settings = gw.runtime.deps.settings;
+    const timeout = settings.processor_timeout_ms;
+    settings.processor_timeout_ms = 60_000;
+    const body = directPayment(gw.merchant, { order_no: `early-${Date.now()}` });
+    try {
+      const first = gw.post('/v1/authorise', body);
+      while (processor.calls.length === 0) await new Promise((r) => setTimeout(r, 5));
+      const claim = await gw.runtime.store.db
+        .selectFrom('processor_attempts')
+        .selectAll()
+        .where('claim_key', 'like', `order:%:${body.order_no}`)
+        .executeTakeFirstOrThrow();
+      assert.equal(await settleNotified(gw.runtime.deps, claim, { kind: 'approved', reference: 'PSP-early' }, gw.runtime.deps.now()), 'settled');
+      assert.equal((await paymentOf(claim.object_id)).status, 'captured');
+      release({ kind: 'approved', reference: 'PSP-early' });
+      const answer = readXml(await first);
+      assert.deepEqual([answer.result_info, answer.transaction_id], ['0000:Success', claim.object_id]);
+      assert.deepEqual(processor.cancels, [], 'nothing voided');
+      assert.deepEqual(
+        (await eventsOf(claim.object_id)).map((e) => e.event_type),
+        ['payment.succeeded'],
+      );
+    } finally {
+      settings.processor_timeout_ms = timeout;
+    }
+  });
+
   test('20 concurrent identical requests reach the processor once; every answer is the winner’s', async () => {
     processor.answer = () => new Promise((resolve) => setTimeout(() => resolve({ kind: 'approved', reference: 'PSP-once' }), 50));
     const body = directPayment(gw.merchant, { order_no: `race-${Date.now()}` });
@@ -230,5 +359,46 @@ describe('one attempt per order_no', () => {
     for (const info of infos) assert.ok(['0000:Success', '0006:Pending at the processor'].includes(info), info);
     const ids = new Set(answers.map((r) => readXml(r).transaction_id));
     assert.equal(ids.size, 1);
+  });
+
+  test('generic interface: the answer’s write refused (disk full) is 503; the retry under the same key answers the payment from its snapshot, processing, and the sweeper settles it', async () => {
+    const key = await gw.apiKey();
+    const store = gw.runtime.store;
+    const write = store.write.bind(store);
+    let failNext = false;
+    store.write = async (unit) => {
+      if (failNext) {
+        failNext = false;
+        throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+      }
+      return write(unit);
+    };
+    processor.answer = async () => {
+      failNext = true; // the write of this answer
+      return { kind: 'approved', reference: 'PSP-full' };
+    };
+    const body = {
+      amount: 1234,
+      currency: 'usd',
+      payment_method: { type: 'card', card: { number: '4242424242424242', exp_month: 12, exp_year: 2040, cvc: '123' } },
+    };
+    const headers = { 'idempotency-key': `full-${Date.now()}` };
+    try {
+      const first = await gw.generic('POST', '/v1/payments', key, body, { json: true, headers });
+      assert.equal(first.statusCode, 503, first.body);
+      const again = await gw.generic('POST', '/v1/payments', key, body, { json: true, headers });
+      assert.equal(again.statusCode, 200, again.body);
+      const object = JSON.parse(again.body);
+      assert.deepEqual([object.status, object.amount], ['processing', 1234]);
+      assert.equal(processor.calls.length, 1, 'the retry did not reach the processor again');
+      const tx = String(object.id).replace(/^pay_/, '');
+      processor.status = { kind: 'approved', reference: 'PSP-full' };
+      await sweepAttempts(gw.runtime.deps, gw.runtime.deps.now() + 120_000);
+      assert.equal((await paymentOf(tx)).status, 'captured');
+      const read = await gw.generic('GET', `/v1/payments/${object.id}`, key);
+      assert.equal(JSON.parse(read.body).status, 'succeeded', read.body);
+    } finally {
+      store.write = write;
+    }
   });
 });

@@ -15,13 +15,13 @@ import { capturedBy, feeFor, postPaymentChangeInto } from '../ledger/postings.js
 import type { AccountCredentials } from '../merchants/service.js';
 import type { EventType } from '../notifications/outbox.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
-import { REVIEW_WINDOW_MS, statusAfterApproval } from '../payments/approval.js';
+import { processorCaptureMethod, REVIEW_WINDOW_MS, statusAfterApproval } from '../payments/approval.js';
 import { recordPaymentEventInto } from '../payments/events.js';
-import { paymentByOrderNo } from '../payments/reader.js';
+import { paymentById, paymentByOrderNo } from '../payments/reader.js';
 import { applyProcessorAnswerInto, applyTransitionInto, MANUAL_CAPTURE_WINDOW_MS, type PaymentStatus } from '../payments/states.js';
 import { openAnswer, sealAnswer } from '../payments/stored-answer.js';
 import { attemptStatusOf, callWithDeadline, newAttempt, type ProcessorAttemptRow, settleAttemptInto } from '../processors/attempts.js';
-import type { AuthoriseOutcome, ProcessorCard } from '../processors/types.js';
+import type { AuthoriseOutcome, Processor, ProcessorCard } from '../processors/types.js';
 import type { RiskAssessment, RiskContext, RiskEngine } from '../risk/index.js';
 import { isLive, releaseContractName } from '../subscriptions/engine.js';
 import { answerFields, contractNameTaken, createSubscription, type Prepared, prepareSubscription } from '../subscriptions/service.js';
@@ -31,6 +31,7 @@ import type { Deps } from '../web/context.js';
 import { invalid, type ResultCode } from '../web/errors.js';
 import { cardAnswerRecord } from './answer.js';
 import type { CaptureMethod, CardPaymentCommand, CardPaymentResult, CardSource } from './command.js';
+import { type PaymentSnapshot, writeSnapshotPayment } from './snapshot.js';
 
 type Decided = Extract<CardPaymentResult, { kind: 'decided' }>;
 
@@ -55,7 +56,7 @@ export class AuthoriseService {
 
   private replay(row: PaymentRow, request_hash: string): CardPaymentResult {
     // docs/contract.md §4: same request → the original answer; another request → 1011.
-    if (row.request_hash === request_hash) return { kind: 'replayed', record: openAnswer(this.deps.keyring, row.answer) };
+    if (row.request_hash === request_hash) return { kind: 'replayed', record: openAnswer(this.deps.keyring, row.answer), row };
     return { kind: 'duplicate' };
   }
 
@@ -125,11 +126,13 @@ export class AuthoriseService {
     const { deps } = this;
     const now = deps.now();
     const account = creds.account;
-    const processor = deps.processorFor(account);
-    if (!processor) throw noProcessor();
+    if (!deps.processorFor(account, { currency: cmd.currency })) throw noProcessor();
 
     const resolved = await this.resolveCard(creds, cmd.card);
     const { card, facts } = resolved;
+    // docs/contract.md §21: the first of the account's processors that takes the currency and brand.
+    const processor = deps.processorFor(account, { currency: cmd.currency, brand: facts.brand });
+    if (!processor) throw noProcessor();
     checkSecurityCode(card, facts);
     // docs/contract.md §10: 3-D Secure results from an outside server, validated (400 names the field).
     const mpi = cmd.threeds.mpi(facts.brand);
@@ -152,6 +155,7 @@ export class AuthoriseService {
       capture_method,
       subscription,
       connector: processor.name,
+      processor_id: processor.processor_id,
       card_id: resolved.card_id ?? (storeCard ? newId('stored_card', now) : null),
       storeCard,
       opts,
@@ -161,21 +165,155 @@ export class AuthoriseService {
     // Decided without the processor (Luhn, expiry, risk, a challenge first): one write.
     if (beforeProcessor(f) !== null) return this.record(p, f, riskCtx, pending ? { kind: 'checkout_pay', before: pending } : { kind: 'insert' });
 
-    const sent = await this.send(p, f, riskCtx);
+    let sent = await this.send(p, f, riskCtx);
     if (sent === 'lost') return 'lost';
     const threeds = mpi ? { eci: mpi.eci, cavv: mpi.cavv, xid: mpi.xid, ds_trans_id: mpi.ds_trans_id } : undefined;
-    const outcome = await callWithDeadline(sent.attempt, deps.now, (call) =>
-      processor.authorise({ transaction_id, amount_minor: cmd.amount_minor, currency: cmd.currency, card, threeds }, call),
+    // docs/contract.md §21: a processor that certainly did not take the call (refused
+    // connection, open circuit) hands the payment to the next that takes it; a decline or a
+    // call that may have reached it is final for this payment.
+    const all = deps.processorsFor(account, { currency: cmd.currency, brand: facts.brand });
+    const next = all.slice(all.indexOf(processor) + 1 || all.length);
+    let at = processor;
+    // Held for review when approved: only authorised at the processor (the review captures or cancels it).
+    const sentCapture = processorCaptureMethod(f.risk?.action ?? 'ACCEPT', capture_method);
+    let outcome: AuthoriseOutcome = await callWithDeadline(sent.attempt, deps.now, (call) =>
+      at.authorise({ transaction_id, amount_minor: cmd.amount_minor, currency: cmd.currency, card, threeds, capture_method: sentCapture }, call),
     );
-    if (outcome.kind === 'pending' || outcome.kind === 'unknown') return this.leaveOpen(sent, outcome);
-    return this.record(p, { ...f, outcome }, null, { kind: 'processor_answer', before: sent.row, attempt: sent.attempt, outcome });
+    for (let to = next.shift(); outcome.kind === 'unknown' && outcome.not_sent && to; to = next.shift()) {
+      const moved: Sent | 'lost' = await this.handOver(p, sent, to, outcome.reason);
+      if (moved === 'lost') break;
+      sent = moved;
+      at = to;
+      outcome = await callWithDeadline(sent.attempt, deps.now, (call) =>
+        at.authorise({ transaction_id, amount_minor: cmd.amount_minor, currency: cmd.currency, card, threeds, capture_method: sentCapture }, call),
+      );
+    }
+    // Not sent anywhere: nothing can have been authorised, so it fails now (safe to retry).
+    if (outcome.kind === 'unknown' && outcome.not_sent) outcome = { kind: 'declined', code: '1007', reference: '' };
+    if (outcome.kind === 'pending' || outcome.kind === 'unknown') return this.leaveOpen(p, sent, sent.lean ? riskCtx : null, outcome);
+    let answered = await this.record(p, { ...f, outcome }, sent.lean ? riskCtx : null, {
+      kind: 'processor_answer',
+      before: sent.row,
+      attempt: sent.attempt,
+      outcome,
+      lean: sent.lean,
+    });
+    if (answered === 'lost' && sent.lean) {
+      // Past its deadline a repeat (or the sweeper) wrote this payment from the attempt's
+      // snapshot (src/authorise/snapshot.ts): the answer settles into that row instead.
+      const written = await paymentById(deps.store.db, transaction_id);
+      if (written?.status === 'processing')
+        answered = await this.record(p, { ...f, outcome }, riskCtx, { kind: 'processor_answer', before: written, attempt: sent.attempt, outcome, lean: false });
+    }
+    if (answered === 'lost' && sent.lean && outcome.kind === 'approved') await this.voidOrphan(at, sent.attempt, transaction_id, outcome.reference);
+    return answered;
+  }
+
+  /**
+   * The payment goes to processor `to`: its attempt at the last one, never sent, is closed
+   * (`declined`, not sent) and hands its claim and snapshot to a new attempt at `to`, in one
+   * write; 'lost' when that attempt was settled meanwhile (the sweeper, a repeat).
+   */
+  private async handOver(p: CardPayment, sent: Sent, to: Processor, reason: string): Promise<Sent | 'lost'> {
+    const { deps } = this;
+    const now = deps.now();
+    p.connector = to.name;
+    p.processor_id = to.processor_id;
+    const row: PaymentRow = { ...sent.row, connector: to.name };
+    const attempt = newAttempt(
+      {
+        account_id: p.account.account_id,
+        connector: to.name,
+        processor_id: to.processor_id,
+        operation: 'authorise',
+        object_id: row.transaction_id,
+        amount_minor: p.cmd.amount_minor,
+        currency: p.cmd.currency,
+        ...(sent.lean
+          ? {
+              claim_key: orderClaim(p.account.account_id, p.cmd.order_no),
+              snapshot: JSON.stringify({ payment: row, card: sent.card, note: String(p.cmd.kept.note ?? '') } satisfies PaymentSnapshot),
+            }
+          : {}),
+      },
+      now,
+      deps.settings.processor_timeout_ms,
+    );
+    const unit = new WriteUnit(deps.store.engine);
+    const error = `not sent (${reason}); the payment went to the next processor`;
+    settleAttemptInto(unit, sent.attempt, 'lose', { status: 'declined', result_code: '1007', error, release: true }, now, () => new OrderRace());
+    if (!sent.lean)
+      unit.compareAndSet(
+        unit.q
+          .updateTable('payments')
+          .set({ connector: to.name, updated_at: now })
+          .where('transaction_id', '=', row.transaction_id)
+          .where('status', '=', 'processing'),
+        () => new OrderRace(),
+      );
+    unit.insertRows('processor_attempts', [attempt]);
+    try {
+      await deps.store.write(unit);
+    } catch (e) {
+      if (e instanceof OrderRace) return 'lost';
+      throw e;
+    }
+    return { ...sent, row, attempt };
+  }
+
+  /**
+   * An approval whose payment could not be written: another payment took the order_no
+   * without reaching the processor (one decided before it, a card refused by Luhn, say).
+   * The authorisation is cancelled at the processor so nothing stays held at the issuer.
+   */
+  private async voidOrphan(processor: Processor, attempt: ProcessorAttemptRow, transaction_id: string, reference: string): Promise<void> {
+    const { deps } = this;
+    const current = await deps.store.db.selectFrom('processor_attempts').selectAll().where('attempt_id', '=', attempt.attempt_id).executeTakeFirst();
+    if (current?.status !== 'sent' || (await paymentById(deps.store.db, transaction_id))) return;
+    const voiding = { attempt_id: `${attempt.attempt_id}.void`, deadline_at: deps.now() + deps.settings.processor_timeout_ms };
+    const cancelled = await callWithDeadline(voiding, deps.now, (call) => processor.cancel({ transaction_id, reference }, call));
+    const voided = cancelled.kind === 'approved' || cancelled.kind === 'pending';
+    const error = voided ? 'the order was taken by another payment: cancelled at the processor' : `cancel: ${cancelled.reason}`;
+    const unit = settleAttemptInto(
+      new WriteUnit(deps.store.engine),
+      current,
+      voided ? 'void' : 'answer',
+      { status: voided ? 'voided' : 'unknown', error },
+      deps.now(),
+      () => new OrderRace(),
+    );
+    await deps.store.write(unit).catch((e) => {
+      if (!(e instanceof OrderRace)) throw e;
+    });
   }
 
   /** Another request took the order_no: its answer is replayed, or it is a duplicate. */
   private async lostTheRace(account_id: string, cmd: CardPaymentCommand): Promise<CardPaymentResult> {
     const winner = await this.existing(account_id, cmd.order_no);
-    if (!winner) throw new Error('order race without a winner');
-    return this.replay(winner, cmd.request_hash);
+    if (winner) return this.replay(winner, cmd.request_hash);
+    // The winner is at the processor and has no payment row yet: its snapshot answers (pending, 0006).
+    const claim = await this.deps.store.db
+      .selectFrom('processor_attempts')
+      .select(['snapshot', 'status', 'deadline_at'])
+      .where('claim_key', '=', orderClaim(account_id, cmd.order_no))
+      .executeTakeFirst();
+    const snap = claim?.snapshot ? (JSON.parse(claim.snapshot) as PaymentSnapshot) : null;
+    if (!snap) {
+      // Its payment was written (and the claim let go) between the two reads.
+      const written = await this.existing(account_id, cmd.order_no);
+      if (written) return this.replay(written, cmd.request_hash);
+      throw new Error('order race without a winner');
+    }
+    if (snap.payment.request_hash !== cmd.request_hash) return { kind: 'duplicate' };
+    if (claim?.status === 'sent' && Number(claim.deadline_at) < this.deps.now()) {
+      // Past its deadline the caller has given up on the processor (or died with the call):
+      // the payment is written now, as the sweeper would, so the pending order can be queried.
+      const written = await writeSnapshotPayment(this.deps, snap);
+      if (written) return this.replay(written, cmd.request_hash);
+    }
+    // Not written yet (the first request is within its deadline, or the write failed): the
+    // snapshot is the payment as it will be written, so every interface can answer it.
+    return { kind: 'replayed', record: cardAnswerRecord(snap.payment, snap.note, { token_id: '' }), row: { ...snap.payment, answer: '' } };
   }
 
   /**
@@ -216,7 +354,7 @@ export class AuthoriseService {
    * submit winning), its risk signals and the attempt, committed before the call. Its
    * stored answer is the pending one (0006), so a replay meanwhile answers that.
    */
-  private async send(p: CardPayment, f: DecisionFacts, riskCtx: RiskContext | null): Promise<{ row: PaymentRow; attempt: ProcessorAttemptRow } | 'lost'> {
+  private async send(p: CardPayment, f: DecisionFacts, riskCtx: RiskContext | null): Promise<Sent | 'lost'> {
     const { deps } = this;
     const { account, cmd, pending, now } = p;
     const row = cardPaymentRow({
@@ -226,24 +364,38 @@ export class AuthoriseService {
       status: 'processing',
       threeds_result: p.mpi ? p.mpi.result : '',
     });
-    row.answer = sealAnswer(deps.keyring, cardAnswerRecord(row, String(cmd.kept.note ?? ''), { token_id: '' }));
+    const note = String(cmd.kept.note ?? '');
+    // A new payment (lean): the attempt alone claims its order_no and carries what the payment
+    // will be written as; the payment is written once, with the answer. A hosted-checkout
+    // payment exists already: it is claimed by its compare-and-set to `processing`.
+    const lean = !pending;
+    const card = p.storeCard && p.card_id ? this.cardRow(p.card_id, account.account_id, null, p.resolved, now) : null;
     const attempt = newAttempt(
       {
         account_id: account.account_id,
         connector: p.connector,
+        processor_id: p.processor_id,
         operation: 'authorise',
         object_id: row.transaction_id,
         amount_minor: cmd.amount_minor,
         currency: cmd.currency,
+        ...(lean
+          ? { claim_key: orderClaim(account.account_id, cmd.order_no), snapshot: JSON.stringify({ payment: row, card, note } satisfies PaymentSnapshot) }
+          : {}),
       },
       now,
       deps.settings.processor_timeout_ms,
     );
     const unit = new WriteUnit(deps.store.engine);
-    if (p.storeCard && p.card_id) unit.insertRows('cards', [this.cardRow(p.card_id, account.account_id, null, p.resolved, now)]);
-    this.claimInto(unit, pending ? { kind: 'checkout_send', before: pending } : { kind: 'insert' }, row, now);
-    if (riskCtx) this.risk.record(unit, riskCtx, row.transaction_id);
-    unit.insertRows('processor_attempts', [attempt]);
+    if (lean) {
+      unit.insertRows('processor_attempts', [attempt], { ignoreConflictOn: ['claim_key'], expected: { rows: 1, error: () => new OrderRace() } });
+    } else {
+      row.answer = sealAnswer(deps.keyring, cardAnswerRecord(row, note, { token_id: '' }));
+      if (card) unit.insertRows('cards', [card]);
+      this.claimInto(unit, { kind: 'checkout_send', before: pending as PaymentRow }, row, now);
+      if (riskCtx) this.risk.record(unit, riskCtx, row.transaction_id);
+      unit.insertRows('processor_attempts', [attempt]);
+    }
     // A first payment holds its contract_name while it is at the processor, so concurrent
     // first payments of one name are refused before any reaches it (the hosted page's
     // shopper pays without the subscription instead, as below).
@@ -262,16 +414,26 @@ export class AuthoriseService {
       if (e instanceof NameClaimed) throw contractNameTaken();
       throw e;
     }
-    return { row, attempt };
+    return { row, attempt, lean, card };
   }
 
   /** The processor has not said yet (pending) or could not be heard (unknown): the payment stays `processing`, the sweeper asks again. */
   private async leaveOpen(
-    sent: { row: PaymentRow; attempt: ProcessorAttemptRow },
+    p: CardPayment,
+    sent: Sent,
+    riskCtx: RiskContext | null,
     outcome: Extract<AuthoriseOutcome, { kind: 'pending' | 'unknown' }>,
   ): Promise<Decided> {
     const { deps } = this;
     const unit = new WriteUnit(deps.store.engine);
+    if (sent.lean) {
+      // The payment is written now, `processing`, with the pending answer (0006) a replay gives.
+      sent.row.answer = sealAnswer(deps.keyring, cardAnswerRecord(sent.row, String(p.cmd.kept.note ?? ''), { token_id: '' }));
+      // The card is there already when the payment was written from the snapshot meanwhile.
+      if (sent.card) unit.insertRows('cards', [sent.card], { ignoreConflictOn: ['card_id'] });
+      unit.insertRows('payments', [sent.row], { ignoreConflictOn: ['account_id', 'order_no'], expected: { rows: 1, error: () => new OrderRace() } });
+      if (riskCtx) this.risk.record(unit, riskCtx, sent.row.transaction_id);
+    }
     settleAttemptInto(
       unit,
       sent.attempt,
@@ -280,12 +442,17 @@ export class AuthoriseService {
       deps.now(),
       () => new OrderRace(),
     );
-    // Lost only to the sweeper, which then settled it: the payment's answer stands either way.
-    await deps.store.write(unit).catch((e) => {
-      if (!(e instanceof OrderRace)) throw e;
-    });
-    deps.metrics.payments.inc({ outcome: '0006' });
-    return { kind: 'decided', record: openAnswer(deps.keyring, sent.row.answer), row: sent.row };
+    // Lost only to the sweeper, which then wrote and settled it: the stored answer stands.
+    const lost = await deps.store.write(unit).then(
+      () => false,
+      (e) => {
+        if (!(e instanceof OrderRace)) throw e;
+        return true;
+      },
+    );
+    const row = lost ? ((await paymentById(deps.store.db, sent.row.transaction_id)) ?? sent.row) : sent.row;
+    deps.metrics.payments.inc({ outcome: row.result_code });
+    return { kind: 'decided', record: openAnswer(deps.keyring, row.answer), row };
   }
 
   /** What every row of this payment is made of, with its details. */
@@ -325,9 +492,11 @@ export class AuthoriseService {
     let record = answerOf(subscription);
     row.answer = sealAnswer(deps.keyring, record);
 
-    // A card written before the processor was asked gets its token only now, with an outcome that allows one.
-    const newCard = claim.kind !== 'processor_answer' && p.storeCard && p.card_id;
-    const tokenOnly = claim.kind === 'processor_answer' && p.storeCard && p.card_id && wantsToken;
+    // A card written before the processor was asked (a hosted checkout's) gets its token only
+    // now, with an outcome that allows one; a new payment's card is written with it.
+    const written = claim.kind === 'processor_answer' && !claim.lean;
+    const newCard = !written && p.storeCard && p.card_id;
+    const tokenOnly = written && p.storeCard && p.card_id && wantsToken;
     const inserted = await this.write({
       claim,
       row,
@@ -378,7 +547,9 @@ export class AuthoriseService {
       return;
     }
     if (claim.kind === 'processor_answer') {
-      applyProcessorAnswerInto(unit, row, now, lost);
+      // A new payment is inserted with its answer (the attempt held its order_no); a checkout one moves from `processing`.
+      if (claim.lean) unit.insertRows('payments', [row], { ignoreConflictOn: ['account_id', 'order_no'], expected: { rows: 1, error: lost } });
+      else applyProcessorAnswerInto(unit, row, now, lost);
       const o = claim.outcome;
       settleAttemptInto(
         unit,
@@ -420,12 +591,13 @@ export class AuthoriseService {
   }): Promise<boolean> {
     const { deps } = this;
     const { claim, row, now, subscription } = w;
-    const before = claim.kind === 'insert' ? null : claim.before;
+    const before = claim.kind === 'insert' || (claim.kind === 'processor_answer' && claim.lean) ? null : claim.before;
     // Facts first: the fee on what this payment captures is read before its unit is built.
     const captured = capturedBy(before, row);
     const fee_minor = captured > 0 ? await feeFor(deps.store.db, row.account_id, row.currency, captured) : 0;
     const unit = new WriteUnit(deps.store.engine);
-    if (w.card) unit.insertRows('cards', [w.card]);
+    // A new card id: there already only when the payment was written from its snapshot meanwhile (then the unit loses its order_no).
+    if (w.card) unit.insertRows('cards', [w.card], { ignoreConflictOn: ['card_id'] });
     this.claimInto(unit, claim, row, now);
     if (w.token) {
       const token_hash = tokenHash(deps.keyring, w.token.token_id);
@@ -490,7 +662,30 @@ class NameClaimed extends Error {}
 type Claim =
   | { kind: 'insert' }
   | { kind: 'checkout_pay'; before: PaymentRow }
-  | { kind: 'processor_answer'; before: PaymentRow; attempt: ProcessorAttemptRow; outcome: Exclude<AuthoriseOutcome, { kind: 'pending' | 'unknown' }> };
+  | {
+      kind: 'processor_answer';
+      before: PaymentRow;
+      attempt: ProcessorAttemptRow;
+      outcome: Exclude<AuthoriseOutcome, { kind: 'pending' | 'unknown' }>;
+      /** A new payment whose attempt alone claimed it: inserted now (else a checkout payment moved from `processing`). */
+      lean: boolean;
+    };
+
+/** What `send` recorded before the call. */
+interface Sent {
+  /** The payment as it stands at the processor (`processing`, 0006). */
+  row: PaymentRow;
+  attempt: ProcessorAttemptRow;
+  /** A new payment: only its attempt is written yet (with `card`, the card it brings). */
+  lean: boolean;
+  card: CardRow | null;
+}
+
+/** A new card payment's rows while its attempt is at the processor (`processor_attempts.snapshot`): written by the sweeper if the process died. */
+/** The claim a new card payment's attempt holds on its order_no. */
+export function orderClaim(account_id: string, order_no: string): string {
+  return `order:${account_id}:${order_no}`;
+}
 
 /** A card payment being decided: what `run` resolved, read by the steps after it. */
 interface CardPayment {
@@ -502,7 +697,9 @@ interface CardPayment {
   transaction_id: string;
   capture_method: CaptureMethod;
   subscription: Prepared | null;
+  /** The connector's name and the configured processor (routing may move the payment to the next). */
   connector: string;
+  processor_id: string | undefined;
   /** The vault row the payment points at: the token's, or the one this payment stores (storeCard). */
   card_id: string | null;
   storeCard: boolean;

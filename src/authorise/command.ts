@@ -102,7 +102,11 @@ export interface CardPaymentCommand {
 export type CardPaymentResult =
   /** Decided and written now: the acquiring answer record it stored, and the payment. */
   | { kind: 'decided'; record: Record<string, unknown>; row: PaymentRow; threeds_url?: string }
-  /** The order_no was paid by the same request before: its stored answer. */
-  | { kind: 'replayed'; record: Record<string, unknown> }
+  /**
+   * The order_no was paid by the same request before: its stored answer, and the payment as
+   * stored (or, while the first request is still at the processor, as its snapshot says it
+   * will be written: `processing`).
+   */
+  | { kind: 'replayed'; record: Record<string, unknown>; row: PaymentRow }
   /** The order_no was used by another request (docs/contract.md §4: 1011); the interface answers it. */
   | { kind: 'duplicate' };

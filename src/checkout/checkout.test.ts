@@ -4,7 +4,7 @@
 // input refused with nothing stored. The browser tests drive the same pages in Chromium.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { sweepAttempts } from '../authorise/sweeper.js';
+import { sweepAttempts } from '../attempts/sweeper.js';
 import { verifyLedger } from '../ledger/verify.js';
 import type { CreatedMerchant } from '../merchants/service.js';
 import { rankedPaymentMethods } from '../methods/service.js';
@@ -609,10 +609,9 @@ describe('a card payment the processor never took (docs/attempts.md)', () => {
     const timeout = deps.settings.processor_timeout_ms;
     const silent = {
       name: 'silent',
-      inline: true,
       authorise: () => new Promise(() => {}),
       authoriseStatus: async () => ({ kind: 'not_found' }),
-      cancelAuthorisation: async () => ({ kind: 'approved', reference: '' }),
+      cancel: async () => ({ kind: 'approved', reference: '' }),
     } as unknown as Processor;
     const o = await open();
     deps.processorFor = () => silent;

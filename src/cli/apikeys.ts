@@ -6,7 +6,6 @@ import { CommandError, command, need, out } from '../command/registry.js';
 export const apikeyCreateCommand = command({
   name: 'apikey create',
   args: '--account ID [--name LABEL] [--json]',
-  about: 'a new API key for the generic interface: sk_test_… for a test account, sk_live_… for a live one; shown once',
   details: ['Several keys can be active at once; revoke one with "apikey revoke". --json prints { key_id, account_id, livemode, secret }.'],
   options: { account: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' } },
   async run({ values, runtime }) {
@@ -28,7 +27,6 @@ export const apikeyCreateCommand = command({
 export const apikeyListCommand = command({
   name: 'apikey list',
   args: '--account ID [--json]',
-  about: "an account's API keys: id, mode, last four characters, status, created (never the secret)",
   options: { account: { type: 'string' }, json: { type: 'boolean' } },
   async run({ values, runtime }) {
     const account_id = need(values.account, '--account');
@@ -50,7 +48,6 @@ export const apikeyListCommand = command({
 export const apikeyRevokeCommand = command({
   name: 'apikey revoke',
   args: '--account ID --key KEY_ID',
-  about: 'revoke one API key: it answers 401 from then on (other processes within 10 s)',
   options: { account: { type: 'string' }, key: { type: 'string' } },
   async run({ values, runtime }) {
     const account_id = need(values.account, '--account');

@@ -2,7 +2,8 @@
 // capability exports its job kinds and this list hands them to the scheduler, so no kind
 // depends on which module happened to be imported first. It sits with the CLI, above the
 // capabilities, because `serve`, `tollgate worker` and `clock advance` are what run them.
-import { attemptJobs } from '../authorise/tasks.js';
+
+import { attemptJobs } from '../attempts/tasks.js';
 import { REPAIR_EVERY_MS, repairKeyOutcomes } from '../idempotency/plugin.js';
 import { ledgerJobs } from '../ledger/cli.js';
 import { deliveryTask } from '../notifications/tasks.js';
@@ -34,6 +35,9 @@ export interface BackgroundRole {
 
 /** The idempotency repair's local task name. */
 export const REPAIR_TASK = 'idempotency.repair';
+/** The re-reading of the processors set per account (src/processors/directory.ts). */
+export const PROCESSORS_TASK = 'processors.reload';
+const PROCESSORS_RELOAD_MS = 2_000;
 
 /**
  * The one background mechanism of a process (issue 30 item 3): a Scheduler whose
@@ -46,6 +50,10 @@ export function backgroundWork(rt: Runtime, role: BackgroundRole): Scheduler {
     pollJobs(rt, scheduler);
     deliveryTask(rt, scheduler);
   }
-  if (role.serving) scheduler.local(REPAIR_TASK, REPAIR_EVERY_MS, () => repairKeyOutcomes(rt.deps));
+  if (role.serving) {
+    scheduler.local(REPAIR_TASK, REPAIR_EVERY_MS, () => repairKeyOutcomes(rt.deps));
+    // docs/contract.md §21: a processor set by another process (the CLI) is served within this.
+    scheduler.local(PROCESSORS_TASK, PROCESSORS_RELOAD_MS, () => rt.deps.processors.reload());
+  }
   return scheduler;
 }

@@ -1,9 +1,15 @@
 // The operator's tool (docs/contract.md §13; issue 9): through a real process, and in-process for
 // the checks that try every registered command.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { ENGINE } from '../test/harness.js';
-import { cli, createMerchant, type FreshDatabase, freePort, freshDatabase, gatewayEnv, MASTER_KEY } from '../test/process.js';
+import { cli, createMerchant, type FreshDatabase, freePort, freshDatabase, gatewayEnv, MASTER_KEY, ROOT } from '../test/process.js';
+import { loadAll } from './commands.js';
 import { commands } from './main.js';
 import { runCli, useDatabase } from './testing.js';
 
@@ -129,10 +135,71 @@ describe('help everywhere', () => {
   });
 });
 
-describe('an unknown account', () => {
-  const taking = [...commands.values()].filter((c) => 'account' in c.options).map((c) => c.name);
+describe('a command loads only what it needs (issue 36 item 6: each took 2.8–5.5 s, mostly loading modules)', () => {
+  // A module hook in the child names every file it loads (the CLI's own modules and the packages' entry points).
+  let dir: string;
+  let hook: string;
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-loads-'));
+    fs.writeFileSync(
+      path.join(dir, 'loader.mjs'),
+      `export async function load(url, context, next) {\n  if (url.startsWith('file:')) process.stderr.write('loaded ' + url + '\\n');\n  return next(url, context);\n}\n`,
+    );
+    hook = path.join(dir, 'hook.mjs');
+    fs.writeFileSync(hook, `import { register } from 'node:module';\nregister(new URL('./loader.mjs', import.meta.url));\n`);
+  });
+  const loads = (args: string[], input = ''): string[] => {
+    const r = spawnSync(process.execPath, ['--import', hook, path.join(ROOT, 'bin/tollgate.js'), ...args], {
+      env,
+      cwd: ROOT,
+      input,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const files = r.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('loaded '))
+      .map((l) => path.relative(ROOT, fileURLToPath(l.slice('loaded '.length))));
+    assert.ok(
+      files.some((f) => f.endsWith(path.join('cli', 'main.js'))),
+      `the hook saw the CLI load: ${r.stderr}`,
+    );
+    return files;
+  };
+  const packages = (files: string[]) => new Set(files.filter((f) => f.includes('node_modules')).map((f) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(f)?.[1]));
+  // The HTTP application and what only the pages, the portal or the API document use.
+  const server = ['fastify', '@fastify/swagger', 'swagger-ui-dist', 'pino', 'pino-pretty', 'marked', 'qrcode', '@node-rs/argon2', 'typebox'];
 
+  test('help loads the command list only: no command module, no package', () => {
+    const files = loads(['help']);
+    const own = files.filter((f) => !f.includes('node_modules') && !f.startsWith('bin'));
+    const allowed = ['cli/run', 'cli/main', 'cli/commands', 'cli/database', 'command/registry', 'config/index'];
+    assert.deepEqual(
+      own.filter((f) => !allowed.some((a) => f.endsWith(`${a}.js`))),
+      [],
+      'modules help loaded besides the list',
+    );
+    assert.deepEqual([...packages(files)], []);
+  });
+
+  test('sign and merchant list load neither the HTTP server nor, on SQLite, the PostgreSQL driver', () => {
+    const sign = packages(loads(['sign', '--secret', 'abc'], '{"order_no":"A-1"}'));
+    const list = packages(loads(['merchant', 'list']));
+    for (const p of server) {
+      assert.ok(!sign.has(p), `sign loaded ${p}`);
+      assert.ok(!list.has(p), `merchant list loaded ${p}`);
+    }
+    assert.ok(!sign.has('kysely') && !sign.has('better-sqlite3') && !sign.has('pg'), `sign opened no database: ${[...sign]}`);
+    // PostgreSQL's driver is loaded when a PostgreSQL store is opened (the embedded default needs only better-sqlite3).
+    if (ENGINE === 'sqlite') assert.ok(!list.has('pg'), `merchant list on SQLite loaded pg: ${[...list]}`);
+  });
+});
+
+describe('an unknown account', () => {
   test('is refused the same way by every command taking --account, malformed or unknown, and nothing runs', async () => {
+    const taking = (await loadAll()).filter((c) => 'account' in c.options).map((c) => c.name);
     // The commands the issue named must be among them.
     for (const n of [
       'balance',

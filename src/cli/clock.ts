@@ -8,7 +8,6 @@ import { advanceClock, ClockError, clockOf, parseDuration, parseInstant } from '
 export const clockAdvanceCommand = command({
   name: 'clock advance',
   args: '--account ID (--to ISO-8601 | --by 35d) [--json]',
-  about: "move a test account's clock forward and run its due deductions, retries and expiries in order",
   details: [
     '--to 2027-03-01 or 2027-03-01T12:00:00Z (a bare date is midnight UTC); --by 35d, 12h, 1w2d, 90m.',
     'Every job of the account due on the way runs as of its own time; live accounts are refused (they use real time).',
@@ -48,7 +47,6 @@ export const clockAdvanceCommand = command({
 export const clockShowCommand = command({
   name: 'clock show',
   args: '--account ID',
-  about: "where a test account's clock stands (the real time when it was never moved)",
   options: { account: { type: 'string' } },
   async run({ values, runtime }) {
     const account_id = need(values.account, '--account');

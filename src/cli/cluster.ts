@@ -9,8 +9,9 @@ import os from 'node:os';
 import { CommandError } from '../command/registry.js';
 import type { Settings } from '../config/index.js';
 import { createRuntime } from '../runtime.js';
-import { bannerLines, type StartupOutput, startupOutput } from './serve.js';
+import { bannerLines } from './serve.js';
 import { exitIfStopHangs, stopRequested } from './signals.js';
+import { type StartupOutput, startupOutput } from './startup-output.js';
 
 /** Restarts allowed within a minute before the primary gives up (a crash loop). */
 const MAX_RESTARTS_PER_MINUTE = 10;

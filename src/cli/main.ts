@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { type Command, type OptionSpecs, out, requireAccount, UsageError, usageLine, type Values } from '../command/registry.js';
 import { loadSettings, type Settings } from '../config/index.js';
 import type { Runtime } from '../runtime.js';
-import { commands, printsLinks } from './commands.js';
+import { commands, type Listed, printsLinks } from './commands.js';
 import { describeDatabase, requireExistingDatabase } from './database.js';
 
 export { commands, UsageError };
@@ -23,8 +23,8 @@ const err = (line = ''): void => {
 };
 
 /** A group is the first word of two-word commands: "merchant", "ledger", … */
-function groups(): Map<string, Command[]> {
-  const map = new Map<string, Command[]>();
+function groups(): Map<string, Listed[]> {
+  const map = new Map<string, Listed[]>();
   for (const c of commands.values()) {
     const [group, sub] = c.name.split(' ');
     if (!sub) continue;
@@ -35,27 +35,32 @@ function groups(): Map<string, Command[]> {
   return map;
 }
 
-function commandHelp(c: Command, print: (line?: string) => void): void {
+async function commandHelp(listed: Listed, print: (line?: string) => void): Promise<void> {
+  const c = await listed.load();
   print(`usage: npx tollgate ${usageLine(c)}`);
-  print(`  ${c.about}`);
+  print(`  ${listed.about}`);
   for (const line of c.details ?? []) print(`  ${line}`);
   print('  -h, --help   this help');
   // A command that is also a group's name (`balance`, `balance top-up`): the group too.
   if (groups().has(c.name)) {
     print();
-    groupHelp(c.name, print);
+    await groupHelp(c.name, print);
   }
 }
 
-function groupHelp(group: string, print: (line?: string) => void): void {
+/** A group's commands with their usage lines: only that group's modules are loaded. */
+async function groupHelp(group: string, print: (line?: string) => void): Promise<void> {
+  const listed = groups().get(group) ?? [];
+  const loaded = await Promise.all(listed.map((l) => l.load()));
   print(`npx tollgate ${group} <command>:`);
-  for (const c of groups().get(group) ?? []) {
-    print(`  ${usageLine(c)}`);
-    print(`      ${c.about}`);
-  }
+  listed.forEach((l, i) => {
+    print(`  ${usageLine(loaded[i] as Command)}`);
+    print(`      ${l.about}`);
+  });
   print(`\nnpx tollgate ${group} <command> --help shows one command's usage.`);
 }
 
+/** Every command's name and line: from the list alone, no command's module is loaded. */
 function topHelp(print: (line?: string) => void): void {
   print('Usage: npx tollgate <command> [options]');
   print('       npx tollgate <command> --help    one command: its options and what they mean');
@@ -75,26 +80,26 @@ function asksHelp(args: string[]): boolean {
 }
 
 /** The command named by the first one or two words, and the arguments after its name. */
-function resolve(argv: string[]): { cmd: Command; args: string[] } | null {
+function resolve(argv: string[]): { listed: Listed; args: string[] } | null {
   const [first, second] = argv;
   const two = commands.get(`${first} ${second}`);
-  if (two) return { cmd: two, args: argv.slice(2) };
+  if (two) return { listed: two, args: argv.slice(2) };
   const one = commands.get(first as string);
-  return one ? { cmd: one, args: argv.slice(1) } : null;
+  return one ? { listed: one, args: argv.slice(1) } : null;
 }
 
-function help(topic: string[]): number {
+async function help(topic: string[]): Promise<number> {
   if (topic.length === 0) {
     topHelp(out);
     return 0;
   }
   const found = resolve(topic);
   if (found) {
-    commandHelp(found.cmd, out);
+    await commandHelp(found.listed, out);
     return 0;
   }
   if (groups().has(topic[0] as string)) {
-    groupHelp(topic[0] as string, out);
+    await groupHelp(topic[0] as string, out);
     return 0;
   }
   err(`no command "${topic.join(' ')}"\n`);
@@ -133,7 +138,9 @@ async function openRuntime(cmd: Command, settings: Settings, output: MainOutput)
   if (!cmd.creates) requireExistingDatabase(settings);
   output.notice(`database: ${describeDatabase(settings.database_url)}`);
   const { createRuntime } = await import('../runtime.js');
-  return createRuntime(settings, { metricsDefaults: false });
+  // The CLI runs SQLite on its own thread (docs/ARCHITECTURE.md, Storage): the reader and writer
+  // threads serve a gateway's hot path, and starting them cost a command two more isolates.
+  return createRuntime({ ...settings, sqlite_threads: false }, { metricsDefaults: false });
 }
 
 /** After a command that printed a link: the address it used, when TOLLGATE_PUBLIC_URL did not give it. */
@@ -154,18 +161,19 @@ export async function main(argv: string[], output: MainOutput = STDERR): Promise
       // `npx tollgate merchant` (or `merchant --help`): the group's commands.
       if (second === undefined || asksHelp([second])) return help([first]);
       err(`no command "${first} ${second}"\n`);
-      groupHelp(first, err);
+      await groupHelp(first, err);
       return 2;
     }
     err(`unknown command "${first}"\n`);
     topHelp(err);
     return 2;
   }
-  const { cmd, args } = found;
+  const { listed, args } = found;
+  const cmd = await listed.load();
   // A command that is also a group, called bare but needing options: its usage and the group's commands.
   if (args.length === 0 && groups().has(cmd.name) && Object.keys(cmd.options).length > 0 && !cmd.positionals) return help([first]);
   if (asksHelp(args)) {
-    commandHelp(cmd, out);
+    await commandHelp(listed, out);
     return 0;
   }
   let settings: Settings | null = null;
@@ -185,7 +193,7 @@ export async function main(argv: string[], output: MainOutput = STDERR): Promise
     // Every command taking --account refuses an unknown one the same way, before it runs.
     if ('account' in cmd.options && typeof values.account === 'string') await requireAccount(await input.runtime(), values.account);
     await cmd.run({ values: values as Values<OptionSpecs>, positionals, ...input });
-    if (printsLinks.has(cmd)) linkNote(input.settings(), output);
+    if (printsLinks.has(cmd.name)) linkNote(input.settings(), output);
     return 0;
   } catch (e) {
     if (e instanceof UsageError) {

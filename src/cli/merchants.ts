@@ -5,7 +5,6 @@ import { command, need, out, UsageError } from '../command/registry.js';
 export const merchantCreateCommand = command({
   name: 'merchant create',
   args: '--name NAME [--mode test|live] [--allow-ip CIDR]... [--capture-method automatic|manual] [--json]',
-  about: 'create a merchant with one account; prints its ids, secret key and webhook secret once',
   details: ['--json prints one JSON object (merchant_id, account_id, mode, secret_key, webhook_secret, allowed_ips).'],
   options: {
     name: { type: 'string' },
@@ -32,7 +31,6 @@ export const merchantCreateCommand = command({
 export const merchantListCommand = command({
   name: 'merchant list',
   args: '[--json]',
-  about: 'every merchant and account: merchant_id, account_id, mode, name',
   options: { json: { type: 'boolean' } },
   async run({ values, runtime }) {
     const rows = await (await runtime()).merchants.listMerchants();
@@ -45,7 +43,6 @@ export const merchantListCommand = command({
 export const keyRotateCommand = command({
   name: 'key rotate',
   args: '--account ID [--json]',
-  about: 'new secret key for an account; the old one still verifies until "key retire"',
   options: { account: { type: 'string' }, json: { type: 'boolean' } },
   async run({ values, runtime }) {
     const account = need(values.account, '--account');
@@ -58,7 +55,6 @@ export const keyRotateCommand = command({
 export const keyRetireCommand = command({
   name: 'key retire',
   args: '--account ID',
-  about: 'stop accepting the keys replaced by "key rotate"',
   options: { account: { type: 'string' } },
   async run({ values, runtime }) {
     const n = await (await runtime()).merchants.retireKeys(need(values.account, '--account'));
@@ -69,7 +65,6 @@ export const keyRetireCommand = command({
 export const webhookSecretRotateCommand = command({
   name: 'webhook-secret rotate',
   args: '--account ID',
-  about: 'new secret for signing notifications (Standard Webhooks); the old one stops at once',
   options: { account: { type: 'string' } },
   async run({ values, runtime }) {
     out(`webhook_secret ${await (await runtime()).merchants.rotateWebhookSecret(need(values.account, '--account'))}`);
@@ -79,7 +74,6 @@ export const webhookSecretRotateCommand = command({
 export const ipAddCommand = command({
   name: 'ip add',
   args: '--account ID CIDR...',
-  about: 'allow these addresses or ranges to read the account’s data back (/v1/retrievalTrans, /v1/retrievalRefund, /v1/retrievalPayout, generic GETs)',
   options: { account: { type: 'string' } },
   positionals: true,
   async run({ values, positionals, runtime }) {
@@ -93,7 +87,6 @@ export const ipAddCommand = command({
 export const ipRemoveCommand = command({
   name: 'ip remove',
   args: '--account ID CIDR...',
-  about: 'stop allowing these addresses or ranges',
   options: { account: { type: 'string' } },
   positionals: true,
   async run({ values, positionals, runtime }) {
@@ -107,7 +100,6 @@ export const ipRemoveCommand = command({
 export const ipListCommand = command({
   name: 'ip list',
   args: '--account ID',
-  about: 'the addresses and ranges allowed to read the account’s data back',
   options: { account: { type: 'string' } },
   async run({ values, runtime }) {
     for (const c of await (await runtime()).merchants.listIps(need(values.account, '--account'))) out(c);

@@ -9,10 +9,10 @@ import { buildApp } from '../http/app.js';
 import { boundHeapGrowth } from '../ops/heap.js';
 import { startMetricsListener } from '../ops/metrics-access.js';
 import { createRuntime, type Runtime } from '../runtime.js';
-import { createLogger } from '../web/logging.js';
 import { backgroundWork } from './background.js';
 import { databaseLocation } from './database.js';
 import { exitIfStopHangs, stopRequested } from './signals.js';
+import { startupOutput } from './startup-output.js';
 
 export interface Server {
   app: FastifyInstance;
@@ -69,38 +69,6 @@ async function demoMerchant(rt: Runtime, out: (line: string) => void, tty: boole
   out('Try a payment with a sandbox test card:');
   out(`  curl -s -X POST ${url} -H 'Content-Type: application/json' -d '${JSON.stringify(body)}'`);
   out('');
-}
-
-/** Where the start-up lines (banner, demo merchant, cluster) go; `tty`: whether secrets may be shown. */
-export interface StartupOutput {
-  out(line: string): void;
-  warn(line: string): void;
-  tty: boolean;
-}
-
-/**
- * Start-up lines follow the log format (issue 36 item 7): readable lines with readable logs;
- * with JSON logs each line is an info (or warn) record of the same logger, so a collector
- * reading standard output never meets a line it cannot parse. JSON logs are kept, so they
- * are never a terminal for the demo merchant's secrets.
- */
-export function startupOutput(settings: Pick<Settings, 'log_level' | 'log_format'>): StartupOutput {
-  if (settings.log_format === 'json') {
-    const log = createLogger(settings);
-    return {
-      out: (line) => {
-        const text = line.trim();
-        if (text) log.info(text);
-      },
-      warn: (line) => log.warn(line.trim()),
-      tty: false,
-    };
-  }
-  return {
-    out: (line) => process.stdout.write(`${line}\n`),
-    warn: (line) => process.stderr.write(`${line}\n`),
-    tty: process.stdout.isTTY === true,
-  };
 }
 
 /** The start-up lines: where the gateway listens and where a newcomer reads on. */

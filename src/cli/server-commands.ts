@@ -8,7 +8,6 @@ import { exitIfStopHangs, stopRequested } from './signals.js';
 export const serveCommand = command({
   name: 'serve',
   args: '',
-  about: 'start the gateway; stops gracefully on SIGTERM or SIGINT (in-flight requests finish)',
   details: [
     'Settings come from the environment (DATABASE_URL, HOST, PORT, TOLLGATE_*; see the README).',
     'On PostgreSQL it runs TOLLGATE_WORKERS processes (default: one per core).',
@@ -26,7 +25,6 @@ export const serveCommand = command({
 export const migrateCommand = command({
   name: 'migrate',
   args: '',
-  about: 'apply database migrations (serve also does this at start); creates the embedded database if there is none',
   options: {},
   creates: true,
   async run({ runtime }) {
@@ -38,10 +36,9 @@ export const migrateCommand = command({
 export const workerCommand = command({
   name: 'worker',
   args: '',
-  about: 'the background work of serve without HTTP: notification delivery and every scheduled job',
   details: ['Run it beside gateways started with TOLLGATE_WORKER=0; stops on SIGTERM or SIGINT.'],
   options: {},
-  async run({ runtime }) {
+  async run({ runtime, settings }) {
     // Every task serve runs (delivery, expiries, settlement, purges): with TOLLGATE_WORKER=0 on
     // the HTTP processes, this process does all of it. Each task is safe beside its twins in
     // other processes (leases and compare-and-set), so several workers may run.
@@ -49,9 +46,11 @@ export const workerCommand = command({
     const rt = await runtime();
     // No HTTP here, so no idempotency repair: the scheduler's poll and delivery (2 tasks).
     const { backgroundWork } = await import('./background.js');
+    const { startupOutput } = await import('./startup-output.js');
     const background = backgroundWork(rt, { jobs: true, serving: false });
     background.start({ keep_alive: true });
-    out(`worker running ${background.localTaskNames().length} background tasks`);
+    // As serve's banner: a JSON log record with JSON logs (issue 36 item 7), a plain line otherwise.
+    startupOutput(settings()).out(`worker running ${background.localTaskNames().length} background tasks`);
     await stop;
     exitIfStopHangs('the worker');
     await background.stop();

@@ -21,7 +21,6 @@ async function readStdin(limit_bytes: number): Promise<Buffer> {
 export const signCommand = command({
   name: 'sign',
   args: '[--secret SECRET] [--file BODY] [--json]   (body on standard input unless --file)',
-  about: 'print the canonical string and the encryption_data of a request body (JSON, form or XML)',
   details: [
     'The secret may come from the TOLLGATE_SECRET environment variable instead of --secret,',
     'which keeps it out of your shell history: TOLLGATE_SECRET=... npx tollgate sign < body.json',

@@ -5,6 +5,8 @@
 
 /** `1` yes / `0` no flags of the interface (strings on the wire). */
 export type Flag = '0' | '1';
+/** A flag that may also say `2`: sent to the processor, not yet confirmed (docs/contract.md §20). */
+export type PendingFlag = '0' | '1' | '2';
 /**
  * `order_status`: 1 success, 0 failure, 2 pending shopper action, 3 held for risk review,
  * 4 pending at the processor (`0006`: the outcome comes as a notification and in queries).
@@ -374,7 +376,8 @@ export interface CaptureRequest {
 
 export interface CaptureResult {
   amount: string;
-  capture_status: Flag;
+  /** `1` captured, `0` refused, `2` pending at the processor (the outcome follows as `payment.captured` and in queries). */
+  capture_status: PendingFlag;
   currency: string;
   /** `<code>:<text>` when `capture_status` is `0`, else empty. */
   error_message: string;
@@ -392,7 +395,8 @@ export interface CancelRequest {
 
 export interface CancelResult {
   amount: string;
-  cancel_status: Flag;
+  /** `1` cancelled, `0` refused, `2` pending at the processor (the outcome follows as `payment.cancelled` and in queries). */
+  cancel_status: PendingFlag;
   currency: string;
   error_message: string;
   order_no: string;
@@ -493,7 +497,8 @@ export interface ReviewResult {
   transaction_id: string;
   order_no: string;
   decision: string;
-  review_status: Flag;
+  /** `1` decided, `2` at the processor (the payment moves when it confirms), `0` refused. */
+  review_status: PendingFlag;
   payment_status: PaymentStatus | '';
   error_message: string;
 }

@@ -32,12 +32,10 @@ export interface Input<T extends OptionSpecs> {
 }
 
 export interface Command<T extends OptionSpecs = OptionSpecs> {
-  /** One or two words: "balance", "merchant create". The first word of a two-word name is its group. */
+  /** One or two words: "balance", "merchant create", as src/cli/commands.ts lists it (with its one-line about). */
   name: string;
   /** What follows the name in the usage line: "--account ID [--json]". */
   args: string;
-  /** One line: what the command does. */
-  about: string;
   /** Further lines printed by `--help`. */
   details?: string[];
   options: T;

@@ -55,6 +55,12 @@ export interface Settings {
   /** An authorisation still unknown this long after it was sent is cancelled at the processor and fails with 1007 (TOLLGATE_PROCESSOR_UNKNOWN_VOID_AFTER_MS, 10 minutes). */
   processor_unknown_void_after_ms: number;
   /**
+   * Calls one process may have waiting on processors at once (TOLLGATE_MAX_PROCESSOR_WAITS,
+   * default 4096): waiting costs memory, not CPU, so this bound is apart from (and larger
+   * than) max_in_flight; past it a new payment is answered 503 before anything is written.
+   */
+  max_processor_waits: number;
+  /**
    * Event-loop delay (mean over 250 ms) past which new requests are shed with 503
    * (TOLLGATE_MAX_EVENT_LOOP_DELAY_MS; 0, the default, turns it off: the in-flight bound is
    * the deterministic one, and a start-up stall would otherwise shed the first requests).
@@ -187,6 +193,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, stdout_is_tty
     max_event_loop_delay_ms: intSetting(env, 'TOLLGATE_MAX_EVENT_LOOP_DELAY_MS', 0),
     processor_timeout_ms: positive(intSetting(env, 'TOLLGATE_PROCESSOR_TIMEOUT_MS', 30_000), 'TOLLGATE_PROCESSOR_TIMEOUT_MS'),
     processor_unknown_void_after_ms: positive(intSetting(env, 'TOLLGATE_PROCESSOR_UNKNOWN_VOID_AFTER_MS', 600_000), 'TOLLGATE_PROCESSOR_UNKNOWN_VOID_AFTER_MS'),
+    max_processor_waits: positive(intSetting(env, 'TOLLGATE_MAX_PROCESSOR_WAITS', 4096), 'TOLLGATE_MAX_PROCESSOR_WAITS'),
     production: isProduction(env, host, trusted_proxies),
     metrics_token: metricsToken(env),
     metrics_listen: metricsListen(env),

@@ -23,6 +23,8 @@ export const OUTCOMES = {
   no_processor: { text: 'No processor configured for live mode' },
   /** The request's id was used before for another request. */
   conflict: { text: 'Conflict' },
+  /** The processor refused the capture, cancel or refund (its result code in `facts.code`). */
+  processor_declined: { text: 'Card declined' },
   /** Something unexpected stopped the command before anything was written: safe to retry. */
   not_processed: { text: 'Processing error' },
 } as const satisfies Record<string, { text: string }>;

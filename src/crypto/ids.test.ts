@@ -23,6 +23,7 @@ const FORMATS: Record<IdKind, RegExp> = {
   transfer: new RegExp(`^tr_${ULID}$`),
   transfer_reversal: new RegExp(`^trr_${ULID}$`),
   processor_attempt: new RegExp(`^att_${ULID}$`),
+  processor: new RegExp(`^prc_${ULID}$`),
   connected_account: /^acct_[A-Za-z0-9]{16}$/,
   checkout_session: new RegExp(`^cs_${B64URL(32)}$`),
   card_token: new RegExp(`^tok_${B64URL(24)}$`),

@@ -94,6 +94,7 @@ const ID_MAKERS = {
   transfer: ulid('tr_'),
   transfer_reversal: ulid('trr_'),
   processor_attempt: ulid('att_'),
+  processor: ulid('prc_'),
   // Random, with a prefix naming the object.
   connected_account: () => `acct_${randomToken(12).replace(/[-_]/g, 'x')}`,
   checkout_session: token('cs_', 24),

@@ -3,7 +3,7 @@ import { type Kysely, type Migration, Migrator, sql } from 'kysely';
 import type { Keyring } from '../crypto/keyring.js';
 import { apiKeysMigration } from './migrations/apikeys.js';
 import { apmIssuerPagesMigration } from './migrations/apm.js';
-import { processorAttemptsMigration } from './migrations/attempts.js';
+import { attemptClaimsMigration, attemptProcessorMigration, processorAttemptsMigration } from './migrations/attempts.js';
 import { checkoutMigration } from './migrations/checkout.js';
 import { connectMigration } from './migrations/connect.js';
 import { fxRatesMigration } from './migrations/fx.js';
@@ -18,6 +18,7 @@ import { payoutBankDetailsMaskedMigration, payoutsMigration } from './migrations
 import { portalMigration } from './migrations/portal.js';
 import { portalEmailPerMerchantMigration } from './migrations/portal-email.js';
 import { portalSearchMigration } from './migrations/portal-search.js';
+import { processorsMigration } from './migrations/processors.js';
 import { refundIdempotencyMigration, refundMetadataMigration, refundsMigration } from './migrations/refunds.js';
 import { reviewMigration } from './migrations/review.js';
 import { riskMigration } from './migrations/risk.js';
@@ -62,6 +63,9 @@ export function migrationsFor(ctx: MigrationContext): Record<string, Migration> 
     '0072_idempotency_sealed': idempotencySealedMigration(ctx),
     '0074_portal_email_per_merchant': portalEmailPerMerchantMigration,
     '0080_processor_attempts': processorAttemptsMigration,
+    '0081_attempt_claims': attemptClaimsMigration,
+    '0082_processors': processorsMigration,
+    '0083_attempt_processor': attemptProcessorMigration,
   };
 }
 

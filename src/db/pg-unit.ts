@@ -17,7 +17,7 @@
 //   of rows raises an error naming it, which rolls the transaction back; the unit then
 //   fails with the operation's own error, as on SQLite.
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { pgDriver } from './pg-driver.js';
 import type { UnitValue, WriteUnit } from './unit.js';
 
 // Per process: a value echoed in a database error message cannot pass for a check's failure.
@@ -42,7 +42,7 @@ export function literal(v: UnitValue): string {
   } else if (typeof v === 'bigint') text = String(v);
   else throw new TypeError(`a ${typeof v} cannot be a write unit's value`);
   // The common case without quotes or backslashes needs no escaping pass.
-  return text.includes("'") || text.includes('\\') ? pg.escapeLiteral(text) : `'${text}'`;
+  return text.includes("'") || text.includes('\\') ? pgDriver().escapeLiteral(text) : `'${text}'`;
 }
 
 /**

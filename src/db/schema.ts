@@ -17,6 +17,7 @@ import type { PageTables } from './tables/pages.js';
 import type { PaymentTables } from './tables/payments.js';
 import type { PayoutTables } from './tables/payouts.js';
 import type { PortalTables } from './tables/portal.js';
+import type { ProcessorTables } from './tables/processors.js';
 import type { RefundTables } from './tables/refunds.js';
 import type { ReviewTables } from './tables/review.js';
 import type { RiskTables } from './tables/risk.js';
@@ -45,4 +46,5 @@ export interface DB
     ApiKeyTables,
     ConnectTables,
     PortalTables,
-    AttemptTables {}
+    AttemptTables,
+    ProcessorTables {}

@@ -32,8 +32,9 @@ import {
   SqliteQueryCompiler,
   sql,
 } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { storageFault } from './faults.js';
+import { pgDriver } from './pg-driver.js';
 import { checkFailed, unitAsOneQuery } from './pg-unit.js';
 import type { DB } from './schema.js';
 import { controlOf, groupCommit } from './sqlite-group.js';
@@ -68,10 +69,6 @@ export interface Store {
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }
-
-// int8 (bigint) columns hold minor units and millisecond times, all far below 2^53.
-pg.types.setTypeParser(20, (v) => Number(v));
-pg.types.setTypeParser(1700, (v) => Number(v));
 
 /** better-sqlite3 prepares a statement per call; Kysely reuses a handful of SQL texts. */
 function cachingDatabase(raw: Database.Database): Database.Database {
@@ -461,7 +458,7 @@ class PostgresStore implements Store {
 
   constructor(url: string, poolSize: number, timeouts: { statement_ms: number; acquire_ms: number }) {
     this.concurrentTransactions = Math.max(1, Math.floor(poolSize / 4));
-    this.pool = new pg.Pool({
+    this.pool = new (pgDriver().Pool)({
       connectionString: url,
       max: poolSize,
       // A request waits this long for a connection, then is answered 503 (issue 17).

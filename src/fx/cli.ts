@@ -7,7 +7,6 @@ import { PER_USD, SNAPSHOT_DATE } from './snapshot.js';
 export const fxSetCommand = command({
   name: 'fx set',
   args: 'BASE QUOTE RATE',
-  about: 'set an exchange rate: one BASE is RATE QUOTE (npx tollgate fx set EUR USD 1.0842)',
   details: ["The pair set this way wins over its inverse and over the default snapshot; payouts apply the account's markup on top."],
   options: {},
   positionals: true,
@@ -27,7 +26,6 @@ export const fxSetCommand = command({
 export const fxListCommand = command({
   name: 'fx list',
   args: '[BASE QUOTE] [--json]',
-  about: 'the rates set by the operator; with a pair, the rate payouts would use for it and where it comes from',
   options: { json: { type: 'boolean' } },
   positionals: true,
   async run({ values, positionals, runtime }) {

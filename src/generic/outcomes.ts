@@ -23,6 +23,7 @@ const GENERIC: Readonly<Record<Outcome, (message: string, at: RefusedAt) => Gene
   no_processor: (message) => new GenericError(403, { type: 'invalid_request_error', code: 'processor_not_configured', message }),
   conflict: (message) => new GenericError(409, { type: 'invalid_request_error', code: 'resource_already_exists', message }),
   not_processed: (message) => new GenericError(500, { type: 'api_error', message }),
+  processor_declined: (message) => new GenericError(402, { type: 'card_error', code: 'card_declined', message }),
 };
 
 /** A command's refusal in the generic shape. */
@@ -46,6 +47,7 @@ const THROWN: Readonly<Record<Outcome, { http: number; type: GenericErrorType; c
   amount_exceeds: { http: 400, type: 'invalid_request_error', code: 'amount_too_large' },
   insufficient_funds: { http: 400, type: 'invalid_request_error', code: 'balance_insufficient' },
   not_processed: { http: 500, type: 'api_error' },
+  processor_declined: { http: 402, type: 'card_error', code: 'card_declined' },
 };
 
 export function genericThrown(r: Refusal): GenericError {

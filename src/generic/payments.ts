@@ -334,8 +334,9 @@ async function createPayment(deps: Deps, authorise: AuthoriseService, request: F
     }
     throw e;
   }
-  // A re-run under the same key finds the payment its first run made: answer that payment.
-  const row = result.kind === 'decided' ? result.row : await findPayment(deps, request, order_no);
+  // A re-run under the same key finds the payment its first run made (or, while that run is
+  // at the processor, its snapshot): answer that payment.
+  const row = result.kind === 'duplicate' ? await findPayment(deps, request, order_no) : result.row;
   const object = paymentObject(row);
   if (row.status === 'declined') {
     const e = lastError(row) as Record<string, string>;

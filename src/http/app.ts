@@ -6,6 +6,7 @@ import underPressure from '@fastify/under-pressure';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import qs from 'qs';
 import { registerIssuerRoutes } from '../apm/issuer-routes.js';
+import { registerProcessorHooks } from '../attempts/hooks.js';
 import { registerCheckoutRoutes } from '../checkout/routes.js';
 import { Refused } from '../core/outcomes.js';
 import { newId } from '../crypto/ids.js';
@@ -19,6 +20,7 @@ import { metricsAccess, registerMetricsRoute } from '../ops/metrics-access.js';
 import { registerLifecycleRoutes } from '../payments/lifecycle-routes.js';
 import { registerPayoutRoutes } from '../payouts/routes.js';
 import { registerPortal } from '../portal/routes.js';
+import { ProcessorsBusy, processorWaits } from '../processors/attempts.js';
 import { registerRefundRoutes } from '../refunds/routes.js';
 import { registerReviewRoutes } from '../review/routes.js';
 import { createRiskEngine } from '../risk/engine.js';
@@ -160,7 +162,8 @@ async function registerLoadShedding(app: FastifyInstance, deps: Deps): Promise<(
   let inFlight = 0;
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.config?.probe) return;
-    if (inFlight >= deps.settings.max_in_flight) {
+    // Requests waiting on a processor are not work (docs/contract.md §20): they have their own bound (processorWaits).
+    if (inFlight - processorWaits.now >= deps.settings.max_in_flight) {
       deps.metrics.shed.inc({ reason: 'in_flight' });
       reply.header('retry-after', '1');
       throw new ApiError('0503', `this process is at its limit of ${deps.settings.max_in_flight} requests in progress; retry in a moment`);
@@ -179,7 +182,7 @@ async function registerLoadShedding(app: FastifyInstance, deps: Deps): Promise<(
   if (deps.settings.max_event_loop_delay_ms > 0) {
     await app.register(underPressure, { maxEventLoopDelay: deps.settings.max_event_loop_delay_ms, retryAfter: 1, sampleInterval: 250 });
   }
-  return () => inFlight >= deps.settings.max_in_flight || (deps.settings.max_event_loop_delay_ms > 0 && app.isUnderPressure());
+  return () => inFlight - processorWaits.now >= deps.settings.max_in_flight || (deps.settings.max_event_loop_delay_ms > 0 && app.isUnderPressure());
 }
 
 function registerRequestLog(app: FastifyInstance, deps: Deps, words: ReturnType<typeof routeWords>, faults: FaultLog): void {
@@ -215,10 +218,10 @@ function errorHandler(deps: Deps, faults: FaultLog) {
             : 'the gateway cannot reach its database; nothing was done; retry in a moment with the same Idempotency-Key',
       });
     }
-    if (error.code === 'FST_UNDER_PRESSURE') {
-      deps.metrics.shed.inc({ reason: 'event_loop_delay' });
+    if (error.code === 'FST_UNDER_PRESSURE' || error instanceof ProcessorsBusy) {
+      deps.metrics.shed.inc({ reason: error instanceof ProcessorsBusy ? 'processor_waits' : 'event_loop_delay' });
       reply.header('retry-after', '1');
-      const detail = 'this process is overloaded; retry in a moment';
+      const detail = error instanceof ProcessorsBusy ? `this process is overloaded: ${error.message}` : 'this process is overloaded; retry in a moment';
       if (genericShape)
         return sendGenericError(
           request,
@@ -305,6 +308,7 @@ const routeRegistrars: readonly RouteRegistrar[] = [
   registerPaymentMethodRoutes,
   registerGenericRoutes,
   registerPortal,
+  registerProcessorHooks,
 ];
 
 /** The generic interface's paths: an unknown one is answered in its shape. */

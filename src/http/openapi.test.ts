@@ -42,6 +42,7 @@ const UNDOCUMENTED: Array<[RegExp, string]> = [
   [/^GET \/(openapi\.json|docs(\/.*)?)?$/, 'the documentation itself, and `/` pointing to it'],
   [/^GET \/(healthz|readyz|metrics)$/, 'operator probes, not part of the merchant interface'],
   [/^(GET|POST) \/portal(\/.*)?$/, 'the merchant portal: HTML pages for people (docs/contract.md §19), not the API'],
+  [/^POST \/hooks\/:connector\/:processor_id$/, "processors' webhooks in each processor's own format (docs/processors.md), not the merchant interface"],
 ];
 
 const SIGNED_ROUTES = [

@@ -11,7 +11,6 @@ import { verifyLedger } from './verify.js';
 export const ledgerVerifyCommand = command({
   name: 'ledger verify',
   args: '[--json]',
-  about: 'prove the books: postings sum to zero, balances and payments agree with them (exit 1 if not)',
   options: { json: { type: 'boolean' } },
   async run({ values, runtime }) {
     const report = await verifyLedger((await runtime()).store.db);
@@ -57,7 +56,6 @@ function table(rows: string[][]): string[] {
 export const balanceCommand = command({
   name: 'balance',
   args: '--account ID [--json]',
-  about: 'balances of an account per currency: pending, available, held, refunds in flight, fees',
   details: BALANCE_LEGEND.map(([column, meaning]) => `${column.padEnd(18)} ${meaning}`),
   options: { account: { type: 'string' }, json: { type: 'boolean' } },
   async run({ values, runtime }) {
@@ -83,7 +81,6 @@ export const balanceCommand = command({
 export const pricingSetCommand = command({
   name: 'pricing set',
   args: '--account ID --currency USD --percent 2.9 --fixed 0.30',
-  about: 'the fee charged on each capture in that currency: a percentage plus a fixed amount',
   options: { account: { type: 'string' }, currency: { type: 'string' }, percent: { type: 'string' }, fixed: { type: 'string' } },
   async run({ values, runtime }) {
     const input = {
@@ -107,7 +104,6 @@ export const pricingSetCommand = command({
 export const pricingShowCommand = command({
   name: 'pricing show',
   args: '--account ID',
-  about: "the account's fees per currency",
   options: { account: { type: 'string' } },
   async run({ values, runtime }) {
     const prices = await listPricing((await runtime()).store, need(values.account, '--account'));

@@ -28,7 +28,6 @@ async function switchMethods(input: Input<{ account: { type: 'string' } }>, enab
 export const methodsEnableCommand = command({
   name: 'methods enable',
   args: '--account ID METHOD...',
-  about: 'offer these alternative payment methods on the account',
   details: DETAILS,
   options: { account: { type: 'string' } },
   positionals: true,
@@ -38,7 +37,6 @@ export const methodsEnableCommand = command({
 export const methodsDisableCommand = command({
   name: 'methods disable',
   args: '--account ID METHOD...',
-  about: 'stop offering these alternative payment methods on the account',
   details: DETAILS,
   options: { account: { type: 'string' } },
   positionals: true,
@@ -48,7 +46,6 @@ export const methodsDisableCommand = command({
 export const methodsListCommand = command({
   name: 'methods list',
   args: '--account ID [METHOD...] [--json]',
-  about: "the account's alternative payment methods: on or off, currencies, countries",
   details: DETAILS,
   options: { account: { type: 'string' }, json: { type: 'boolean' } },
   positionals: true,

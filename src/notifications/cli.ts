@@ -8,7 +8,6 @@ const iso = (ms: number | null) => (ms ? new Date(ms).toISOString() : '-');
 export const eventsListCommand = command({
   name: 'events list',
   args: '--account ID [--order ORDER_NO | --transaction ID] [--json]',
-  about: "the account's notification events and their delivery state",
   options: { account: { type: 'string' }, order: { type: 'string' }, transaction: { type: 'string' }, json: { type: 'boolean' } },
   async run({ values, runtime }) {
     const account = need(values.account, '--account');
@@ -23,7 +22,6 @@ export const eventsListCommand = command({
 export const eventsDeliveriesCommand = command({
   name: 'events deliveries',
   args: '--event ID [--json]',
-  about: "one event's delivery attempts: time, HTTP status, latency, outcome",
   options: { event: { type: 'string' }, json: { type: 'boolean' } },
   async run({ values, runtime }) {
     const event_id = need(values.event, '--event');
@@ -41,7 +39,6 @@ export const eventsDeliveriesCommand = command({
 export const eventsReplayCommand = command({
   name: 'events replay',
   args: '(--event ID | --failed-since ISO_TIME [--account ID])',
-  about: 'deliver an event again, or every event that failed since a time',
   options: { event: { type: 'string' }, 'failed-since': { type: 'string' }, account: { type: 'string' } },
   async run({ values, runtime }) {
     if (!values.event === !values['failed-since']) throw new UsageError('give --event or --failed-since');

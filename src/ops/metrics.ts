@@ -11,6 +11,11 @@ export class Metrics {
   /** Notification attempts by result: delivered, retry (failed, another attempt due), failed (no more). */
   readonly notificationDeliveries: Counter<'result'>;
 
+  /** Calls to each configured processor by operation and outcome, and their latency (src/processors/guard.ts). */
+  readonly processorCalls: Histogram<'connector' | 'processor_id' | 'operation' | 'outcome'>;
+  /** 1 while a processor's circuit is open in this process. */
+  readonly processorCircuit: Gauge<'connector' | 'processor_id'>;
+
   constructor(defaults = true) {
     if (defaults) collectDefaultMetrics({ register: this.registry, prefix: 'tollgate_' });
     this.requests = new Counter({
@@ -34,8 +39,21 @@ export class Metrics {
     });
     this.shed = new Counter({
       name: 'tollgate_requests_shed_total',
-      help: 'Requests answered 503 at once because the process was at its limit (in_flight, event_loop_delay)',
+      help: 'Requests answered 503 at once because the process was at its limit (in_flight, event_loop_delay, processor_waits)',
       labelNames: ['reason'],
+      registers: [this.registry],
+    });
+    this.processorCalls = new Histogram({
+      name: 'tollgate_processor_call_duration_seconds',
+      help: 'Calls to configured processors by connector, processor, operation and outcome (approved, declined, pending, unknown, circuit_open, credentials_refused: the processor refused our credentials, an operator must act); the approval rate is approved over all authorise calls',
+      labelNames: ['connector', 'processor_id', 'operation', 'outcome'],
+      buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+      registers: [this.registry],
+    });
+    this.processorCircuit = new Gauge({
+      name: 'tollgate_processor_circuit_open',
+      help: '1 while the circuit breaker of a processor is open in this process (its calls are not made; payments go to the next processor)',
+      labelNames: ['connector', 'processor_id'],
       registers: [this.registry],
     });
     this.notificationDeliveries = new Counter({
@@ -43,6 +61,28 @@ export class Metrics {
       help: 'Notification delivery attempts made by this process, by result (delivered, retry, failed)',
       labelNames: ['result'],
       registers: [this.registry],
+    });
+  }
+
+  /** A processor guard's report of one call (ProcessorObserver). */
+  call(labels: { connector: string; processor_id: string; operation: string; outcome: string }, seconds: number): void {
+    this.processorCalls.observe(labels, seconds);
+  }
+
+  /** A processor guard's circuit opened or closed (ProcessorObserver). */
+  circuit(labels: { connector: string; processor_id: string }, open: boolean): void {
+    this.processorCircuit.set(labels, open ? 1 : 0);
+  }
+
+  /** Calls this process has waiting on processors now (their bound is TOLLGATE_MAX_PROCESSOR_WAITS). */
+  watchProcessorWaits(read: () => number): void {
+    new Gauge({
+      name: 'tollgate_processor_waits',
+      help: 'Calls to processors this process is waiting on now; requests waiting on them do not count against the in-flight bound',
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
     });
   }
 

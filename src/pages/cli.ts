@@ -15,7 +15,6 @@ const ORIGIN_HELP = [
 export const frameOriginAddCommand = command({
   name: 'frame-origin add',
   args: '--account ID ORIGIN...',
-  about: "allow these origins to show the account's pages (hosted checkout, issuer pages) in an iframe",
   details: ORIGIN_HELP,
   options: { account: { type: 'string' } },
   positionals: true,
@@ -30,7 +29,6 @@ export const frameOriginAddCommand = command({
 export const frameOriginRemoveCommand = command({
   name: 'frame-origin remove',
   args: '--account ID ORIGIN...',
-  about: "stop allowing these origins to frame the account's pages",
   details: ORIGIN_HELP,
   options: { account: { type: 'string' } },
   positionals: true,
@@ -45,7 +43,6 @@ export const frameOriginRemoveCommand = command({
 export const frameOriginListCommand = command({
   name: 'frame-origin list',
   args: '--account ID [--json]',
-  about: "the origins allowed to frame the account's pages",
   options: { account: { type: 'string' }, json: { type: 'boolean' } },
   async run({ values, runtime }) {
     const account = need(values.account, '--account');

@@ -14,3 +14,12 @@ export function statusAfterApproval(
   if (risk_action === 'REVIEW' || risk_action === 'REJECT') return { status: 'review', result: '0004' };
   return { status: capture_method === 'automatic' ? 'captured' : 'authorised', result: '0000' };
 }
+
+/**
+ * The capture method the processor is told: a payment to be held for review is only
+ * authorised there (manual), whatever its own mode, since the review captures it (ACCEPT
+ * under automatic capture) or cancels it (REJECT, expiry) at the processor.
+ */
+export function processorCaptureMethod(risk_action: string, capture_method: 'automatic' | 'manual'): 'automatic' | 'manual' {
+  return statusAfterApproval(risk_action, capture_method).status === 'review' ? 'manual' : capture_method;
+}

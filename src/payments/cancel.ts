@@ -4,8 +4,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { type Refusal, refuse } from '../core/outcomes.js';
 import type { Deps } from '../web/context.js';
+import { afterSettle, processorOfPayment, processorReference, sendForPayment, settlePaymentOperation } from './at-processor.js';
 import { movePayment } from './engine.js';
-import { describeStatus, runItem } from './lifecycle.js';
+import { describeStatus, guardItem } from './lifecycle.js';
 import { accountPayment, requirePaymentColumns } from './reader.js';
 import { canApply } from './states.js';
 import type { PaymentRow } from './tables.js';
@@ -26,23 +27,51 @@ export interface CancelCommand {
 
 /** The cancel decision, pure: a payment the table lets cancel loses its hold. */
 export function decideCancel(row: Pick<PaymentRow, 'status'>): { ok: true; patch: Partial<PaymentRow> } | Refusal {
-  if (!canApply('cancel', row.status)) return notCancellable(row);
+  // A payment held for review is ended by the review (REJECT), not a merchant's cancel.
+  if (row.status === 'review' || !canApply('cancel', row.status)) return notCancellable(row);
   return { ok: true, patch: { authorised_minor: 0, expires_at: null } };
 }
 
-/** The one cancel of a payment (the acquiring batch item, `/v1/payments/:id/cancel`, the portal). */
-export function cancelPayment(deps: Deps, log: FastifyBaseLogger, cmd: CancelCommand): Promise<{ ok: true; payment: PaymentRow } | Refusal> {
-  return runItem(deps.store, log, async (tx) => {
-    const now = deps.now();
-    const row = await accountPayment(tx, cmd.account_id, cmd.transaction_id);
+/** A cancel's answer: done, or sent and not yet confirmed (`cancel_status` 2: the payment keeps its hold until the processor confirms). */
+export type CancelResult = { ok: true; payment: PaymentRow } | { ok: 'pending'; payment: PaymentRow } | Refusal;
+
+/**
+ * The one cancel of a payment (the acquiring batch item, `/v1/payments/:id/cancel`, the
+ * portal). An authorisation is voided at the processor as a recorded attempt
+ * (src/payments/at-processor.ts); a payment still waiting for its shopper (3-D Secure, an
+ * issuer's page, a checkout session) has nothing at the processor to void and is cancelled here.
+ */
+export function cancelPayment(deps: Deps, log: FastifyBaseLogger, cmd: CancelCommand): Promise<CancelResult> {
+  return guardItem(log, async () => {
+    const row = await accountPayment(deps.store.db, cmd.account_id, cmd.transaction_id);
     if (!row) return refuse('not_found', `no transaction ${cmd.transaction_id} on this account`);
     const decided = decideCancel(row);
     if (!decided.ok) return decided;
-    const after = await movePayment(tx, row, { event: 'cancel', to: 'cancelled', patch: decided.patch, notify: 'payment.cancelled' }, now);
-    if (!after) {
-      const current = await requirePaymentColumns(tx, row.transaction_id, ['status']);
-      return current.status === 'cancelled' ? refuse('invalid_state', 'the payment is already cancelled') : notCancellable(current);
+    if (row.status === 'pending') return cancelWaiting(deps, row, decided.patch);
+    const processor = await processorOfPayment(deps, row);
+    if (!processor) return refuse('no_processor', 'this account is in live mode and no processor is configured for it');
+    const input = { transaction_id: row.transaction_id, reference: processorReference(row) };
+    const sent = await sendForPayment(deps, row, 'cancel', 0, processor, (call) => processor.cancel(input, call));
+    if (sent.kind === 'changed') return stateNow(deps, row);
+    if (sent.kind === 'busy') {
+      if (sent.open?.operation === 'cancel') return { ok: 'pending', payment: row };
+      return refuse('invalid_state', `a ${sent.open?.operation ?? 'capture'} of this payment is pending at the processor`);
     }
-    return { ok: true as const, payment: after };
+    const settled = await settlePaymentOperation(deps, row, sent.attempt, sent.outcome, deps.now());
+    return afterSettle(deps, row, settled, notCancellable);
   });
+}
+
+/** A payment waiting for its shopper: cancelled by compare-and-set, its postings and event in one transaction. */
+async function cancelWaiting(deps: Deps, row: PaymentRow, patch: Partial<PaymentRow>): Promise<CancelResult> {
+  const after = await deps.store.transaction((tx) =>
+    movePayment(tx, row, { event: 'cancel', to: 'cancelled', patch, notify: 'payment.cancelled' }, deps.now()),
+  );
+  return after ? { ok: true, payment: after } : stateNow(deps, row);
+}
+
+/** Why the payment cannot be cancelled now that another change got there first. */
+async function stateNow(deps: Deps, row: PaymentRow): Promise<Refusal> {
+  const current = await requirePaymentColumns(deps.store.db, row.transaction_id, ['status']);
+  return current.status === 'cancelled' ? refuse('invalid_state', 'the payment is already cancelled') : notCancellable(current);
 }

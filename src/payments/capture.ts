@@ -5,8 +5,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import { type Refusal, refuse } from '../core/outcomes.js';
 import { formatAmount } from '../money/currency.js';
 import type { Deps } from '../web/context.js';
-import { movePayment } from './engine.js';
-import { describeStatus, runItem } from './lifecycle.js';
+import { afterSettle, processorOfPayment, processorReference, sendForPayment, settlePaymentOperation } from './at-processor.js';
+import { describeStatus, guardItem } from './lifecycle.js';
 import { accountPayment, requirePaymentColumns } from './reader.js';
 import type { PaymentRow } from './tables.js';
 
@@ -46,24 +46,36 @@ export function decideCapture(
   return { ok: true, patch: { authorised_minor: 0, captured_minor: amount_minor, expires_at: null } };
 }
 
+/** A capture's answer: done, or sent and not yet confirmed (`capture_status` 2: the payment stays authorised until the processor confirms). */
+export type CaptureResult = { ok: true; payment: PaymentRow } | { ok: 'pending'; payment: PaymentRow } | Refusal;
+
 /**
  * The one capture of a payment (the acquiring batch item, the generic interface's
- * `/v1/payments/:id/capture`, the portal): the payment read, the decision, then the
- * compare-and-set with its postings and event, in one transaction.
+ * `/v1/payments/:id/capture`, the portal): the payment read, the decision, then the capture
+ * at the processor as a recorded attempt (src/payments/at-processor.ts), whose answer moves
+ * the payment with its postings and event.
  */
-export function capturePayment(deps: Deps, log: FastifyBaseLogger, cmd: CaptureCommand): Promise<{ ok: true; payment: PaymentRow } | Refusal> {
-  return runItem(deps.store, log, async (tx) => {
+export function capturePayment(deps: Deps, log: FastifyBaseLogger, cmd: CaptureCommand): Promise<CaptureResult> {
+  return guardItem(log, async () => {
     const now = deps.now();
-    const row = await accountPayment(tx, cmd.account_id, cmd.transaction_id);
+    const row = await accountPayment(deps.store.db, cmd.account_id, cmd.transaction_id);
     if (!row) return refuse('not_found', `no transaction ${cmd.transaction_id} on this account`);
     const decided = decideCapture(row, cmd.amount_minor, now);
     if (!decided.ok) return decided;
-    const after = await movePayment(tx, row, { event: 'capture', to: 'captured', patch: decided.patch, notify: 'payment.captured' }, now);
-    if (!after) {
+    const processor = await processorOfPayment(deps, row);
+    if (!processor) return refuse('no_processor', 'this account is in live mode and no processor is configured for it');
+    const input = { transaction_id: row.transaction_id, reference: processorReference(row), amount_minor: cmd.amount_minor, currency: row.currency };
+    const sent = await sendForPayment(deps, row, 'capture', cmd.amount_minor, processor, (call) => processor.capture(input, call));
+    if (sent.kind === 'changed') {
       // Lost a race (a concurrent cancel, capture or expiry): say what won.
-      const current = await requirePaymentColumns(tx, row.transaction_id, ['status']);
-      return notCapturable(current);
+      return notCapturable(await requirePaymentColumns(deps.store.db, row.transaction_id, ['status']));
     }
-    return { ok: true as const, payment: after };
+    if (sent.kind === 'busy') {
+      // The same capture sent before and not yet confirmed is pending still; anything else waits for it.
+      if (sent.open?.operation === 'capture' && Number(sent.open.amount_minor) === cmd.amount_minor) return { ok: 'pending', payment: row };
+      return refuse('invalid_state', `a ${sent.open?.operation ?? 'capture or cancel'} of this payment is pending at the processor`);
+    }
+    const settled = await settlePaymentOperation(deps, row, sent.attempt, sent.outcome, deps.now());
+    return afterSettle(deps, row, settled, notCapturable);
   });
 }

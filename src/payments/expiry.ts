@@ -9,6 +9,7 @@
 // by tests with a moved clock. Each run is bounded.
 
 import type { Deps } from '../web/context.js';
+import { paymentClaim } from './at-processor.js';
 import { movePayment } from './engine.js';
 import { expiringIds, paymentById } from './reader.js';
 import { checkoutSessionState } from './states.js';
@@ -21,8 +22,12 @@ const WAITING = ['authorised', 'pending'] as const;
 /** Expires one payment if it is still waiting and due; true when this call expired it. */
 export async function expireIfDue(deps: Pick<Deps, 'store'>, transaction_id: string, now_ms: number): Promise<boolean> {
   return deps.store.transaction(async (tx) => {
-    const row = await paymentById(tx, transaction_id);
+    // Locked first (PostgreSQL): a capture or cancel that claims it commits before this reads its claim, or waits for this to end.
+    const row = await paymentById(tx, transaction_id, { lock: deps.store.engine === 'postgres' });
     if (!row || (row.status !== 'authorised' && row.status !== 'pending') || row.expires_at === null || Number(row.expires_at) > now_ms) return false;
+    // A capture or cancel at the processor (docs/attempts.md) is not overtaken: its answer decides.
+    const claimed = await tx.selectFrom('processor_attempts').select('attempt_id').where('claim_key', '=', paymentClaim(transaction_id)).executeTakeFirst();
+    if (claimed) return false;
     const patch = row.status === 'authorised' ? { authorised_minor: 0, expires_at: null } : { authorised_minor: 0, expires_at: null, result_code: '1018' };
     // A capture, cancel or payment that got there first wins the compare-and-set. A session
     // nobody had chosen a method for must still be unclaimed: a card payment that claimed it

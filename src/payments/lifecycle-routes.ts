@@ -36,7 +36,10 @@ const batch = (max: number, what: string) =>
 const answerItem = (status: 'capture_status' | 'cancel_status') =>
   Type.Object({
     amount: text('as sent'),
-    [status]: oneOf(['0', '1'], '`1` success, `0` failure (`error_message` says why)'),
+    [status]: oneOf(
+      ['0', '1', '2'],
+      '`1` success, `0` failure (`error_message` says why), `2` sent to the processor and not yet confirmed (its outcome follows as a notification)',
+    ),
     currency: text('as sent'),
     error_message: ItemError,
     order_no: text('as sent'),
@@ -66,7 +69,7 @@ const captureSchema = () => ({
   operationId: 'capture',
   summary: 'Capture authorised payments',
   description:
-    'At most 50 orders. `amount` is the amount to capture, at most the authorised amount; a payment is captured once and a partial capture releases the rest of the authorisation. `capture_status` `1` success, `0` failure with `error_message`.',
+    'At most 50 orders. `amount` is the amount to capture, at most the authorised amount; a payment is captured once and a partial capture releases the rest of the authorisation. `capture_status` `1` success, `0` failure with `error_message`, `2` pending at the processor: the final outcome comes as `payment.captured` and in every query.',
   tags: ['payments'],
   security: SIGNED,
   consumes: REQUEST_MEDIA_TYPES,
@@ -83,7 +86,7 @@ const cancelSchema = () => ({
   operationId: 'cancel',
   summary: 'Cancel authorised or pending payments',
   description:
-    'At most 50 orders; `amount` is the original order amount. Releases the authorisation hold. A captured payment must be refunded instead. `cancel_status` `1` success, `0` failure with `error_message`.',
+    'At most 50 orders; `amount` is the original order amount. Releases the authorisation hold. A captured payment must be refunded instead. `cancel_status` `1` success, `0` failure with `error_message`, `2` pending at the processor: the final outcome comes as `payment.cancelled` and in every query.',
   tags: ['payments'],
   security: SIGNED,
   consumes: REQUEST_MEDIA_TYPES,
@@ -99,13 +102,13 @@ const cancelSchema = () => ({
 /** An answer item: the item as sent, `status` 1 or 0 and the acquiring message of a refusal. */
 type ItemAnswer<S extends string> = { amount: string; currency: string; error_message: string; order_no: string; transaction_id: string } & Record<
   S,
-  '0' | '1'
+  '0' | '1' | '2'
 >;
 
-function answer<S extends 'capture_status' | 'cancel_status'>(status: S, item: OrderItem, outcome: { ok: true } | Refusal): ItemAnswer<S> {
+function answer<S extends 'capture_status' | 'cancel_status'>(status: S, item: OrderItem, outcome: { ok: true | 'pending' } | Refusal): ItemAnswer<S> {
   return {
     amount: item.amount ?? '',
-    [status]: outcome.ok ? '1' : '0',
+    [status]: outcome.ok === 'pending' ? '2' : outcome.ok ? '1' : '0',
     currency: item.currency ?? '',
     error_message: outcome.ok ? '' : acquiringMessage(outcome),
     order_no: item.order_no ?? '',

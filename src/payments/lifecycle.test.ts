@@ -227,10 +227,11 @@ describe('concurrency (docs/contract.md §4)', () => {
       const status = (await orderOf(gw, p.transaction_id)).payment_status;
       if (c.capture_status === '1') {
         assert.equal(status, '3000');
-        assert.match(x.error_message, /^1012:.*captured.*refund it instead/);
+        // Lost to the capture while it was at the processor, or after it.
+        assert.match(x.error_message, /^1012:.*(captured.*refund it instead|capture of this payment is pending at the processor)/);
       } else {
         assert.equal(status, '5000');
-        assert.match(c.error_message, /^1012:.*cancelled/);
+        assert.match(c.error_message, /^1012:.*(cancelled|cancel of this payment is pending at the processor)/);
       }
     }
   });

@@ -11,6 +11,7 @@ import { storageFault } from '../db/faults.js';
 import type { DB } from '../db/schema.js';
 import type { Store, Tx } from '../db/store.js';
 import { formatAmount, parseAmount } from '../money/currency.js';
+import { ProcessorsBusy } from '../processors/attempts.js';
 import { accountPayment } from './reader.js';
 import { PAYMENT_STATUS_CODE, type PaymentStatus } from './states.js';
 import type { PaymentRow } from './tables.js';
@@ -125,7 +126,8 @@ export async function guardItem<R>(log: FastifyBaseLogger, fn: () => Promise<R |
     return await fn();
   } catch (e) {
     if (e instanceof Refused) return e.refusal;
-    if (storageFault(e)) throw e;
+    // The database's state, or the processors' bound on waiting calls: the whole request's (503).
+    if (storageFault(e) || e instanceof ProcessorsBusy) throw e;
     log.error({ err: { message: (e as Error).message, stack: (e as Error).stack } }, 'batch item failed');
     return refuse('not_processed', 'the item was not processed; it is safe to retry');
   }

@@ -26,8 +26,10 @@ import type { PaymentRow } from './tables.js';
 // --- One payment -------------------------------------------------------------------------
 
 /** The payment `transaction_id`, whatever its account (callers that hold an id the gateway issued). */
-export function paymentById(db: Kysely<DB>, transaction_id: string): Promise<PaymentRow | undefined> {
-  return db.selectFrom('payments').selectAll().where('transaction_id', '=', transaction_id).executeTakeFirst();
+export function paymentById(db: Kysely<DB>, transaction_id: string, opts: { lock?: boolean } = {}): Promise<PaymentRow | undefined> {
+  const q = db.selectFrom('payments').selectAll().where('transaction_id', '=', transaction_id);
+  // `lock` (PostgreSQL, in a transaction): FOR UPDATE, so a concurrent writer of the row waits.
+  return (opts.lock ? q.forUpdate() : q).executeTakeFirst();
 }
 
 /** The payment `transaction_id`, which must exist (a row this process just wrote or a foreign key points at); Kysely's NoResultError otherwise. */

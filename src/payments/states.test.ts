@@ -23,8 +23,9 @@ const ALLOWED: Record<PaymentEvent, PaymentStatus[]> = {
   review_accept: ['review'],
   review_reject: ['review'],
   review_expire: ['review'],
-  capture: ['authorised'],
-  cancel: ['authorised', 'pending'],
+  // From review: the late confirmation of a review's capture or cancel (src/review/service.ts).
+  capture: ['authorised', 'review'],
+  cancel: ['authorised', 'pending', 'review'],
   expire: ['authorised', 'pending'],
   refund_partial: ['captured', 'partially_refunded'],
   refund_full: ['captured', 'partially_refunded'],

@@ -69,8 +69,9 @@ export const PAYMENT_TRANSITIONS: Readonly<Record<PaymentEvent, { from: readonly
   review_accept: { from: ['review'], to: ['authorised', 'captured'] },
   review_reject: { from: ['review'], to: ['cancelled'] },
   review_expire: { from: ['review'], to: ['expired'] },
-  capture: { from: ['authorised'], to: ['captured'] },
-  cancel: { from: ['authorised', 'pending'], to: ['cancelled'] },
+  // From `review`: a review's capture or cancel the processor confirmed later (src/review/service.ts).
+  capture: { from: ['authorised', 'review'], to: ['captured'] },
+  cancel: { from: ['authorised', 'pending', 'review'], to: ['cancelled'] },
   expire: { from: ['authorised', 'pending'], to: ['expired'] },
   refund_partial: { from: ['captured', 'partially_refunded'], to: ['partially_refunded'] },
   refund_full: { from: ['captured', 'partially_refunded'], to: ['refunded'] },

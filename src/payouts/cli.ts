@@ -20,7 +20,6 @@ async function admin<T>(f: () => Promise<T>): Promise<T> {
 export const balanceTopUpCommand = command({
   name: 'balance top-up',
   args: '--account ID --currency USD --amount 1000.00',
-  about: "add money to a TEST account's available balance (to try payouts); live accounts are refused",
   options: { account: { type: 'string' }, currency: { type: 'string' }, amount: { type: 'string' } },
   async run({ values, runtime }) {
     const input = { account_id: need(values.account, '--account'), currency: need(values.currency, '--currency'), amount: need(values.amount, '--amount') };
@@ -32,7 +31,6 @@ export const balanceTopUpCommand = command({
 export const pricingPayoutCommand = command({
   name: 'pricing payout',
   args: '--account ID --currency USD --method LOCAL|SWIFT --percent 0.5 --fixed 1.00 [--swift-payer 15.00]',
-  about: 'the fee of each payout from that source currency and method: a percentage plus a fixed amount',
   details: [
     '--swift-payer is added to SWIFT payouts sent with swift_charge_option PAYER (the payer covers the other banks’ charges). Without pricing a payout carries no fee.',
   ],
@@ -61,7 +59,6 @@ export const pricingPayoutCommand = command({
 export const fxMarkupCommand = command({
   name: 'fx markup',
   args: '--account ID --percent 0.5',
-  about: "the account's FX markup: its payouts convert at the rate less this percentage (at most 10)",
   options: { account: { type: 'string' }, percent: { type: 'string' } },
   async run({ values, runtime }) {
     const account_id = need(values.account, '--account');
@@ -73,7 +70,6 @@ export const fxMarkupCommand = command({
 export const payoutsListCommand = command({
   name: 'payouts list',
   args: `--account ID [--status ${PAYOUT_STATUSES.join('|')}] [--json]`,
-  about: "an account's payouts, newest first (at most 1,000)",
   options: { account: { type: 'string' }, status: { type: 'string' }, json: { type: 'boolean' } },
   async run({ values, runtime }) {
     const status = values.status as string | undefined;
@@ -93,7 +89,6 @@ export const payoutsListCommand = command({
 export const payoutsShowCommand = command({
   name: 'payouts show',
   args: '--account ID TRANSACTION_ID|REQUEST_ID|SHORT_REFERENCE_ID',
-  about: 'one payout as its record (JSON)',
   options: { account: { type: 'string' } },
   positionals: true,
   async run({ values, positionals, runtime }) {
@@ -114,7 +109,6 @@ export const payoutsShowCommand = command({
 export const beneficiariesListCommand = command({
   name: 'beneficiaries list',
   args: '--account ID [--json]',
-  about: 'beneficiaries saved by payouts (use their beneficiary_id in later payouts); account numbers masked',
   options: { account: { type: 'string' }, json: { type: 'boolean' } },
   async run({ values, runtime }) {
     const rows = await listBeneficiaries((await runtime()).store.db, need(values.account, '--account'));
@@ -127,7 +121,6 @@ export const beneficiariesListCommand = command({
 export const payoutsRailsCommand = command({
   name: 'payouts rails',
   args: '[--json]',
-  about: 'the local clearing systems LOCAL payouts use, per country and currency (SWIFT reaches the rest)',
   options: { json: { type: 'boolean' } },
   async run({ values }) {
     const rows = [{ country: 'every SEPA country', currency: 'EUR', system: 'SEPA' }, ...LOCAL_RAILS];
@@ -140,7 +133,6 @@ export const payoutsRailsCommand = command({
 export const payoutsResolveCommand = command({
   name: 'payouts resolve',
   args: '--account ID TRANSACTION_ID --completed | --failed RETURNED|PROCESSOR_ERROR --reason TEXT',
-  about: 'settle a PROCESSING payout by hand (the bank confirmed it, or returned it): COMPLETED, or FAILED with its funds released; notified',
   details: ['For a payout the connector can no longer report on. A SCHEDULED payout is cancelled instead (POST /v1/cancelpayout).'],
   options: { account: { type: 'string' }, completed: { type: 'boolean' }, failed: { type: 'string' }, reason: { type: 'string' } },
   positionals: true,

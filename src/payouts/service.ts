@@ -20,10 +20,12 @@ import { noProcessor, Refused, refuse } from '../core/outcomes.js';
 import { newId } from '../crypto/ids.js';
 import type { Store, Tx } from '../db/store.js';
 import type { AccountRow } from '../db/tables/merchants.js';
+import { applyUnit, WriteUnit } from '../db/unit.js';
 import { applyMarkup, formatRate } from '../fx/convert.js';
 import { rateFor } from '../fx/rates.js';
 import { requireSafeNotifyUrl } from '../notifications/ssrf.js';
 import { checkCountry } from '../payments/validate.js';
+import { callWithDeadline, newAttempt, type ProcessorAttemptRow, settleAttemptInto } from '../processors/attempts.js';
 import type { PayoutInput, PayoutOutcome, Processor } from '../processors/types.js';
 import { enqueueJob } from '../scheduler/scheduler.js';
 import type { Deps } from '../web/context.js';
@@ -45,7 +47,7 @@ export const MAX_SCHEDULE_DAYS = 365;
 /** How often one PROCESSING payout is asked about at most (bounded, docs/style.md §9); then `payouts resolve`. */
 const MAX_CHECKS = 100;
 
-export type PayoutDeps = Pick<Deps, 'store' | 'keyring' | 'processorFor' | 'settings'>;
+export type PayoutDeps = Pick<Deps, 'store' | 'keyring' | 'processorFor' | 'settings' | 'now'>;
 
 /** The request once checked: what the transaction needs, nothing left to validate. */
 interface Checked {
@@ -260,9 +262,9 @@ export async function admitPayout(
 /** Step two: the command checked and quoted, then the payout written, funded and (due today) dispatched; a twin that won is replayed. */
 export async function createPayout(deps: PayoutDeps, account: AccountRow, processor: Processor, cmd: PayoutCommand, now_ms: number): Promise<CreateResult> {
   const c = await check(deps, account, cmd, now_ms);
-  if (!processor.inline) throw noProcessor(`the connector ${processor.name} needs the two-phase payout form, which is not built yet`);
   const row = newPayoutRow(account, cmd, c, now_ms);
 
+  const attempt = payoutAttempt(deps, processor, row, now_ms);
   const outcome = await deps.store.transaction(async (tx) => {
     const inserted = await tx
       .insertInto('payouts')
@@ -272,8 +274,12 @@ export async function createPayout(deps: PayoutDeps, account: AccountRow, proces
       .executeTakeFirst();
     if (!inserted) return null; // a twin with the same request_id won; replay it below
     if (!c.saved.existing) await saveBeneficiary(tx, deps, account, c, row, now_ms);
-    return fundPayout(tx, processor, row, c.bank, now_ms);
+    return fundPayout(tx, row, attempt, now_ms);
   });
+  if (outcome?.status === 'PROCESSING') {
+    // Recorded and committed with the attempt: now the call, outside any transaction (docs/contract.md §20).
+    return { row: await sendPayout(deps, processor, outcome, attempt, c.bank, now_ms), replayed: false };
+  }
   if (outcome) return { row: outcome, replayed: false };
   const winner = await findByRequestId(deps.store, account.account_id, cmd.request_id);
   if (!winner) throw new Error('payout twin vanished');
@@ -342,9 +348,9 @@ async function saveBeneficiary(tx: Tx, deps: PayoutDeps, account: AccountRow, c:
 /**
  * Funds the new payout under its funding row (payouts of one balance are funded one after
  * another): fails it INSUFFICIENT_FUNDS when the balance is short, else reserves and either
- * schedules its dispatch or dispatches it now.
+ * schedules its dispatch or records the attempt that sends it now (PROCESSING).
  */
-async function fundPayout(tx: Tx, processor: Processor, row: PayoutRow, bank: PayoutInput['account'], now_ms: number): Promise<PayoutRow> {
+async function fundPayout(tx: Tx, row: PayoutRow, attempt: ProcessorAttemptRow, now_ms: number): Promise<PayoutRow> {
   const { transaction_id } = row;
   await tx
     .insertInto('payout_funding')
@@ -359,8 +365,8 @@ async function fundPayout(tx: Tx, processor: Processor, row: PayoutRow, bank: Pa
     if (!failed) throw new Error(`payout ${transaction_id} changed in the transaction that created it`);
     return failed;
   }
+  await postPayout(tx, row, ['reserve'], now_ms);
   if (row.status === 'SCHEDULED') {
-    await postPayout(tx, row, ['reserve'], now_ms);
     await enqueueJob(
       tx,
       { kind: DISPATCH_KIND, job_key: `payout:${transaction_id}:dispatch`, account_id: row.account_id, due_at: row.dispatch_at, payload: { transaction_id } },
@@ -368,9 +374,107 @@ async function fundPayout(tx: Tx, processor: Processor, row: PayoutRow, bank: Pa
     );
     return row;
   }
-  const answer = await processor.payout!(connectorInput(row, bank));
-  return settle(tx, row, answer, ['reserve'], now_ms, 0);
+  await tx.insertInto('processor_attempts').values(attempt).execute();
+  return row;
 }
+
+/** The attempt that sends a payout (its claim `payout:<id>`: one send of a payout open at a time). */
+function payoutAttempt(deps: Pick<Deps, 'settings'>, processor: Processor, row: PayoutRow, now_ms: number): ProcessorAttemptRow {
+  return newAttempt(
+    {
+      account_id: row.account_id,
+      connector: processor.name,
+      processor_id: processor.processor_id,
+      operation: 'payout',
+      object_id: row.transaction_id,
+      amount_minor: Number(row.amount_beneficiary_receives),
+      currency: row.payment_currency,
+      claim_key: `payout:${row.transaction_id}`,
+    },
+    now_ms,
+    deps.settings.processor_timeout_ms,
+  );
+}
+
+/** Sends a PROCESSING payout whose attempt is committed, and settles the answer; the payout as it then stands. */
+async function sendPayout(
+  deps: Pick<Deps, 'store' | 'now'>,
+  processor: Processor,
+  row: PayoutRow,
+  attempt: ProcessorAttemptRow,
+  bank: PayoutInput['account'],
+  now_ms: number,
+): Promise<PayoutRow> {
+  const payout = processor.payout;
+  const answer: PayoutOutcome = payout
+    ? await callWithDeadline(attempt, deps.now, (call) => payout.call(processor, connectorInput(row, bank), call))
+    : { kind: 'failed', failure_type: 'PROCESSOR_ERROR', reason: 'No payout connector serves this account', reference: '' };
+  await settlePayoutAttempt(deps, row, attempt, answer, now_ms, 0);
+  return requirePayout(deps.store, row.transaction_id);
+}
+
+function requirePayout(store: Store, transaction_id: string): Promise<PayoutRow> {
+  return store.db.selectFrom('payouts').selectAll().where('transaction_id', '=', transaction_id).executeTakeFirstOrThrow();
+}
+
+class SettledMeanwhile extends Error {}
+
+/**
+ * Settles a payout's send attempt with the connector's answer (at once, for the sweeper, or
+ * by webhook): the attempt and the payout's move (its postings, event and, while the bank is
+ * still processing it, the next check job) in one transaction. `approved` means the
+ * connector took the payout (completed, or processing at the bank); an `unknown` answer
+ * keeps both open for the sweeper, and `not_found` (it never reached the connector) fails
+ * the payout PROCESSOR_ERROR with its funds released: nothing was sent, nothing is sent twice.
+ */
+export async function settlePayoutAttempt(
+  deps: Pick<Deps, 'store'>,
+  row: PayoutRow,
+  a: ProcessorAttemptRow,
+  answer: PayoutOutcome | { kind: 'not_found' },
+  now_ms: number,
+  checks?: number,
+): Promise<boolean> {
+  const lost = () => new SettledMeanwhile();
+  if (answer.kind === 'unknown') {
+    const unit = settleAttemptInto(new WriteUnit(deps.store.engine), a, 'answer', { status: 'unknown', error: answer.reason, checks }, now_ms, lost);
+    return deps.store.write(unit).then(
+      () => true,
+      (e) => {
+        if (e instanceof SettledMeanwhile) return false;
+        throw e;
+      },
+    );
+  }
+  const settled: PayoutAnswer =
+    answer.kind === 'not_found'
+      ? { kind: 'failed', failure_type: 'PROCESSOR_ERROR', reason: 'The payout never reached the payout connector', reference: '' }
+      : answer;
+  const unit = new WriteUnit(deps.store.engine);
+  if (answer.kind === 'not_found') settleAttemptInto(unit, a, 'lose', { status: 'declined', error: 'not found at the processor', checks }, now_ms, lost);
+  else
+    settleAttemptInto(
+      unit,
+      a,
+      'answer',
+      { status: settled.kind === 'failed' ? 'declined' : 'approved', reference: settled.reference || undefined, checks },
+      now_ms,
+      lost,
+    );
+  return deps.store
+    .transaction(async (tx) => {
+      await applyUnit(tx, unit);
+      await settle(tx, row, settled, [], now_ms, 0);
+      return true;
+    })
+    .catch((e) => {
+      if (e instanceof SettledMeanwhile) return false;
+      throw e;
+    });
+}
+
+/** A payout connector's answer once it is one: completed, failed, or processing (asked again later). */
+type PayoutAnswer = Exclude<PayoutOutcome, { kind: 'unknown' }>;
 
 function replay(prior: PayoutRow, request_hash: string): CreateResult {
   if (prior.request_hash !== request_hash)
@@ -448,14 +552,14 @@ function failureReason(t: FailureType, detail?: string): string {
 async function settle(
   tx: Tx,
   row: PayoutRow,
-  answer: PayoutOutcome,
+  answer: PayoutAnswer,
   before: readonly ('reserve' | 'complete' | 'release')[],
   now_ms: number,
   checks: number,
 ): Promise<PayoutRow> {
   if (answer.kind === 'processing') {
     const updated = await movePayout(tx, row.transaction_id, 'still_processing', 'PROCESSING', { processor_reference: answer.reference }, now_ms, before);
-    if (!updated) throw new Error(`payout ${row.transaction_id} left PROCESSING under a settle`);
+    if (!updated) throw new PayoutMoved(row.transaction_id);
     if (checks < MAX_CHECKS) {
       await enqueueJob(
         tx,
@@ -477,47 +581,108 @@ async function settle(
       ? { processor_reference: answer.reference }
       : { processor_reference: answer.reference, failure_type: answer.failure_type, failure_reason: failureReason(answer.failure_type, answer.reason) };
   const updated = await movePayout(tx, row.transaction_id, event, 'PROCESSING', patch, now_ms, before);
-  if (!updated) throw new Error(`payout ${row.transaction_id} left PROCESSING under a settle`);
+  if (!updated) throw new PayoutMoved(row.transaction_id);
   return updated;
 }
 
-/** The dispatch job (payment_date reached): SCHEDULED → PROCESSING, then the connector. Exactly once (registerTx). */
-export async function runDispatch(
-  tx: Tx,
-  deps: Pick<Deps, 'keyring' | 'processorFor'>,
-  transaction_id: string,
-  now_ms: number,
-): Promise<PayoutStatus | 'stale'> {
-  const row = await movePayout(tx, transaction_id, 'dispatch', 'SCHEDULED', {}, now_ms);
-  if (!row) return 'stale'; // cancelled meanwhile
-  const account = await tx.selectFrom('accounts').selectAll().where('account_id', '=', row.account_id).executeTakeFirstOrThrow();
-  const processor = deps.processorFor(account as AccountRow);
-  if (!processor?.payout || !processor.inline) {
-    const patch = { failure_type: 'PROCESSOR_ERROR', failure_reason: 'No payout connector serves this account' };
-    // Dispatched just above in this transaction: the compare-and-set cannot lose.
-    if (!(await movePayout(tx, transaction_id, 'fail', 'PROCESSING', patch, now_ms)))
-      throw new Error(`payout ${transaction_id} left PROCESSING under its dispatch`);
-    return 'FAILED';
+/** The payout left PROCESSING before this settle (another check, the operator, a webhook): this one changes nothing. */
+class PayoutMoved extends Error {
+  constructor(transaction_id: string) {
+    super(`payout ${transaction_id} left PROCESSING under a settle`);
   }
-  const answer = await processor.payout(connectorInput(row, await bankOf(tx, deps, row)));
-  return (await settle(tx, row, answer, [], now_ms, 0)).status;
 }
 
-/** The check job of a PROCESSING payout: asks the connector where it stands. Exactly once (registerTx). */
-export async function runCheck(
-  tx: Tx,
-  deps: Pick<Deps, 'keyring' | 'processorFor'>,
-  transaction_id: string,
-  checks: number,
-  now_ms: number,
-): Promise<PayoutStatus | 'stale'> {
-  const row = await tx.selectFrom('payouts').selectAll().where('transaction_id', '=', transaction_id).where('status', '=', 'PROCESSING').executeTakeFirst();
-  if (!row) return 'stale';
-  const account = await tx.selectFrom('accounts').selectAll().where('account_id', '=', row.account_id).executeTakeFirstOrThrow();
+export type PayoutJobDeps = Pick<Deps, 'keyring' | 'processorFor' | 'store' | 'settings' | 'now'>;
+
+/**
+ * The dispatch job (payment_date reached), at least once: SCHEDULED → PROCESSING with the
+ * send attempt recorded in one transaction, then the call, then its answer settled. A run
+ * after a crash finds the attempt it recorded and, if its call may not have been made
+ * (`sent`), makes it again with the same attempt id (the connector's idempotency key).
+ */
+export async function runDispatch(deps: PayoutJobDeps, transaction_id: string, now_ms: number): Promise<PayoutStatus | 'stale'> {
+  const current = await requirePayout(deps.store, transaction_id).catch(() => undefined);
+  if (!current) return 'stale';
+  const account = await deps.store.db.selectFrom('accounts').selectAll().where('account_id', '=', current.account_id).executeTakeFirstOrThrow();
   const processor = deps.processorFor(account as AccountRow);
-  if (!processor?.payoutStatus || !processor.inline) throw new Error(`no inline payout connector for account ${row.account_id}`);
-  const answer = await processor.payoutStatus({ ...connectorInput(row, await bankOf(tx, deps, row)), reference: row.processor_reference });
-  return (await settle(tx, row, answer, [], now_ms, checks)).status;
+  const claim_key = `payout:${transaction_id}`;
+  const fresh = processor ? payoutAttempt(deps, processor, current, now_ms) : null;
+  const found = await deps.store.transaction(async (tx) => {
+    const row = await movePayout(tx, transaction_id, 'dispatch', 'SCHEDULED', {}, now_ms);
+    if (!row) {
+      // Dispatched by an earlier run that died after its commit, or cancelled meanwhile.
+      const earlier = await tx.selectFrom('processor_attempts').selectAll().where('claim_key', '=', claim_key).executeTakeFirst();
+      const now = await tx.selectFrom('payouts').selectAll().where('transaction_id', '=', transaction_id).executeTakeFirstOrThrow();
+      return earlier?.status === 'sent' && now.status === 'PROCESSING' ? { row: now, attempt: earlier } : null;
+    }
+    if (!fresh) {
+      const patch = { failure_type: 'PROCESSOR_ERROR', failure_reason: 'No payout connector serves this account' };
+      // Dispatched just above in this transaction: the compare-and-set cannot lose.
+      if (!(await movePayout(tx, transaction_id, 'fail', 'PROCESSING', patch, now_ms)))
+        throw new Error(`payout ${transaction_id} left PROCESSING under its dispatch`);
+      return null;
+    }
+    await tx.insertInto('processor_attempts').values(fresh).execute();
+    return { row, attempt: fresh };
+  });
+  if (!found || !processor) return (await requirePayout(deps.store, transaction_id)).status;
+  const bank = await bankOf(deps.store.db, deps, found.row);
+  return (await sendPayout(deps, processor, found.row, found.attempt, bank, now_ms)).status;
+}
+
+/**
+ * The check job of a PROCESSING payout, at least once: asks the connector where it stands,
+ * with the attempt id that sent it, outside any transaction; the answer is settled by the
+ * payout's compare-and-set, so a second run of the same check changes nothing.
+ */
+export async function runCheck(deps: PayoutJobDeps, transaction_id: string, checks: number, now_ms: number): Promise<PayoutStatus | 'stale'> {
+  const row = await deps.store.db
+    .selectFrom('payouts')
+    .selectAll()
+    .where('transaction_id', '=', transaction_id)
+    .where('status', '=', 'PROCESSING')
+    .executeTakeFirst();
+  if (!row) return 'stale';
+  const account = await deps.store.db.selectFrom('accounts').selectAll().where('account_id', '=', row.account_id).executeTakeFirstOrThrow();
+  const processor = deps.processorFor(account as AccountRow);
+  const payoutStatus = processor?.payoutStatus;
+  if (!processor || !payoutStatus) throw new Error(`no payout connector for account ${row.account_id}`);
+  const sent = await deps.store.db
+    .selectFrom('processor_attempts')
+    .select('attempt_id')
+    .where('object_id', '=', transaction_id)
+    .where('operation', '=', 'payout')
+    .orderBy('created_at', 'desc')
+    .executeTakeFirst();
+  const asked = { attempt_id: sent?.attempt_id ?? `${transaction_id}.send`, deadline_at: deps.now() + deps.settings.processor_timeout_ms };
+  const input = { ...connectorInput(row, await bankOf(deps.store.db, deps, row)), reference: row.processor_reference };
+  const answer = await callWithDeadline(asked, deps.now, (call) => payoutStatus.call(processor, input, call));
+  // Not heard, or lost by the connector: asked again by the next check.
+  const settled: PayoutAnswer =
+    answer.kind === 'unknown' || answer.kind === 'not_found' ? { kind: 'processing', reference: row.processor_reference, check_after_ms: 60_000 } : answer;
+  const after = await deps.store
+    .transaction((tx) => settle(tx, row, settled, [], now_ms, checks))
+    .catch((e) => {
+      if (e instanceof PayoutMoved) return undefined;
+      throw e;
+    });
+  return after?.status ?? 'stale';
+}
+
+/** The job handlers of the payout kinds (the scheduler's, and the payout fuzz's). */
+export function dispatchHandler(deps: PayoutJobDeps) {
+  return async (job: { payload: unknown }, ctx: { now_ms: number }) => {
+    await runDispatch(deps, (job.payload as { transaction_id: string }).transaction_id, ctx.now_ms);
+    return undefined;
+  };
+}
+
+export function checkHandler(deps: PayoutJobDeps) {
+  return async (job: { payload: unknown }, ctx: { now_ms: number }) => {
+    const { transaction_id, checks } = job.payload as { transaction_id: string; checks: number };
+    await runCheck(deps, transaction_id, checks, ctx.now_ms);
+    return undefined;
+  };
 }
 
 /**
@@ -538,7 +703,7 @@ export async function resolvePayout(
     if (row.status !== 'PROCESSING')
       return { refused: `payout ${transaction_id} is ${row.status}; only a PROCESSING payout can be resolved (cancel a SCHEDULED one)` };
     const reference = row.processor_reference || 'operator';
-    const answer: PayoutOutcome = outcome.kind === 'completed' ? { kind: 'completed', reference } : { ...outcome, reference };
+    const answer: PayoutAnswer = outcome.kind === 'completed' ? { kind: 'completed', reference } : { ...outcome, reference };
     return settle(tx, row, answer, [], now_ms, MAX_CHECKS);
   });
 }
@@ -573,4 +738,36 @@ export async function cancelPayout(
   // The dispatch (or another cancel) got there first.
   const now = (await find()) as PayoutRow;
   return now.status === 'CANCELLED' ? { kind: 'already', row: now } : { kind: 'too_late', row: now };
+}
+
+/**
+ * The sweeper's question about a payout's send attempt whose answer was not heard (the call
+ * timed out or failed, or the process died after recording it): the connector is asked with
+ * the same attempt id, and its answer settled as one heard at once.
+ */
+export async function resolvePayoutAttempt(deps: PayoutJobDeps, a: ProcessorAttemptRow, now_ms: number): Promise<'settled' | 'open'> {
+  const row = await deps.store.db.selectFrom('payouts').selectAll().where('transaction_id', '=', a.object_id).executeTakeFirst();
+  const account = row ? await deps.store.db.selectFrom('accounts').selectAll().where('account_id', '=', row.account_id).executeTakeFirst() : undefined;
+  const processor = account ? deps.processorFor(account as AccountRow) : null;
+  const payoutStatus = processor?.payoutStatus;
+  if (row?.status !== 'PROCESSING' || !processor || !payoutStatus) {
+    // Settled another way (the operator, a webhook), or nobody left to ask: the attempt closes as it stands.
+    const unit = settleAttemptInto(
+      new WriteUnit(deps.store.engine),
+      a,
+      'lose',
+      { status: 'declined', error: 'nothing left to settle' },
+      now_ms,
+      () => new SettledMeanwhile(),
+    );
+    await deps.store.write(unit).catch((e) => {
+      if (!(e instanceof SettledMeanwhile)) throw e;
+    });
+    return 'settled';
+  }
+  const asked = { attempt_id: a.attempt_id, deadline_at: deps.now() + deps.settings.processor_timeout_ms };
+  const input = { ...connectorInput(row, await bankOf(deps.store.db, deps, row)), reference: row.processor_reference };
+  const answer = await callWithDeadline(asked, deps.now, (call) => payoutStatus.call(processor, input, call));
+  await settlePayoutAttempt(deps, row, a, answer, now_ms, a.checks + 1);
+  return answer.kind === 'unknown' ? 'open' : 'settled';
 }

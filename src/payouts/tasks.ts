@@ -1,26 +1,11 @@
 // The payout job kinds on the shared scheduler (src/scheduler): dispatch on payment_date and
-// the connector checks of a PROCESSING payout, each exactly once (registerTx): the status
-// move, its postings and its event commit with the job's done mark or not at all.
+// the connector checks of a PROCESSING payout, each at least once: the connector is called
+// outside any transaction with the payout's send attempt (docs/attempts.md), and the
+// payout's compare-and-set makes a second run change nothing.
 import type { JobSetup } from '../scheduler/jobs.js';
-import { CHECK_KIND, DISPATCH_KIND, runCheck, runDispatch } from './service.js';
+import { CHECK_KIND, checkHandler, DISPATCH_KIND, dispatchHandler } from './service.js';
 
 export const payoutJobs: JobSetup = (rt, scheduler) => {
-  scheduler.registerTx(
-    DISPATCH_KIND,
-    async (tx, job, ctx) => {
-      const { transaction_id } = job.payload as { transaction_id: string };
-      await runDispatch(tx, rt.deps, transaction_id, ctx.now_ms);
-      return undefined;
-    },
-    { max_attempts: 10 },
-  );
-  scheduler.registerTx(
-    CHECK_KIND,
-    async (tx, job, ctx) => {
-      const { transaction_id, checks } = job.payload as { transaction_id: string; checks: number };
-      await runCheck(tx, rt.deps, transaction_id, checks, ctx.now_ms);
-      return undefined;
-    },
-    { max_attempts: 10 },
-  );
+  scheduler.register(DISPATCH_KIND, dispatchHandler(rt.deps), { max_attempts: 10 });
+  scheduler.register(CHECK_KIND, checkHandler(rt.deps), { max_attempts: 10 });
 };

@@ -9,7 +9,6 @@ const linkOf = (public_url: string, token: string) => `${public_url}/portal/setu
 export const userCreateCommand = command({
   name: 'user create',
   args: `--merchant ID --email E --role ${PORTAL_ROLES.join('|')} [--json]`,
-  about: 'a portal user of a merchant; prints a one-time set-password link (good for 72 hours)',
   options: { merchant: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' }, json: { type: 'boolean' } },
   async run({ values, runtime }) {
     const role = need(values.role, '--role');
@@ -35,7 +34,6 @@ export const userCreateCommand = command({
 export const userListCommand = command({
   name: 'user list',
   args: '--merchant ID [--json]',
-  about: "a merchant's portal users: e-mail, role, status, two-step sign-in",
   options: { merchant: { type: 'string' }, json: { type: 'boolean' } },
   async run({ values, runtime }) {
     const rt = await runtime();
@@ -64,7 +62,6 @@ async function userByEmail(users: PortalUsers, values: { merchant?: string; emai
 export const userDisableCommand = command({
   name: 'user disable',
   args: '--merchant ID --email E',
-  about: 'the user cannot sign in any more; every session of theirs ends now',
   options: { merchant: { type: 'string' }, email: { type: 'string' } },
   async run({ values, runtime }) {
     const rt = await runtime();
@@ -78,7 +75,6 @@ export const userDisableCommand = command({
 export const userEnableCommand = command({
   name: 'user enable',
   args: '--merchant ID --email E',
-  about: 'a disabled user may sign in again',
   options: { merchant: { type: 'string' }, email: { type: 'string' } },
   async run({ values, runtime }) {
     const rt = await runtime();
@@ -92,7 +88,6 @@ export const userEnableCommand = command({
 export const userResetCommand = command({
   name: 'user reset',
   args: '--merchant ID --email E [--totp]',
-  about: 'clears the password (and with --totp the second factor), lifts a lock, ends every session, and prints a new set-password link',
   options: { merchant: { type: 'string' }, email: { type: 'string' }, totp: { type: 'boolean' } },
   async run({ values, runtime }) {
     const rt = await runtime();

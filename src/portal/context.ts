@@ -27,14 +27,15 @@ export interface PortalDeps extends Deps {
 
 /** What a route needs: `public` (no session), `second` (password given, second factor or enrolment to come), or a capability. */
 export type PortalAccess = 'public' | 'second' | Capability;
-/** read: every role; operate: capture, cancel, refund, review, cancel subscriptions; manage: settings, payouts; users: the user list. */
-export type Capability = 'read' | 'operate' | 'manage' | 'users';
+/** read: every role; operate: capture, cancel, refund, review, cancel subscriptions; manage: settings, payouts; users: the user list; processors: the account's processors and their credentials (owners, docs/contract.md §21). */
+export type Capability = 'read' | 'operate' | 'manage' | 'users' | 'processors';
 
 const CAN: Readonly<Record<Capability, readonly PortalRole[]>> = {
   read: ['owner', 'admin', 'operator', 'viewer'],
   operate: ['owner', 'admin', 'operator'],
   manage: ['owner', 'admin'],
   users: ['owner'],
+  processors: ['owner'],
 };
 
 export function can(role: PortalRole, what: Capability): boolean {
@@ -115,7 +116,7 @@ export function formSecrets(request: FastifyRequest): SafeHtml {
   return html`${hidden('csrf', csrf)}${hidden('form_token', newId('portal_form_token'))}`;
 }
 
-export type NavKey = 'dashboard' | 'transactions' | 'subscriptions' | 'payouts' | 'settings' | 'users' | 'audit' | 'profile';
+export type NavKey = 'dashboard' | 'transactions' | 'subscriptions' | 'payouts' | 'settings' | 'processors' | 'users' | 'audit' | 'profile';
 
 const NAV: ReadonlyArray<{ key: NavKey; href: string; label: string; need: Capability }> = [
   { key: 'dashboard', href: '/portal/dashboard', label: 'Dashboard', need: 'read' },
@@ -123,6 +124,7 @@ const NAV: ReadonlyArray<{ key: NavKey; href: string; label: string; need: Capab
   { key: 'subscriptions', href: '/portal/subscriptions', label: 'Subscriptions', need: 'read' },
   { key: 'payouts', href: '/portal/payouts', label: 'Payouts', need: 'read' },
   { key: 'settings', href: '/portal/settings', label: 'Settings', need: 'manage' },
+  { key: 'processors', href: '/portal/processors', label: 'Processors', need: 'processors' },
   { key: 'users', href: '/portal/users', label: 'Users', need: 'users' },
   { key: 'audit', href: '/portal/audit', label: 'Audit log', need: 'manage' },
 ];
@@ -176,6 +178,37 @@ export function sendPortalMessage(request: FastifyRequest, reply: FastifyReply, 
   });
 }
 
+/** What a confirmation page asks: the question, what follows, the form to send again (with `confirm=yes`), and the way back. */
+export interface Confirmation {
+  title: string;
+  nav: NavKey;
+  question: string;
+  consequence: string;
+  /** Where the form posts: the action asked about. */
+  action: string;
+  /** The fields of the first form, sent again as they were typed. */
+  fields?: SafeHtml;
+  /** The button's id and words (`confirm-refund`, `Yes, refund`). */
+  id: string;
+  label: string;
+  back: string;
+}
+
+/**
+ * The confirmation of an action that cannot be undone (issue 36 item 4: cancel and refund took
+ * one click): a page whose form sends the same fields with `confirm=yes` and a fresh form
+ * token. No script, so it works as every form does; nothing is changed until it is sent.
+ */
+export function sendConfirmPage(request: FastifyRequest, reply: FastifyReply, q: Confirmation): FastifyReply {
+  return sendPortalPage(request, reply, {
+    title: q.title,
+    nav: q.nav,
+    body: html`<p id="confirm-question">${q.question}</p><p class="note">${q.consequence}</p>
+<form method="post" action="${q.action}" id="confirm-form">${formSecrets(request)}${hidden('confirm', 'yes')}${q.fields ?? ''}
+<p class="actions"><button type="submit" class="primary" ${attrs({ id: q.id })}>${q.label}</button><a class="button" href="${q.back}" id="back">No, go back</a></p></form>`,
+  });
+}
+
 export function clientIp(request: FastifyRequest): string {
   return request.ip;
 }
@@ -183,7 +216,7 @@ export function clientIp(request: FastifyRequest): string {
 export interface ActionSpec {
   /** e.g. `payment.refund`; the audit log's action. */
   action: string;
-  /** e.g. the transaction id. */
+  /** e.g. the transaction id (read again after `run`, which may set the id of what it made). */
   target: string;
   need: Capability;
   /**
@@ -228,7 +261,8 @@ export async function portalAction(deps: PortalDeps, request: FastifyRequest, re
       if (typeof done !== 'string') show = done.show;
       return { status: 303, type: 'text/plain', body: typeof done === 'string' ? done : done.location };
     });
-    if (!replayed) await audit(deps.store, { ...base, outcome: 'ok', detail: spec.detail }, deps.now());
+    // Read after the work: `run` may name what it made (a new record's id) in `target` and `detail`.
+    if (!replayed) await audit(deps.store, { ...base, target: spec.target, outcome: 'ok', detail: spec.detail }, deps.now());
     if (show && !replayed) return sendPortalPage(request, reply, show);
     return sendRedirect(reply, answer.body);
   } catch (e) {
@@ -247,6 +281,9 @@ export const NOTICES = {
   captured: 'Captured.',
   cancelled: 'Cancelled.',
   refunded: 'Refund made.',
+  capture_pending: 'The capture was sent; the processor has not confirmed it yet.',
+  cancel_pending: 'The cancel was sent; the processor has not confirmed it yet.',
+  refund_pending: 'The refund was sent; the processor has not confirmed it yet.',
   review_accepted: 'Accepted: the payment goes ahead.',
   review_rejected: 'Rejected: the payment was cancelled.',
   notification_replayed: 'The notification will be sent again.',
@@ -262,6 +299,8 @@ export const NOTICES = {
   ip_added: 'The address was added to the allow-list.',
   blocklist_added: 'Added to the blocklist.',
   frame_origin_added: 'The frame origin was added.',
+  processor_set: 'The processor was saved; payments use it from now on.',
+  processor_removed: 'The processor was removed.',
   removed: 'Removed.',
   user_disabled: 'The user was disabled; their sessions ended.',
   user_enabled: 'The user was enabled.',

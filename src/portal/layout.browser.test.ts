@@ -4,12 +4,15 @@
 // 1280 px (every column, Method included, visible without scrolling the table), and at 390 px
 // a transaction's key fields (amount, status, order no) are on screen without scrolling.
 // Every page carries realistic data: long ids, a refunded payment with notifications, a
-// subscription, a payout, users, audit lines.
+// payment to capture, a subscription, a payout, processors, users, audit lines; and so do the pages a
+// form leads to: the confirmations of cancel, refund and a processor's removal, a refusal shown on its form, a
+// filter the list cannot read, the TOTP key with its QR code.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import type { CreatedMerchant } from '../merchants/service.js';
 import { topUp } from '../payouts/admin.js';
+import { setProcessor } from '../processors/config.js';
 import { directPayment, paymentRequest, readXml, type TestGateway, testGateway } from '../test/harness.js';
 import { listenGateway } from '../threeds/testing.js';
 import { signedInUser } from './testing.js';
@@ -20,6 +23,7 @@ let origin = '';
 let browser: Browser;
 let m: CreatedMerchant;
 let refunded = '';
+let held = '';
 let cookie = '';
 
 async function pay(over: Record<string, unknown>): Promise<{ transaction_id: string; order_no: string }> {
@@ -36,6 +40,7 @@ before(async () => {
     await pay({ card: '4242424242424242', amount: `${10 + i}.00`, order_no: `ORDER-2026-11-27-${i}-LONG-REFERENCE-${'x'.repeat(20)}` } as never);
   const p = await pay({ card: '5555555555554444', amount: '1234567.89', shopper_email: 'a.very.long.shopper.address@subdomain.example.com' } as never);
   refunded = p.transaction_id;
+  held = (await pay({ card: '4242424242424242', amount: '55.00', capture_method: 'manual', order_no: `MANUAL-${'y'.repeat(40)}` } as never)).transaction_id;
   const r = await gw.post(
     '/v1/refund',
     {
@@ -68,6 +73,32 @@ before(async () => {
     bank_code: '011000015',
   });
   assert.equal(paid.status, 303, paid.body.slice(0, 500));
+  // Two processors with long settings, for the Processors page.
+  for (const [connector, credentials] of [
+    [
+      'adyen',
+      [
+        'api_key=AQEyhmfxK4zPYhVAw0m-a-long-api-key-value-0001',
+        'merchant_account=LayoutShopWithALongMerchantAccountECOM',
+        'hmac_key=44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6B7f3e',
+      ],
+    ],
+    ['sandbox', ['webhook_secret=whsec_layout_test_value_q7r2']],
+  ] as const)
+    await setProcessor(
+      gw.runtime.store,
+      gw.runtime.keyring,
+      {
+        account_id: m.account_id,
+        connector,
+        base_url: connector === 'adyen' ? 'https://checkout-test.adyen.com/v71/with/a/rather/long/path' : '',
+        priority: connector === 'adyen' ? 1 : 2,
+        currencies: 'USD,EUR,GBP,JPY,CHF,SEK,NOK,DKK',
+        brands: 'visa,mastercard,american-express',
+        credentials: [...credentials],
+      },
+      gw.clock.now,
+    );
   const users = new PortalUsers(gw.runtime.store, gw.runtime.keyring);
   for (const role of ['admin', 'operator', 'viewer'])
     await users.create({ merchant_id: m.merchant_id, email: `${role}.someone.long@layout-shop.example`, role }, gw.clock.now);
@@ -84,17 +115,24 @@ after(async () => {
   await gw.close();
 });
 
-const PAGES = [
-  '/portal/dashboard',
-  '/portal/transactions',
-  'DETAIL',
-  '/portal/subscriptions',
-  '/portal/payouts',
-  '/portal/settings',
-  '/portal/users',
-  '/portal/audit',
-  '/portal/profile',
-  '/portal/totp',
+/** Every page of the navigation and the user's own, and their status; a function when the path is known only once the data is made. */
+const PAGES: ReadonlyArray<{ path: string | (() => string); status?: number }> = [
+  { path: '/portal/dashboard' },
+  { path: '/portal/transactions' },
+  { path: () => `/portal/transactions/${refunded}` },
+  { path: () => `/portal/transactions/${held}` },
+  { path: '/portal/subscriptions' },
+  { path: '/portal/payouts' },
+  { path: '/portal/settings' },
+  { path: '/portal/processors' },
+  { path: '/portal/processors?connector=stripe' },
+  { path: '/portal/users' },
+  { path: '/portal/audit' },
+  { path: '/portal/profile' },
+  { path: '/portal/password' },
+  { path: '/portal/totp' },
+  // A filter the list cannot read: the message above the form, as sent.
+  { path: `/portal/transactions?last4=12ab&order_no=${'Z'.repeat(64)}`, status: 400 },
 ];
 
 async function open(width: number): Promise<Page> {
@@ -125,12 +163,66 @@ describe('the portal at 390 and 1280 px', () => {
       const page = await open(width);
       const wide: string[] = [];
       for (const p of PAGES) {
-        const path = p === 'DETAIL' ? `/portal/transactions/${refunded}` : p;
+        const path = typeof p.path === 'function' ? p.path() : p.path;
         const res = await page.goto(`${origin}${path}`);
-        assert.equal(res?.status(), 200, `${path}: ${res?.status()}`);
+        assert.equal(res?.status(), p.status ?? 200, `${path}: ${res?.status()}`);
         const { extra, culprits } = await overflow(page);
         if (extra > 0) wide.push(`${path} scrolls sideways by ${extra} px (${culprits.join(', ')})`);
       }
+      assert.deepEqual(wide, [], `at ${width} px`);
+      await page.context().close();
+    });
+
+    test(`no page a form leads to scrolls sideways at ${width} px: confirmations, a refusal on its form, the TOTP key`, async () => {
+      const page = await open(width);
+      const wide: string[] = [];
+      const check = async (what: string) => {
+        const { extra, culprits } = await overflow(page);
+        if (extra > 0) wide.push(`${what} scrolls sideways by ${extra} px (${culprits.join(', ')})`);
+      };
+      const detail = `${origin}/portal/transactions/${refunded}`;
+      // The refund's confirmation, and a refund over what is left, shown under the amount.
+      await page.goto(detail);
+      await page.fill('#f-refund-amount', '1.00');
+      await page.fill('#f-refund-reason', `a reason that goes on and on ${'z'.repeat(60)}`);
+      await page.click('#refund');
+      await page.waitForSelector('#confirm-question');
+      await check('the refund confirmation');
+      await page.goto(detail);
+      await page.fill('#f-refund-amount', '99999999.00');
+      await page.click('#refund');
+      await page.waitForSelector('#f-refund-amount-error');
+      await check('a refund refused on its form');
+      // The cancel's confirmation and a capture refused on its form.
+      await page.goto(`${origin}/portal/transactions/${held}`);
+      await page.click('#cancel');
+      await page.waitForSelector('#confirm-question');
+      await check('the cancel confirmation');
+      await page.goto(`${origin}/portal/transactions/${held}`);
+      await page.fill('#f-capture-amount', '55.01');
+      await page.click('#capture');
+      await page.waitForSelector('#f-capture-amount-error');
+      await check('a capture refused on its form');
+      // A subscription's cancel asks too.
+      await page.goto(`${origin}/portal/subscriptions`);
+      await page.click('#subscriptions button[id^="cancel-"]');
+      await page.waitForSelector('#confirm-question');
+      await check('the subscription cancel confirmation');
+      // A processor's removal asks, and a refused setting is shown on its form.
+      await page.goto(`${origin}/portal/processors`);
+      await page.click('#processors button[id^="remove-"]');
+      await page.waitForSelector('#confirm-question');
+      await check('the processor remove confirmation');
+      await page.goto(`${origin}/portal/processors?connector=adyen`);
+      await page.fill('#f-base_url', `not a URL ${'w'.repeat(80)}`);
+      await page.click('#save-processor');
+      await page.waitForSelector('#set-error');
+      await check('a processor setting refused on its form');
+      // The TOTP key: the QR code, the key and the link.
+      await page.goto(`${origin}/portal/totp`);
+      if ((await page.locator('#start-totp').count()) > 0) await page.click('#start-totp');
+      await page.waitForSelector('svg#totp-qr');
+      await check('the TOTP key with its QR code');
       assert.deepEqual(wide, [], `at ${width} px`);
       await page.context().close();
     });

@@ -55,7 +55,15 @@ describe('subscriptions', () => {
     const ids = [...page.body.matchAll(/data-subscription-id="([^"]+)"/g)].map((m) => m[1]);
     assert.ok(ids.indexOf(second) < ids.indexOf(first) && ids.indexOf(second) >= 0, 'newest first');
 
-    const r = await agent.submit('/portal/subscriptions', `/portal/subscriptions/${second}/cancel`);
+    // The button asks first (issue 36 item 4): a page naming the plan, and nothing changes until its form is sent.
+    const action = `/portal/subscriptions/${second}/cancel`;
+    const asked = await agent.submit('/portal/subscriptions', action);
+    assert.equal(asked.status, 200, asked.body.slice(0, 500));
+    assert.match(asked.body, new RegExp(`<p id="confirm-question">Cancel the subscription “plan-${n}” of 9\\.99 EUR every 1 month \\(${second}\\)\\?</p>`));
+    assert.match(asked.body, /<a class="button" href="\/portal\/subscriptions" id="back">/);
+    assert.equal(await statusOf(second), 'Active');
+    assert.equal((await db().selectFrom('portal_audit').selectAll().where('target', '=', second).execute()).length, 0, 'asking is no action');
+    const r = await agent.request('POST', action, formFields(asked.body, action));
     assert.equal(r.status, 303, r.body);
     assert.equal(r.location, '/portal/subscriptions?done=subscription_cancelled');
     assert.equal(await statusOf(second), 'Inactived');
@@ -106,10 +114,13 @@ describe('subscriptions', () => {
     const id = await subscribe(gw.merchant);
     const { agent } = await signedInUser(gw, { role: 'admin' });
     const fields = await secretsOf(agent, '/portal/subscriptions');
-    assert.equal((await agent.request('POST', `/portal/subscriptions/${id}/cancel`, fields)).status, 303);
-    const again = await agent.request('POST', `/portal/subscriptions/${id}/cancel`, await secretsOf(agent, '/portal/subscriptions'));
-    assert.equal(again.status, 409);
-    assert.match(again.body, /already ended/);
+    assert.equal((await agent.request('POST', `/portal/subscriptions/${id}/cancel`, { ...fields, confirm: 'yes' })).status, 303);
+    // Ended, it is not asked about again: the refusal is the answer, confirmed or not.
+    for (const confirm of [{}, { confirm: 'yes' }] as Record<string, string>[]) {
+      const again = await agent.request('POST', `/portal/subscriptions/${id}/cancel`, { ...(await secretsOf(agent, '/portal/subscriptions')), ...confirm });
+      assert.equal(again.status, 409);
+      assert.match(again.body, /already ended/);
+    }
   });
 
   test('keyset pages: 55 subscriptions over two pages, none twice', async () => {

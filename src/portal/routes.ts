@@ -11,6 +11,7 @@
 //   /subscriptions[/:id/cancel]                                            subscriptions.ts
 //   /payouts                                                               payouts.ts
 //   /settings[/…]                                                          settings.ts
+//   /processors[/set|/:processor_id/remove]                                processors.ts
 //   /users[/:user_id/…]                                                    users-page.ts
 //   /audit                                                                 audit-page.ts
 // The hooks every route passes (session, access, CSRF, error pages) are in plugin.ts.
@@ -21,6 +22,7 @@ import type { PortalDeps, PortalRoute } from './context.js';
 import { DASHBOARD_ROUTES } from './dashboard.js';
 import { PAYOUTS_ROUTES } from './payouts.js';
 import { portalScope } from './plugin.js';
+import { PROCESSORS_ROUTES } from './processors.js';
 import { PROFILE_ROUTES } from './profile.js';
 import { PortalSessions } from './sessions.js';
 import { SETTINGS_ROUTES } from './settings.js';
@@ -41,6 +43,7 @@ export const PORTAL_ROUTE_TABLE: readonly PortalRoute[] = [
   ...SUBSCRIPTIONS_ROUTES,
   ...PAYOUTS_ROUTES,
   ...SETTINGS_ROUTES,
+  ...PROCESSORS_ROUTES,
   ...USERS_ROUTES,
   ...AUDIT_ROUTES,
 ];

@@ -1,7 +1,8 @@
 // Subscriptions in the portal (docs/contract.md §16, §19):
 //   GET  /portal/subscriptions               the account's subscriptions, newest first, keyset-paginated
-//   POST /portal/subscriptions/:id/cancel    cancel one (operate), through portalAction and the
-//                                            same cancelSubscription as POST /v1/cancelsubscription
+//   POST /portal/subscriptions/:id/cancel    cancel one (operate): first a page that asks, whose form
+//                                            sends confirm=yes; then portalAction and the same
+//                                            cancelSubscription as POST /v1/cancelsubscription
 // Every read is scoped by the selected account: another account's or merchant's id is 404.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -20,6 +21,7 @@ import {
   PortalError,
   type PortalRoute,
   portalAction,
+  sendConfirmPage,
   sendPortalPage,
   withNotice,
 } from './context.js';
@@ -31,10 +33,15 @@ const CURSOR = /^(\d{1,16})\.(rec_[A-Za-z0-9_-]{1,60})$/;
 const ListQuery = Type.Object({ before: Type.Optional(Type.String({ maxLength: 100, pattern: CURSOR.source })) });
 /** A recurring id as the API issues them: printable ASCII (PostgreSQL refuses NUL in text; the portal's fuzz sent one). */
 const CancelParams = Type.Object({ id: PathId });
+/** `confirm=yes`: sent by the confirmation page's form; without it a live subscription's cancel only asks. */
 const CancelBody = Type.Object(
-  { csrf: Type.String({ maxLength: 100 }), form_token: Type.Optional(Type.String({ maxLength: 255 })) },
+  { csrf: Type.String({ maxLength: 100 }), form_token: Type.Optional(Type.String({ maxLength: 255 })), confirm: Type.Optional(Type.Literal('yes')) },
   { additionalProperties: false },
 );
+
+/** A subscription that still deducts, so one that can be cancelled. */
+const live = (s: Pick<SubscriptionRow, 'status'>) => s.status === 'Active' || s.status === 'PastDue';
+const price = (s: SubscriptionRow) => `${formatAmount(Number(s.contract_amount_minor), s.currency)} ${s.currency}`;
 
 export const SUBSCRIPTIONS_ROUTES: readonly PortalRoute[] = [
   { method: 'GET', url: '/subscriptions', access: 'read', querystring: ListQuery, handler: subscriptionsPage },
@@ -60,14 +67,13 @@ async function subscriptionsPage(deps: PortalDeps, request: FastifyRequest<{ Que
   const last = page[page.length - 1];
   const mayCancel = can(c.user.role, 'operate');
   const row = (s: SubscriptionRow) => {
-    const live = s.status === 'Active' || s.status === 'PastDue';
     return html`<tr data-subscription-id="${s.recurring_id}" data-status="${s.status}">
 ${cell('Recurring id', s.recurring_id, 'code-cell wrap')}${cell('Contract name', s.contract_name, 'wrap')}${cell('Status', html`${statusWords(s.status)}${s.end_reason && html`<br><small>${s.end_reason}</small>`}`, 'status')}
-${cell('Price', `${formatAmount(Number(s.contract_amount_minor), s.currency)} ${s.currency}`, 'num')}${cell('Interval', `every ${s.interval_count} ${s.interval}`)}
+${cell('Price', price(s), 'num')}${cell('Interval', `every ${s.interval_count} ${s.interval}`)}
 ${cell('Charges paid', chargesPaid(Number(s.charged_count), Number(s.billing_cycle)))}${cell('Next deduction (UTC)', when(s.next_at))}${cell('Created (UTC)', when(s.created_at))}
 ${cell(
   '',
-  live &&
+  live(s) &&
     mayCancel &&
     html`<form method="post" action="/portal/subscriptions/${s.recurring_id}/cancel" class="inline">${formSecrets(request)}<button type="submit" ${attrs({ id: `cancel-${s.recurring_id}`, 'aria-label': `Cancel subscription ${s.contract_name}` })}>Cancel</button></form>`,
 )}</tr>`;
@@ -83,9 +89,29 @@ ${more && last && html`<p><a id="next-page" href="/portal/subscriptions?before=$
   return sendPortalPage(request, reply, { title: 'Subscriptions', nav: 'subscriptions', body });
 }
 
-async function cancelAction(deps: PortalDeps, request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) {
+async function cancelAction(deps: PortalDeps, request: FastifyRequest<{ Params: { id: string }; Body: { confirm?: 'yes' } }>, reply: FastifyReply) {
   const c = ctx(request);
   const id = request.params.id;
+  if (request.body.confirm !== 'yes') {
+    // Asks first (issue 36 item 4); an unknown or ended one goes on to the refusal below, audited.
+    const s = await deps.store.db
+      .selectFrom('subscriptions')
+      .selectAll()
+      .where('account_id', '=', c.account.account_id)
+      .where('recurring_id', '=', id)
+      .executeTakeFirst();
+    if (s && live(s))
+      return sendConfirmPage(request, reply, {
+        title: 'Cancel the subscription?',
+        nav: 'subscriptions',
+        question: `Cancel the subscription “${s.contract_name}” of ${price(s)} every ${s.interval_count} ${s.interval} (${s.recurring_id})?`,
+        consequence: 'No later deduction is made; nothing already paid is refunded. This cannot be undone.',
+        action: `/portal/subscriptions/${s.recurring_id}/cancel`,
+        id: 'confirm-cancel',
+        label: 'Yes, cancel the subscription',
+        back: '/portal/subscriptions',
+      });
+  }
   return portalAction(deps, request, reply, {
     action: 'subscription.cancel',
     target: id,

@@ -32,6 +32,7 @@ import {
   PortalError,
   type PortalRoute,
   portalAction,
+  sendConfirmPage,
   sendPortalPage,
   withNotice,
 } from './context.js';
@@ -83,6 +84,7 @@ const PORTAL_STATUS: Readonly<Record<Outcome, number>> = {
   authorisation_expired: 409,
   no_processor: 409,
   conflict: 409,
+  processor_declined: 409,
 };
 
 /**
@@ -284,21 +286,25 @@ function notifications(request: FastifyRequest, d: Detail, operate: boolean): Sa
   }</section>`;
 }
 
-/** A refund refused before or when it ran, shown on the form again with what was typed. */
-interface RefundProblem {
+/** A capture or refund refused before or when it ran, shown on its form again with what was typed. */
+interface FormProblem {
+  form: 'capture' | 'refund';
   error: string;
   amount: string;
-  reason: string;
+  reason?: string;
 }
 
 /** The forms the payment's status allows; only for a role that may operate (the server checks again). */
-function actions(request: FastifyRequest, row: PaymentRow, problem?: RefundProblem): SafeHtml {
+function actions(request: FastifyRequest, row: PaymentRow, problem?: FormProblem): SafeHtml {
   const base = detailPath(row.transaction_id);
   const refundable = Number(row.captured_minor) - Number(row.refunded_minor);
   const forms: SafeHtml[] = [];
-  if (canApply('capture', row.status))
+  const captureProblem = problem?.form === 'capture' ? problem : undefined;
+  const refundProblem = problem?.form === 'refund' ? problem : undefined;
+  const captureForm = canApply('capture', row.status);
+  if (captureForm)
     forms.push(html`<form method="post" action="${base}/capture" class="inline" id="capture-form">${formSecrets(request)}
-${field({ name: 'amount', id: 'f-capture-amount', label: `Amount to capture (${row.currency})`, value: formatAmount(Number(row.authorised_minor), row.currency), required: true, maxlength: 24, inputmode: 'decimal' })}
+${field({ name: 'amount', id: 'f-capture-amount', label: `Amount to capture (${row.currency}, up to ${formatAmount(Number(row.authorised_minor), row.currency)})`, value: captureProblem?.amount ?? formatAmount(Number(row.authorised_minor), row.currency), required: true, maxlength: 24, inputmode: 'decimal', error: captureProblem?.error })}
 <button type="submit" class="primary" id="capture">Capture</button></form>`);
   if (canApply('cancel', row.status))
     forms.push(
@@ -307,15 +313,16 @@ ${field({ name: 'amount', id: 'f-capture-amount', label: `Amount to capture (${r
   const refundForm = canApply('refund_partial', row.status) && refundable > 0;
   if (refundForm)
     forms.push(html`<form method="post" action="${base}/refund" class="inline" id="refund-form">${formSecrets(request)}
-${field({ name: 'amount', id: 'f-refund-amount', label: `Amount to refund (${row.currency}, up to ${formatAmount(refundable, row.currency)})`, required: true, maxlength: 24, inputmode: 'decimal', value: problem?.amount, error: problem?.error })}
-${field({ name: 'reason', id: 'f-refund-reason', label: 'Reason (optional)', maxlength: 255, value: problem?.reason })}
+${field({ name: 'amount', id: 'f-refund-amount', label: `Amount to refund (${row.currency}, up to ${formatAmount(refundable, row.currency)})`, required: true, maxlength: 24, inputmode: 'decimal', value: refundProblem?.amount, error: refundProblem?.error })}
+${field({ name: 'reason', id: 'f-refund-reason', label: 'Reason (optional)', maxlength: 255, value: refundProblem?.reason })}
 <button type="submit" id="refund">Refund</button></form>`);
   if (row.status === 'review')
     forms.push(html`<form method="post" action="${base}/review" class="inline" id="review-form">${formSecrets(request)}
 <button type="submit" name="decision" value="accept" id="review-accept" class="primary">Accept</button>
 <button type="submit" name="decision" value="reject" id="review-reject">Reject</button></form>`);
-  // A refund refused while no refund form is shown (nothing is left to refund): the reason still shows.
-  const unshown = problem && !refundForm ? html`<p class="error" id="refund-error" role="alert">${problem.error}</p>` : html``;
+  // A refusal whose form is not shown (nothing left to refund, no longer capturable): the reason still shows.
+  const shown = problem?.form === 'capture' ? captureForm : refundForm;
+  const unshown = problem && !shown ? html`<p class="error" ${attrs({ id: `${problem.form}-error` })} role="alert">${problem.error}</p>` : html``;
   if (forms.length === 0 && !problem) return html``;
   return html`<section id="actions" aria-labelledby="h-actions"><h2 id="h-actions">Actions</h2>${unshown}${forms}</section>`;
 }
@@ -344,8 +351,8 @@ async function transactionPage(deps: PortalDeps, request: FastifyRequest<{ Param
   return detailPage(deps, request, reply, await owned(deps, request, request.params.transaction_id));
 }
 
-/** The detail page; with `problem` (status 409 or 422), the refund form shows it with what was typed. */
-async function detailPage(deps: PortalDeps, request: FastifyRequest, reply: FastifyReply, row: PaymentRow, problem?: RefundProblem & { status: number }) {
+/** The detail page; with `problem` (status 409 or 422), the capture or refund form shows it with what was typed. */
+async function detailPage(deps: PortalDeps, request: FastifyRequest, reply: FastifyReply, row: PaymentRow, problem?: FormProblem & { status: number }) {
   const d = await loadDetail(deps, row);
   const operate = can(ctx(request).user.role, 'operate');
   return sendPortalPage(request, reply, {
@@ -356,6 +363,19 @@ async function detailPage(deps: PortalDeps, request: FastifyRequest, reply: Fast
       d,
     )}${threeds(d)}${refunds(d)}${ledger(d)}${notifications(request, d, operate)}`,
   });
+}
+
+/**
+ * A refusal of the amount or the state (422, 409) as the detail page, the form filled in as
+ * typed and the reason under the amount (issue 36 item 4: it was a page of its own). The
+ * page is read again, so it shows the payment as it is now.
+ */
+function onForm(deps: PortalDeps, request: FastifyRequest, reply: FastifyReply, row: PaymentRow, typed: Omit<FormProblem, 'error'>) {
+  return async (e: unknown) => {
+    if (!(e instanceof PortalError && (e.status === 422 || e.status === 409))) throw e;
+    const now = (await accountPayment(deps.store.db, row.account_id, row.transaction_id)) ?? row;
+    return detailPage(deps, request, reply, now, { ...typed, error: e.message, status: e.status });
+  };
 }
 
 async function captureAction(deps: PortalDeps, request: ActionRequest<typeof AmountBody>, reply: FastifyReply) {
@@ -370,30 +390,9 @@ async function captureAction(deps: PortalDeps, request: ActionRequest<typeof Amo
       const minor = amountOf(request.body.amount, row, back);
       const outcome = await capturePayment(deps, request.log, { account_id: row.account_id, transaction_id: row.transaction_id, amount_minor: minor });
       if (!outcome.ok) throw refusal(outcome, back);
-      return withNotice(back, 'captured');
+      return withNotice(back, outcome.ok === 'pending' ? 'capture_pending' : 'captured');
     },
-  });
-}
-
-/**
- * The confirmation of a cancel or refund (no script: a page whose form sends the same fields
- * with `confirm=yes` and a fresh form token). Only for a role that may operate; another is
- * refused by portalAction, with its audit line.
- */
-function confirmPage(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  row: PaymentRow,
-  what: { verb: 'cancel' | 'refund'; question: string; consequence: string; fields: SafeHtml },
-) {
-  const base = detailPath(row.transaction_id);
-  return sendPortalPage(request, reply, {
-    title: what.verb === 'cancel' ? 'Cancel the payment?' : 'Make this refund?',
-    nav: 'transactions',
-    body: html`<p id="confirm-question">${what.question}</p><p class="note">${what.consequence}</p>
-<form method="post" action="${base}/${what.verb}" id="confirm-form">${formSecrets(request)}${hidden('confirm', 'yes')}${what.fields}
-<p class="actions"><button type="submit" class="primary" ${attrs({ id: `confirm-${what.verb}` })}>${what.verb === 'cancel' ? 'Yes, cancel the payment' : 'Yes, refund'}</button><a class="button" href="${base}" id="back">No, go back</a></p></form>`,
-  });
+  }).catch(onForm(deps, request, reply, row, { form: 'capture', amount: request.body.amount }));
 }
 
 const described = (row: PaymentRow) => `${money(row.amount_minor, row.currency)}, order ${row.order_no}, transaction ${row.transaction_id}`;
@@ -403,11 +402,15 @@ async function cancelAction(deps: PortalDeps, request: ActionRequest<typeof Canc
   const back = detailPath(row.transaction_id);
   // Nothing to confirm when the status refuses it: the domain's refusal (409) is the answer.
   if (request.body.confirm !== 'yes' && can(ctx(request).user.role, 'operate') && canApply('cancel', row.status))
-    return confirmPage(request, reply, row, {
-      verb: 'cancel',
+    return sendConfirmPage(request, reply, {
+      title: 'Cancel the payment?',
+      nav: 'transactions',
       question: `Cancel the payment of ${described(row)}?`,
       consequence: 'The shopper is not charged and the authorisation is released. This cannot be undone.',
-      fields: html``,
+      action: `${back}/cancel`,
+      id: 'confirm-cancel',
+      label: 'Yes, cancel the payment',
+      back,
     });
   return portalAction(deps, request, reply, {
     action: 'payment.cancel',
@@ -417,7 +420,7 @@ async function cancelAction(deps: PortalDeps, request: ActionRequest<typeof Canc
     run: async () => {
       const outcome = await cancelPayment(deps, request.log, { account_id: row.account_id, transaction_id: row.transaction_id });
       if (!outcome.ok) throw refusal(outcome, back);
-      return withNotice(back, 'cancelled');
+      return withNotice(back, outcome.ok === 'pending' ? 'cancel_pending' : 'cancelled');
     },
   });
 }
@@ -439,25 +442,26 @@ async function refundAction(deps: PortalDeps, request: ActionRequest<typeof Amou
   const c = ctx(request);
   const row = await owned(deps, request, request.params.transaction_id);
   const back = detailPath(row.transaction_id);
-  const typed = { amount: request.body.amount, reason: request.body.reason ?? '' };
+  const typed = { form: 'refund' as const, amount: request.body.amount, reason: request.body.reason ?? '' };
   // A refusal of the amount (now, or by the domain when it runs) is shown on the form, filled in.
-  const onForm = (e: unknown) => {
-    if (e instanceof PortalError && (e.status === 422 || e.status === 409))
-      return detailPage(deps, request, reply, row, { ...typed, error: e.message, status: e.status });
-    throw e;
-  };
+  const refused = onForm(deps, request, reply, row, typed);
   if (request.body.confirm !== 'yes' && can(c.user.role, 'operate')) {
     let minor: number;
     try {
       minor = refundable(request.body.amount, row, back);
     } catch (e) {
-      return onForm(e);
+      return refused(e);
     }
-    return confirmPage(request, reply, row, {
-      verb: 'refund',
+    return sendConfirmPage(request, reply, {
+      title: 'Make this refund?',
+      nav: 'transactions',
       question: `Refund ${money(minor, row.currency)} of the payment of ${described(row)}?`,
       consequence: `The shopper gets the money back; ${typed.reason ? `the reason given: “${typed.reason}”. ` : ''}A refund cannot be undone.`,
+      action: `${back}/refund`,
       fields: html`${hidden('amount', typed.amount)}${hidden('reason', typed.reason)}`,
+      id: 'confirm-refund',
+      label: 'Yes, refund',
+      back,
     });
   }
   return portalAction(deps, request, reply, {
@@ -476,7 +480,7 @@ async function refundAction(deps: PortalDeps, request: ActionRequest<typeof Amou
       if (!outcome.ok) throw refusal(outcome, back);
       return withNotice(back, 'refunded');
     },
-  }).catch(onForm);
+  }).catch(refused);
 }
 
 async function reviewAction(deps: PortalDeps, request: ActionRequest<typeof ReviewBody>, reply: FastifyReply) {

@@ -547,12 +547,19 @@ describe('the detail page and its actions', () => {
     );
   });
 
-  test('a capture over the authorised amount is refused (422) and nothing changes', async () => {
+  test('a capture over the authorised amount, or of no amount, is refused (422) on the detail page, under the amount as typed; nothing changes', async () => {
     const x = await pay(manual, { amount: '30.00' });
     const path = `/portal/transactions/${x.transaction_id}`;
     const r = await operator.submit(path, `${path}/capture`, { amount: '30.01' });
     assert.equal(r.status, 422);
-    assert.equal((await payment(x.transaction_id)).status, 'authorised');
+    assert.match(r.body, /<section id="summary"/, 'the detail page, not a page of its own');
+    assert.match(r.body, /<input [^>]*id="f-capture-amount"[^>]*value="30.01"[^>]*aria-invalid="true"/);
+    assert.match(r.body, /<p class="error" id="f-capture-amount-error">[^<]*30\.01/);
+    const junk = await operator.submit(path, `${path}/capture`, { amount: 'abc' });
+    assert.equal(junk.status, 422);
+    assert.match(junk.body, /<p class="error" id="f-capture-amount-error">amount: &quot;abc&quot; is not an amount in USD/);
+    const row = await payment(x.transaction_id);
+    assert.deepEqual([row.status, Number(row.captured_minor), Number(row.authorised_minor)], ['authorised', 0, 3000]);
   });
 
   test('cancel an authorised payment', async () => {

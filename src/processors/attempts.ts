@@ -4,7 +4,7 @@
 // made outside any transaction with a deadline, and its outcome is settled afterwards by a
 // compare-and-set from the statuses below, in the same unit as the object's own transition.
 // An attempt left `sent` past its deadline (the process died) or `unknown` is asked about
-// again by the sweeper (src/authorise/sweeper.ts), with the same attempt id.
+// again by the sweeper (src/attempts/sweeper.ts), with the same attempt id.
 import { allows, destination, type Machine } from '../core/machine.js';
 import { newId } from '../crypto/ids.js';
 import { param } from '../db/prepared.js';
@@ -36,16 +36,60 @@ export const ATTEMPT_MACHINE: Machine<ProcessorAttemptRow, AttemptStatus, Attemp
 /** Statuses the sweeper still asks about. */
 export const OPEN_ATTEMPT: readonly AttemptStatus[] = ['sent', 'unknown', 'pending'];
 
-/** The row of an attempt about to be made, to be written (and committed) before the call. */
+/**
+ * Calls waiting on a processor in this process (docs/contract.md §20: waiting costs memory,
+ * not CPU). The load-shedding bound on requests in work (src/http/app.ts) leaves them out;
+ * this bound (`TOLLGATE_MAX_PROCESSOR_WAITS`, set by the runtime) refuses a new attempt
+ * before anything is written when that many calls wait already.
+ */
+export const processorWaits = { now: 0, max: 4096 };
+
+/** A new processor call refused because `processorWaits.max` calls wait already: 503 with Retry-After, nothing written. */
+export class ProcessorsBusy extends Error {
+  readonly code = 'TOLLGATE_PROCESSORS_BUSY';
+  constructor() {
+    super(`this process has ${processorWaits.max} calls waiting on processors; retry in a moment`);
+  }
+}
+
+/** The claim of an APM start on an order_no (a checkout session's too), held by its attempt. */
+export function apmClaim(account_id: string, order_no: string): string {
+  return `apm:${account_id}:${order_no}`;
+}
+
+/**
+ * How long past its deadline an APM start still open is left before the sweeper closes it:
+ * its process died at the processor (a live one settles it at its deadline). There is no
+ * status to ask of a start, and the shopper never got its issuer address.
+ */
+export const ABANDONED_START_MS = 60_000;
+
+/** The row of an attempt about to be made, to be written (and committed) before the call; ProcessorsBusy past the bound on waiting calls. */
 export function newAttempt(
-  o: { account_id: string; connector: string; operation: AttemptOperation; object_id: string; amount_minor: number; currency: string },
+  o: {
+    account_id: string;
+    connector: string;
+    /** The configured processor it goes to (`Processor.processor_id`). */
+    processor_id?: string;
+    operation: AttemptOperation;
+    object_id: string;
+    amount_minor: number;
+    currency: string;
+    claim_key?: string;
+    snapshot?: string;
+  },
   now_ms: number,
   timeout_ms: number,
 ): ProcessorAttemptRow {
+  if (processorWaits.now >= processorWaits.max) throw new ProcessorsBusy();
   const deadline_at = now_ms + timeout_ms;
+  const { claim_key, snapshot, processor_id, ...rest } = o;
   return {
     attempt_id: newId('processor_attempt', now_ms),
-    ...o,
+    ...rest,
+    processor_id: processor_id ?? null,
+    claim_key: claim_key ?? null,
+    snapshot: snapshot ?? null,
     status: 'sent',
     result_code: '',
     reference: '',
@@ -83,13 +127,22 @@ export function backoffMs(checks: number): number {
  */
 export function settleAttemptInto(
   unit: WriteUnit,
-  a: Pick<ProcessorAttemptRow, 'attempt_id' | 'status' | 'checks'>,
+  a: Pick<ProcessorAttemptRow, 'attempt_id' | 'status' | 'checks'> & { claim_key?: string | null },
   event: AttemptEvent,
-  outcome: { status: AttemptStatus; result_code?: string; reference?: string; error?: string; checks?: number },
+  outcome: { status: AttemptStatus; result_code?: string; reference?: string; error?: string; checks?: number; release?: boolean },
   now_ms: number,
   lost: () => Error,
-): void {
+): WriteUnit {
   const open = OPEN_ATTEMPT.includes(outcome.status);
+  // An order_no, once claimed, stays claimed (as its payment's unique index keeps it): a
+  // request arriving after the outcome must not reach the processor a second time. So does a
+  // deduction's period: a job run after a crash finds its attempt instead of charging again.
+  // An APM start's claim stays with the payment it started; a start that failed lets it go
+  // (it wrote nothing: the merchant may try the order again).
+  const keeps =
+    a.claim_key?.startsWith('order:') || a.claim_key?.startsWith('deduction:') || (a.claim_key?.startsWith('apm:') && outcome.status === 'approved');
+  // `release`: a call that never reached the processor hands its claim to the next one (routing).
+  const letGo = !open && (!keeps || outcome.release === true);
   const checks = outcome.checks ?? a.checks;
   const patch: Partial<ProcessorAttemptRow> = {
     result_code: outcome.result_code ?? '',
@@ -102,7 +155,7 @@ export function settleAttemptInto(
   // Compiled once per status it moves from (it runs for every processor call).
   unit.prepared(
     'update',
-    `processor_attempts.settle.${a.status}.${outcome.reference ? 'ref' : 'noref'}`,
+    `processor_attempts.settle.${a.status}.${outcome.reference ? 'ref' : 'noref'}.${letGo ? 'release' : 'keep'}`,
     (q) =>
       q
         .updateTable('processor_attempts')
@@ -114,12 +167,17 @@ export function settleAttemptInto(
           checks: param('checks'),
           updated_at: param('now'),
           ...(outcome.reference ? { reference: param('reference') } : {}),
+          // A final outcome lets go of what the attempt held (a payment's capture or cancel).
+          ...(letGo ? { claim_key: null } : {}),
+          // Settled with (or after) its payment's row: the snapshot of it is no longer needed.
+          snapshot: null,
         })
         .where('attempt_id', '=', param('id'))
         .where('status', '=', a.status),
     { ...patch, to, now: now_ms, id: a.attempt_id, ...(outcome.reference ? { reference: outcome.reference } : {}) },
     { rows: 1, error: lost },
   );
+  return unit;
 }
 
 /**
@@ -136,6 +194,7 @@ export async function callWithDeadline<T>(
   const controller = new AbortController();
   const wait = Math.max(0, attempt.deadline_at - now_ms());
   let timer: NodeJS.Timeout | undefined;
+  processorWaits.now++;
   const timedOut = new Promise<{ kind: 'unknown'; reason: string }>((resolve) => {
     timer = setTimeout(() => {
       controller.abort();
@@ -148,5 +207,6 @@ export async function callWithDeadline<T>(
     return { kind: 'unknown', reason: e instanceof Error ? `${e.name}: ${e.message}`.slice(0, 300) : 'the call failed' };
   } finally {
     clearTimeout(timer);
+    processorWaits.now--;
   }
 }

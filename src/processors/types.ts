@@ -1,5 +1,6 @@
 // The connector interface (style: Hyperswitch). A processor answers one authorisation; the
 // gateway owns storage, state and idempotency around it.
+import type { AttemptOperation } from '../db/tables/attempts.js';
 import type { MinorUnits } from '../money/currency.js';
 
 export interface ProcessorCard {
@@ -20,9 +21,14 @@ export interface AuthoriseInput {
   threeds?: { eci: string; cavv: string; xid: string; ds_trans_id: string };
   /** A charge the merchant starts without the shopper (a subscription deduction of the stored card). */
   merchant_initiated?: boolean;
+  /** `manual`: the processor holds the authorisation until our capture call; absent or `automatic`: it captures at once. */
+  capture_method?: 'automatic' | 'manual';
 }
 
-/** A decline's result code (docs/contract.md §6). */
+/**
+ * A decline's result code (docs/contract.md §6). A decline with `credentials_refused` is the
+ * processor refusing our credentials (`1007`): an operator must act; it is counted apart.
+ */
 export type DeclineCode = '1001' | '1002' | '1003' | '1004' | '1005' | '1006' | '1007';
 
 /**
@@ -33,10 +39,17 @@ export type DeclineCode = '1001' | '1002' | '1003' | '1004' | '1005' | '1006' | 
  */
 export type AuthoriseOutcome =
   | { kind: 'approved'; reference: string }
-  | { kind: 'declined'; code: DeclineCode; reference: string }
+  | { kind: 'declined'; code: DeclineCode; reference: string; credentials_refused?: boolean }
   | { kind: 'challenge_required'; reference: string }
   | { kind: 'pending'; reference: string }
-  | { kind: 'unknown'; reason: string };
+  | NoAnswer;
+
+/**
+ * No answer. `not_sent`: the call certainly did not reach the processor (the connection was
+ * refused, the name did not resolve, its circuit is open), so it cannot have authorised and
+ * the payment may go to the next processor (docs/contract.md §21).
+ */
+export type NoAnswer = { kind: 'unknown'; reason: string; not_sent?: boolean };
 
 /**
  * One call's identity and time limit (docs/contract.md §20): the attempt id is the
@@ -49,11 +62,49 @@ export interface ProcessorCall {
   signal: AbortSignal;
 }
 
-/** What the processor knows of an earlier attempt, asked for by its attempt id. */
+/** What the processor knows of an earlier authorise attempt, asked for by its attempt id. */
 export type AttemptStatusAnswer = AuthoriseOutcome | { kind: 'not_found' };
 
-/** The answer to a cancel (void) of an authorisation, by its reference. */
-export type CancelOutcome = { kind: 'approved'; reference: string } | { kind: 'declined'; reason: string } | { kind: 'unknown'; reason: string };
+/**
+ * The answer to a capture, cancel (void) or refund (docs/contract.md §20): done
+ * (`approved`), refused (`declined`, with a result code and the processor's reason),
+ * accepted but confirmed later (`pending`: by webhook or a status query), or `unknown`.
+ */
+export type OperationOutcome =
+  | { kind: 'approved'; reference: string }
+  | { kind: 'declined'; code: DeclineCode; reason: string; reference?: string; credentials_refused?: boolean }
+  | { kind: 'pending'; reference: string }
+  | NoAnswer;
+
+/** A capture (full or partial) of an authorisation. `reference`: the processor's reference of the authorisation ('' when it gave none). */
+export interface CaptureInput {
+  transaction_id: string;
+  reference: string;
+  amount_minor: MinorUnits;
+  currency: string;
+}
+
+/** A cancel (void) of an authorisation; with `reference` '' the processor finds it by our transaction id. */
+export interface CancelInput {
+  transaction_id: string;
+  reference: string;
+}
+
+/** A refund (full or partial) of captured money. */
+export interface RefundInput {
+  transaction_id: string;
+  refund_id: string;
+  /** The processor's reference of the payment. */
+  reference: string;
+  amount_minor: MinorUnits;
+  currency: string;
+}
+
+/** Operations whose outcome is an OperationOutcome. */
+export type MoneyOperation = 'capture' | 'cancel' | 'refund';
+
+/** What the processor knows of an earlier capture, cancel or refund attempt, asked for by its attempt id. */
+export type OperationStatusAnswer = OperationOutcome | { kind: 'not_found' };
 
 /** An alternative-method payment handed to the connector (docs/contract.md §15). */
 export interface ApmStartInput {
@@ -92,25 +143,69 @@ export interface PayoutInput {
 export type PayoutOutcome =
   | { kind: 'completed'; reference: string }
   | { kind: 'failed'; failure_type: 'INVALID_ACCOUNT' | 'RETURNED' | 'PROCESSOR_ERROR'; reason: string; reference: string }
-  | { kind: 'processing'; reference: string; check_after_ms: number };
+  | { kind: 'processing'; reference: string; check_after_ms: number }
+  | { kind: 'unknown'; reason: string };
 
+/**
+ * One notification a connector read from a processor's webhook (docs/contract.md §20):
+ * the outcome of an attempt it reports. `id` is the processor's id of the notification (a
+ * repeat changes nothing); the attempt is named by our attempt id when the processor echoes
+ * it, else by the processor's reference and our object id.
+ */
+export interface ProcessorNotification {
+  id: string;
+  operation: AttemptOperation;
+  attempt_id?: string;
+  /** Our payment, refund or payout id, when the processor echoes it. */
+  object_id?: string;
+  reference?: string;
+  outcome: AuthoriseOutcome | OperationOutcome | PayoutOutcome;
+  /** When the processor says it happened (epoch ms). */
+  occurred_at: number;
+}
+
+/** A webhook as it arrived: its headers (lower-case names) and its body, unparsed (signatures are over the raw bytes). */
+export interface WebhookRequest {
+  headers: Readonly<Record<string, string | undefined>>;
+  raw: Buffer;
+}
+
+/**
+ * What a connector made of a webhook: its notifications and the reply the processor
+ * expects (Adyen: `[accepted]`), or a refusal (bad signature: 401, unreadable: 400) that
+ * changes nothing.
+ */
+export type WebhookParse =
+  | { kind: 'accepted'; notifications: ProcessorNotification[]; reply: { status: number; content_type: string; body: string } }
+  | { kind: 'refused'; status: 400 | 401; message: string };
+
+/**
+ * A processor as the gateway uses it (docs/contract.md §20). Every call is an attempt: its
+ * row is committed before the call, `call.attempt_id` is the processor's idempotency key and
+ * our reference there, and the call gives up at `call.deadline_at`. An answer that is not
+ * final (`pending`, `unknown`) is asked about again by attempt id, or comes by webhook.
+ * The in-process sandbox answers at once through the same path.
+ */
 export interface Processor {
   /** Shown as `connector` in the direct answer. */
   readonly name: string;
-  /**
-   * True when the processor runs in-process with no outside effect (the sandbox): its
-   * decision can be taken inside the same database transaction that records it.
-   */
-  readonly inline: boolean;
-  authorise(input: AuthoriseInput, call?: ProcessorCall): Promise<AuthoriseOutcome>;
+  /** The stored processor setting it serves (`prc_…`); absent for the in-process sandbox of a test account with none set. */
+  readonly processor_id?: string;
+  authorise(input: AuthoriseInput, call: ProcessorCall): Promise<AuthoriseOutcome>;
   /** Where an earlier authorise attempt stands, asked for with its attempt id (the sweeper's question). */
   authoriseStatus(input: { transaction_id: string }, call: ProcessorCall): Promise<AttemptStatusAnswer>;
-  /** Voids an authorisation by the payment it was for: an attempt still unknown past the void bound. */
-  cancelAuthorisation(input: { transaction_id: string; reference: string }, call: ProcessorCall): Promise<CancelOutcome>;
+  capture(input: CaptureInput, call: ProcessorCall): Promise<OperationOutcome>;
+  /** Voids an authorisation: a merchant's cancel, or an attempt still unknown past the void bound. */
+  cancel(input: CancelInput, call: ProcessorCall): Promise<OperationOutcome>;
+  refund(input: RefundInput, call: ProcessorCall): Promise<OperationOutcome>;
+  /** Where an earlier capture, cancel or refund attempt stands, asked for with its attempt id. */
+  operationStatus(input: { operation: MoneyOperation; transaction_id: string }, call: ProcessorCall): Promise<OperationStatusAnswer>;
   /** Starts an alternative-method payment; absent when the connector serves none. */
-  startApm?(input: ApmStartInput): Promise<ApmStart>;
+  startApm?(input: ApmStartInput, call: ProcessorCall): Promise<ApmStart | { kind: 'unknown'; reason: string }>;
   /** Sends a payout; absent when the connector pays out nothing. */
-  payout?(input: PayoutInput): Promise<PayoutOutcome>;
-  /** Where a `processing` payout stands now. */
-  payoutStatus?(input: PayoutInput & { reference: string }): Promise<PayoutOutcome>;
+  payout?(input: PayoutInput, call: ProcessorCall): Promise<PayoutOutcome>;
+  /** Where a payout stands now, asked for with the attempt id that sent it (`call.attempt_id`). */
+  payoutStatus?(input: PayoutInput & { reference: string }, call: ProcessorCall): Promise<PayoutOutcome | { kind: 'not_found' }>;
+  /** Reads and verifies one of the processor's webhooks (`POST /hooks/<connector>/<processor_id>`); absent when it sends none. */
+  parseWebhook?(req: WebhookRequest): WebhookParse;
 }

@@ -2,8 +2,9 @@
 // "Search a refund transaction"; docs/contract.md §4, §5, §6, §8), on SQLite and PostgreSQL.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sweepAttempts } from '../attempts/sweeper.js';
 import { verifyLedger } from '../ledger/verify.js';
-import { sandboxProcessor } from '../processors/sandbox/index.js';
+import { HANG, ScriptedProcessor } from '../processors/testing.js';
 import { type TestGateway, testGateway } from '../test/harness.js';
 import { captureBatch, item, orderOf, type Paid, pay, refundBatch } from '../test/lifecycle.js';
 import { completeRefund } from './refund.js';
@@ -113,39 +114,63 @@ describe('concurrency (docs/contract.md §4)', () => {
   });
 });
 
-describe('pending refunds (refund_status 2) for processors that answer later', () => {
-  test('pending → succeeded, and pending → failed gives the amount back', async () => {
+describe('pending refunds (refund_status 2) for processors that answer later (docs/contract.md §20)', () => {
+  test('pending → succeeded, and pending → failed gives the amount back, each settled by the sweeper asking with the attempt id', async () => {
     const deps = gw.runtime.deps;
     const original = deps.processorFor;
     const p = await pay(gw);
-    deps.processorFor = () => ({ ...sandboxProcessor, inline: false });
+    const scripted = new ScriptedProcessor();
+    scripted.operation = async () => ({ kind: 'pending', reference: 'PSP-later' });
+    deps.processorFor = () => scripted;
     let a: any;
     let b: any;
     try {
       [a, b] = (await refundBatch(gw, [refund(p, '2.00'), refund(p, '3.00')])).refund_orders;
+      assert.deepEqual([a.refund_status, a.refund_message], ['2', '0005:Refund pending at the processor']);
+      assert.equal(scripted.operations.length, 2, 'each refund reached the processor once');
+      let found = (await search({ refund_reference_ids: [a.refund_reference_id] })).refund_orders[0];
+      assert.equal(found.refund_processing_date, '');
+      const attempts = await deps.store.db
+        .selectFrom('processor_attempts')
+        .selectAll()
+        .where('operation', '=', 'refund')
+        .where('status', '=', 'pending')
+        .execute();
+      const attemptOf = (r: any) => attempts.find((x) => x.object_id === r.refund_reference_id);
+      assert.ok(attemptOf(a) && attemptOf(b));
+      assert.deepEqual(
+        scripted.operations.map((o) => o.call.attempt_id).sort(),
+        [attemptOf(a)?.attempt_id, attemptOf(b)?.attempt_id].sort(),
+        "the attempt id is the call's idempotency key",
+      );
+      // Pending still: nothing moves.
+      await sweepAttempts(deps, deps.now() + 10 * 60_000);
+      assert.equal((await search({ refund_reference_ids: [a.refund_reference_id] })).refund_orders[0].refund_status, '2');
+      // The processor confirms the first and refuses the second.
+      scripted.operationStatusAnswer = { kind: 'approved', reference: 'PSP-1' };
+      const first = attemptOf(a)?.attempt_id as string;
+      await deps.store.transaction((tx) => tx.updateTable('processor_attempts').set({ next_check_at: 0 }).where('attempt_id', '=', first).execute());
+      await sweepAttempts(deps, deps.now() + 20 * 60_000, 1);
+      scripted.operationStatusAnswer = { kind: 'declined', code: '1007', reason: 'refused by the acquirer' };
+      await sweepAttempts(deps, deps.now() + 30 * 60_000);
+      assert.equal(
+        await completeRefund(gw.runtime.store, a.refund_reference_id, { kind: 'failed', code: '1007' }, gw.clock.now),
+        false,
+        'a settled refund cannot fail',
+      );
+      const all = (await search({ refund_reference_ids: [a.refund_reference_id, b.refund_reference_id] })).refund_orders;
+      found = [a, b].map((x) => all.find((f: any) => f.refund_reference_id === x.refund_reference_id));
+      assert.deepEqual(
+        found.map((f: any) => [f.refund_status, f.refund_reference]),
+        [
+          ['1', 'PSP-1'],
+          ['0', ''],
+        ],
+      );
+      assert.match(found[0].refund_processing_date, /^\d{14}$/);
     } finally {
       deps.processorFor = original;
     }
-    assert.deepEqual([a.refund_status, a.refund_message], ['2', '0005:Refund pending at the processor']);
-    let found = (await search({ refund_reference_ids: [a.refund_reference_id] })).refund_orders[0];
-    assert.equal(found.refund_processing_date, '');
-    assert.equal(await completeRefund(gw.runtime.store, a.refund_reference_id, { kind: 'succeeded', reference: 'PSP-1' }, gw.clock.now), true);
-    assert.equal(
-      await completeRefund(gw.runtime.store, a.refund_reference_id, { kind: 'failed', code: '1007' }, gw.clock.now),
-      false,
-      'a settled refund cannot fail',
-    );
-    assert.equal(await completeRefund(gw.runtime.store, b.refund_reference_id, { kind: 'failed', code: '1007' }, gw.clock.now), true);
-    const all = (await search({ refund_reference_ids: [a.refund_reference_id, b.refund_reference_id] })).refund_orders;
-    found = [a, b].map((x) => all.find((f: any) => f.refund_reference_id === x.refund_reference_id));
-    assert.deepEqual(
-      found.map((f: any) => [f.refund_status, f.refund_reference]),
-      [
-        ['1', 'PSP-1'],
-        ['0', ''],
-      ],
-    );
-    assert.match(found[0].refund_processing_date, /^\d{14}$/);
     const o = await orderOf(gw, p.transaction_id);
     assert.deepEqual([o.payment_status, o.refunded_amount], ['4100', '2.00']);
     const ev = await gw.runtime.store.db.selectFrom('events').select('event_type').where('object_id', '=', b.refund_reference_id).execute();
@@ -153,6 +178,37 @@ describe('pending refunds (refund_status 2) for processors that answer later', (
       ev.map((e) => e.event_type),
       ['refund.failed'],
     );
+  });
+
+  test('a refund the processor did not answer in time is pending, reserves its amount, and one more refund cannot pass the captured amount', async () => {
+    const deps = gw.runtime.deps;
+    const original = deps.processorFor;
+    const timeout = deps.settings.processor_timeout_ms;
+    const p = await pay(gw);
+    const scripted = new ScriptedProcessor();
+    scripted.operation = () => HANG();
+    deps.processorFor = () => scripted;
+    deps.settings.processor_timeout_ms = 100;
+    try {
+      const [r] = (await refundBatch(gw, [refund(p, '8.00')])).refund_orders;
+      assert.equal(r.refund_status, '2');
+      const [more] = (await refundBatch(gw, [refund(p, '3.00')])).refund_orders;
+      assert.equal(more.refund_status, '0');
+      assert.match(more.refund_message, /^1013:/);
+      const [a] = await deps.store.db.selectFrom('processor_attempts').selectAll().where('object_id', '=', r.refund_reference_id).execute();
+      assert.equal(a?.status, 'unknown');
+      // The processor never received it: the refund fails and its amount is refundable again.
+      scripted.operationStatusAnswer = { kind: 'not_found' };
+      await sweepAttempts(deps, deps.now() + 60 * 60_000);
+      scripted.operation = async () => ({ kind: 'approved', reference: 'PSP-3' });
+      const [again] = (await refundBatch(gw, [refund(p, '3.00')])).refund_orders;
+      assert.equal(again.refund_status, '1', 'the failed refund gave its 8.00 back');
+      const o = await orderOf(gw, p.transaction_id);
+      assert.deepEqual([o.payment_status, o.refunded_amount], ['4100', '3.00']);
+    } finally {
+      deps.processorFor = original;
+      deps.settings.processor_timeout_ms = timeout;
+    }
   });
 });
 

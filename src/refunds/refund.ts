@@ -8,12 +8,16 @@ import { type Refusal, Refused, refuse } from '../core/outcomes.js';
 import type { Store, Tx } from '../db/store.js';
 import type { AccountRow } from '../db/tables/merchants.js';
 import type { PaymentRow } from '../db/tables/payments.js';
+import { applyUnit, WriteUnit } from '../db/unit.js';
 import { postRefund } from '../ledger/postings.js';
 import { formatAmount } from '../money/currency.js';
 import { recordEvent } from '../notifications/outbox.js';
+import { paymentProcessor, processorReference } from '../payments/at-processor.js';
 import { describeStatus, itemString, ORDER_ITEM_REQUIRED, OrderItemFields, runItem } from '../payments/lifecycle.js';
 import { accountPayment, requirePayment } from '../payments/reader.js';
 import { canApply, releaseRefund, reserveRefund } from '../payments/states.js';
+import { callWithDeadline, newAttempt, type ProcessorAttemptRow, settleAttemptInto } from '../processors/attempts.js';
+import type { OperationStatusAnswer } from '../processors/types.js';
 import type { Deps } from '../web/context.js';
 import type { ResultCode } from '../web/errors.js';
 import { toRefundSearchItem } from './record.js';
@@ -78,13 +82,17 @@ export interface RefundCommand {
 
 /**
  * The one refund of a payment (the acquiring batch item, the generic interface's
- * `POST /v1/refunds`, the portal): the cap by compare-and-set, the row, postings and event in
- * one transaction.
+ * `POST /v1/refunds`, the portal). One transaction reserves the amount by compare-and-set,
+ * writes the refund `pending` with its reserving postings and the processor attempt; the
+ * call is made after it commits, outside any transaction (docs/contract.md §20); the
+ * processor's answer settles the refund (`settleRefundAttempt`). A refund whose answer is
+ * not final stays pending (`refund_status` 2) for the sweeper or a webhook to settle.
  */
-export function makeRefund(deps: Deps, log: FastifyBaseLogger, cmd: RefundCommand): Promise<Made | Refusal> {
+export async function makeRefund(deps: Deps, log: FastifyBaseLogger, cmd: RefundCommand): Promise<Made | Refusal> {
   const { account, idempotency_ref } = cmd;
-  const processor = deps.processorFor(account);
-  return runItem<Made>(deps.store, log, async (tx) => {
+  // docs/contract.md §21: the refund goes to the processor that took the payment.
+  const processor = await paymentProcessor(deps, account, cmd.transaction_id);
+  const made = await runItem<Made | Sending>(deps.store, log, async (tx) => {
     const now = deps.now();
     if (idempotency_ref) {
       const made = await refundMadeFor(tx, account.account_id, idempotency_ref);
@@ -94,7 +102,7 @@ export function makeRefund(deps: Deps, log: FastifyBaseLogger, cmd: RefundComman
     if (!row) return refuse('not_found', `no transaction ${cmd.transaction_id} on this account`);
     const n = cmd.amount_minor;
     const decided = decideRefund(row, n, processor !== null);
-    if (!decided.ok) return decided;
+    if (!decided.ok || !processor) return decided.ok ? refuse('no_processor') : decided;
 
     const after = await reserveRefund(tx, row.transaction_id, n, now);
     if (!after) {
@@ -103,12 +111,87 @@ export function makeRefund(deps: Deps, log: FastifyBaseLogger, cmd: RefundComman
       return notRefundable(current, n);
     }
     const seq = await nextRefundSeq(tx, row.transaction_id);
-    // The sandbox answers at once; a processor that answers later leaves the refund pending.
-    const status: RefundStatus = processor?.inline ? 'succeeded' : 'pending';
-    const refund = newRefundRow(row, cmd.reason, { seq, n, status, now, idempotency_ref, metadata: cmd.metadata });
+    const refund = newRefundRow(row, cmd.reason, { seq, n, status: 'pending', now, idempotency_ref, metadata: cmd.metadata });
     await recordRefund(tx, refund, n, after.status, now);
-    return { ok: true, refund };
+    const attempt = newAttempt(
+      {
+        account_id: row.account_id,
+        connector: processor.name,
+        processor_id: processor.processor_id,
+        operation: 'refund',
+        object_id: refund.refund_reference_id,
+        amount_minor: n,
+        currency: row.currency,
+      },
+      now,
+      deps.settings.processor_timeout_ms,
+    );
+    await tx.insertInto('processor_attempts').values(attempt).execute();
+    return { ok: 'sending', refund, attempt, reference: processorReference(row) };
   });
+  if (made.ok !== 'sending' || !processor) return made as Made | Refusal;
+  const { refund, attempt } = made;
+  const input = {
+    transaction_id: refund.transaction_id,
+    refund_id: refund.refund_reference_id,
+    reference: made.reference,
+    amount_minor: Number(refund.refund_amount_minor),
+    currency: refund.currency,
+  };
+  const outcome = await callWithDeadline(attempt, deps.now, (call) => processor.refund(input, call));
+  await settleRefundAttempt(deps, attempt, outcome, deps.now());
+  const now = await deps.store.db.selectFrom('refunds').selectAll().where('refund_reference_id', '=', refund.refund_reference_id).executeTakeFirstOrThrow();
+  return { ok: true, refund: now };
+}
+
+/** A refund written and its attempt recorded, the call still to make. */
+type Sending = { ok: 'sending'; refund: RefundRow; attempt: ProcessorAttemptRow; reference: string };
+
+class SettledMeanwhile extends Error {}
+
+/**
+ * Settles a refund attempt with what the processor said (at once, to the sweeper, or by
+ * webhook): approved completes the refund, declined or not found (it never reached the
+ * processor) fails it and gives its amount back to the payment, each with the attempt in one
+ * transaction; pending and unknown keep both open, the attempt asked about again later.
+ * False when the attempt was settled meanwhile.
+ */
+export async function settleRefundAttempt(
+  deps: Pick<Deps, 'store'>,
+  a: ProcessorAttemptRow,
+  outcome: OperationStatusAnswer,
+  now_ms: number,
+  checks?: number,
+): Promise<boolean> {
+  const lost = () => new SettledMeanwhile();
+  const unit = new WriteUnit(deps.store.engine);
+  try {
+    if (outcome.kind === 'pending' || outcome.kind === 'unknown') {
+      const error = outcome.kind === 'unknown' ? outcome.reason : '';
+      settleAttemptInto(
+        unit,
+        a,
+        'answer',
+        { status: outcome.kind, reference: outcome.kind === 'pending' ? outcome.reference : undefined, error, checks },
+        now_ms,
+        lost,
+      );
+      await deps.store.write(unit);
+      return true;
+    }
+    if (outcome.kind === 'approved') settleAttemptInto(unit, a, 'answer', { status: 'approved', reference: outcome.reference, checks }, now_ms, lost);
+    else if (outcome.kind === 'declined')
+      settleAttemptInto(unit, a, 'answer', { status: 'declined', result_code: outcome.code, error: outcome.reason, checks }, now_ms, lost);
+    else settleAttemptInto(unit, a, 'lose', { status: 'declined', result_code: '1007', error: 'not found at the processor', checks }, now_ms, lost);
+    const result =
+      outcome.kind === 'approved'
+        ? { kind: 'succeeded' as const, reference: outcome.reference }
+        : { kind: 'failed' as const, code: outcome.kind === 'declined' ? outcome.code : ('1007' as const) };
+    return await completeRefund(deps.store, a.object_id, result, now_ms, unit);
+  } catch (e) {
+    if (e instanceof SettledMeanwhile) return false;
+    throw e;
+  }
 }
 
 export type Made = { ok: true; refund: RefundRow };
@@ -191,9 +274,12 @@ export async function completeRefund(
   refund_reference_id: string,
   outcome: { kind: 'succeeded'; reference?: string } | { kind: 'failed'; code: ResultCode },
   now_ms: number,
+  /** Written with it (the attempt that brought the outcome). */
+  alongside?: WriteUnit,
 ): Promise<boolean> {
   return store.transaction(async (tx) => {
     const refund = await tx.selectFrom('refunds').selectAll().where('refund_reference_id', '=', refund_reference_id).executeTakeFirst();
+    if (alongside) await applyUnit(tx, alongside);
     if (refund?.status !== 'pending') return false;
     const succeeded = outcome.kind === 'succeeded';
     const patch = succeeded

@@ -1,10 +1,12 @@
 // Risk review (docs/contract.md §8, §10): REVIEW holds an approved payment (order_status 3,
 // payment_status 2100); POST /v1/review ACCEPTs or REJECTs it; undecided holds expire.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { sweepAttempts } from '../attempts/sweeper.js';
 import { sign } from '../crypto/signature.js';
 import type { CreatedMerchant } from '../merchants/service.js';
 import { REVIEW_WINDOW_MS } from '../payments/approval.js';
+import { ScriptedProcessor } from '../processors/testing.js';
 import { setThresholds } from '../risk/settings.js';
 import { directPayment, type TestGateway, testGateway } from '../test/harness.js';
 import { authorise, eventsOf, queryOrder } from '../threeds/testing.js';
@@ -126,5 +128,75 @@ describe('per-item failures', () => {
     const bad = await review(auto, [{ transaction_id: 'T', order_no: 'O', decision: 'MAYBE' }]);
     assert.equal(bad.res.statusCode, 400);
     assert.equal(bad.body.error_field, 'review_orders[0].decision');
+  });
+});
+
+describe('the processor holds the review (docs/contract.md §10, §20)', () => {
+  let scripted: ScriptedProcessor;
+  let original: typeof gw.runtime.deps.processorFor;
+  before(() => {
+    original = gw.runtime.deps.processorFor;
+  });
+  beforeEach(() => {
+    scripted = new ScriptedProcessor();
+    gw.runtime.deps.processorFor = () => scripted;
+  });
+  after(() => {
+    gw.runtime.deps.processorFor = original;
+  });
+
+  test('a payment to be held is only authorised at the processor, whatever its capture mode; ACCEPT captures it there, REJECT cancels it there', async () => {
+    const accepted = await held(auto);
+    const rejected = await held(auto);
+    assert.deepEqual(
+      scripted.calls.map((c) => c.input.capture_method),
+      ['manual', 'manual'],
+    );
+    const { body } = await review(auto, [
+      { transaction_id: accepted.transaction_id, order_no: accepted.order_no, decision: 'ACCEPT' },
+      { transaction_id: rejected.transaction_id, order_no: rejected.order_no, decision: 'REJECT' },
+    ]);
+    assert.deepEqual(
+      body.review_orders.map((o: Record<string, string>) => [o.review_status, o.payment_status]),
+      [
+        ['1', '3000'],
+        ['1', '5000'],
+      ],
+    );
+    assert.deepEqual(
+      scripted.operations.map((o) => [o.operation, o.input.transaction_id, 'amount_minor' in o.input ? o.input.amount_minor : null]),
+      [
+        ['capture', accepted.transaction_id, 1000],
+        ['cancel', rejected.transaction_id, null],
+      ],
+    );
+  });
+
+  test('ACCEPT under manual capture asks the processor nothing (the payment stays authorised there)', async () => {
+    const x = await held(manual);
+    const { body } = await review(manual, [{ transaction_id: x.transaction_id, order_no: x.order_no, decision: 'ACCEPT' }]);
+    assert.equal(body.review_orders[0].payment_status, '2000');
+    assert.deepEqual(scripted.operations, []);
+  });
+
+  test('a capture the processor confirms later: review_status 2, still held; the sweeper moves it to captured and notifies', async () => {
+    const x = await held(auto);
+    scripted.operation = async (op) => ({ kind: 'pending', reference: `PSP-${op}-later` });
+    const { body } = await review(auto, [{ transaction_id: x.transaction_id, order_no: x.order_no, decision: 'ACCEPT' }]);
+    assert.deepEqual([body.review_orders[0].review_status, body.review_orders[0].payment_status], ['2', '2100']);
+    scripted.operationStatusAnswer = { kind: 'approved', reference: 'PSP-capture-later' };
+    await sweepAttempts(gw.runtime.deps, gw.runtime.deps.now() + 3_600_000);
+    assert.equal((await queryOrder(gw, auto, x.transaction_id)).payment_status, '3000');
+    // One clock tick (the test gateway's clock stands still): compared as a set.
+    assert.deepEqual((await eventsOf(gw, x.transaction_id)).sort(), ['payment.captured', 'payment.held']);
+  });
+
+  test('a cancel the processor refuses: the review is refused with its reason and the payment stays held', async () => {
+    const x = await held(auto);
+    scripted.operation = async () => ({ kind: 'declined', code: '1002', reason: 'already captured' });
+    const { body } = await review(auto, [{ transaction_id: x.transaction_id, order_no: x.order_no, decision: 'REJECT' }]);
+    assert.equal(body.review_orders[0].review_status, '0');
+    assert.match(body.review_orders[0].error_message, /^1002:.*already captured/);
+    assert.equal((await queryOrder(gw, auto, x.transaction_id)).payment_status, '2100');
   });
 });

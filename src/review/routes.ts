@@ -58,7 +58,8 @@ async function reviewItem(deps: Deps, reviews: ReviewService, account_id: string
     transaction_id: row.transaction_id,
     order_no: row.order_no,
     decision: item.decision,
-    review_status: '1',
+    // 2: the processor has not confirmed the capture or cancel yet; the payment moves (notified) when it does.
+    review_status: outcome.ok === 'pending' ? '2' : '1',
     payment_status: PAYMENT_STATUS_CODE[outcome.payment.status],
     error_message: '',
   };
@@ -93,7 +94,10 @@ export const ReviewAnswer = Type.Object({
       transaction_id: text('as sent'),
       order_no: text('as sent'),
       decision: text('as sent'),
-      review_status: oneOf(['0', '1'], '`1` decided, `0` failure (`error_message` says why)'),
+      review_status: oneOf(
+        ['0', '1', '2'],
+        '`1` decided, `2` sent to the processor and not confirmed yet (the payment stays held and moves, notified, when it is), `0` failure (`error_message` says why)',
+      ),
       payment_status: oneOf(['', ...Object.values(PAYMENT_STATUS_CODE)], 'the payment’s status after the decision; empty when not found'),
       error_message: ItemError,
     }),
@@ -112,7 +116,7 @@ export function registerReviewRoutes(app: FastifyInstance, deps: Deps): void {
       schema: {
         operationId: 'review',
         summary: 'Decide payments held for risk review',
-        description: `At most ${MAX_REVIEW_ORDERS} review_orders. ACCEPT continues a held payment (captured under automatic capture), REJECT cancels it and releases the funds. Each item answers review_status 1 or 0 with error_message.`,
+        description: `At most ${MAX_REVIEW_ORDERS} review_orders. ACCEPT continues a held payment (captured under automatic capture, at the processor first), REJECT cancels it at the processor and releases the funds. Each item answers review_status 1, 2 (the processor has not confirmed yet) or 0 with error_message.`,
         tags: ['risk'],
         security: SIGNED,
         consumes: REQUEST_MEDIA_TYPES,

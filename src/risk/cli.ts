@@ -7,7 +7,6 @@ const TYPE = { type: { type: 'string' } } as const;
 export const blocklistAddCommand = command({
   name: 'blocklist add',
   args: '--account ID --type card|email|ip|bin VALUE',
-  about: 'refuse payments matching VALUE; card numbers are stored only as a keyed fingerprint',
   options: { account: { type: 'string' }, ...TYPE },
   positionals: true,
   async run({ values, positionals, runtime }) {
@@ -23,7 +22,6 @@ export const blocklistAddCommand = command({
 export const blocklistRemoveCommand = command({
   name: 'blocklist remove',
   args: '--account ID --type card|email|ip|bin VALUE',
-  about: 'take VALUE off the blocklist',
   options: { account: { type: 'string' }, ...TYPE },
   positionals: true,
   async run({ values, positionals, runtime }) {
@@ -39,7 +37,6 @@ export const blocklistRemoveCommand = command({
 export const blocklistListCommand = command({
   name: 'blocklist list',
   args: '--account ID [--type card|email|ip|bin] [--json]',
-  about: "the account's blocklist (cards by fingerprint)",
   options: { account: { type: 'string' }, ...TYPE, json: { type: 'boolean' } },
   async run({ values, runtime }) {
     const account = need(values.account, '--account');
@@ -53,7 +50,6 @@ export const blocklistListCommand = command({
 export const riskThresholdsCommand = command({
   name: 'risk thresholds',
   args: '--account ID [--review N --reject N]',
-  about: 'the risk scores (0-100) from which payments are held for review or rejected',
   details: ['Without --review and --reject it prints the current ones.'],
   options: { account: { type: 'string' }, review: { type: 'string' }, reject: { type: 'string' } },
   async run({ values, runtime }) {

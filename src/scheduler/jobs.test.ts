@@ -1,6 +1,6 @@
 // The scheduler inside `serve` (issue 11 item 3): every periodic job of the gateway is a
 // recurring kind of the one scheduler, whose local tasks are all the background work of a
-// process (issue 30 item 3: the jobs' poll, notification delivery, the idempotency repair),
+// process (issue 30 item 3: the jobs' poll, notification delivery, the idempotency repair, the processors' re-reading),
 // and a sweep moved onto it still does its work (a manual authorisation past 7 days expires
 // through the loop alone).
 import assert from 'node:assert/strict';
@@ -36,8 +36,8 @@ test('every periodic job is a recurring kind of the one scheduler; its local tas
   ]);
   // No other timer: serve with the worker on, serve with TOLLGATE_WORKER=0, `tollgate worker`.
   const tasks = (jobs: boolean, serving: boolean) => backgroundWork(gw.runtime, { jobs, serving }).localTaskNames();
-  assert.deepEqual(tasks(true, true), ['scheduler', 'notifications', 'idempotency.repair']);
-  assert.deepEqual(tasks(false, true), ['idempotency.repair']);
+  assert.deepEqual(tasks(true, true), ['scheduler', 'notifications', 'idempotency.repair', 'processors.reload']);
+  assert.deepEqual(tasks(false, true), ['idempotency.repair', 'processors.reload']);
   assert.deepEqual(tasks(true, false), ['scheduler', 'notifications'], '`tollgate worker` runs 2 background tasks');
 });
 

@@ -41,7 +41,6 @@ function summary(s: SubscriptionRow) {
 export const subscriptionsListCommand = command({
   name: 'subscriptions list',
   args: '--account ID [--status Active|PastDue|Inactived|Completed] [--limit N] [--json]',
-  about: "an account's subscriptions, newest first",
   options: { account: { type: 'string' }, status: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
   async run({ values, runtime }) {
     const account_id = need(values.account, '--account');
@@ -65,7 +64,6 @@ export const subscriptionsListCommand = command({
 export const subscriptionsShowCommand = command({
   name: 'subscriptions show',
   args: '--account ID RECURRING_ID [--json]',
-  about: 'one subscription: its plan, where it stands, its deduction orders and its next job',
   options: { account: { type: 'string' }, json: { type: 'boolean' } },
   positionals: true,
   async run({ values, positionals, runtime }) {
@@ -118,7 +116,6 @@ export const subscriptionsShowCommand = command({
 export const subscriptionsCancelCommand = command({
   name: 'subscriptions cancel',
   args: '--account ID RECURRING_ID',
-  about: 'cancel a subscription at once (Inactived; nothing prorated or refunded; subscription.cancelled sent)',
   options: { account: { type: 'string' } },
   positionals: true,
   async run({ values, positionals, runtime }) {

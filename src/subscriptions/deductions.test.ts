@@ -7,6 +7,7 @@ import { createScheduler } from '../cli/background.js';
 import { verifyLedger } from '../ledger/verify.js';
 import { startReceiver } from '../notifications/test-receiver.js';
 import { DeliveryWorker } from '../notifications/worker.js';
+import { ScriptedProcessor } from '../processors/testing.js';
 import { advanceClock, ClockError, clockOf } from '../scheduler/clock.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import { directPayment, readXml, type TestGateway, testGateway } from '../test/harness.js';
@@ -304,13 +305,58 @@ describe('cancel and exactly once', () => {
     const { merchant, x, order_no } = await subscribe({});
     const payload = { recurring_id: x.recurring_id, n: 1, k: 0 };
     const at = Date.UTC(2027, 1, 28, 10, 30);
-    const first = await gw.runtime.store.transaction((tx) => runCharge(tx, gw.runtime.deps, payload, at));
-    const again = await gw.runtime.store.transaction((tx) => runCharge(tx, gw.runtime.deps, payload, at));
+    const first = await runCharge(gw.runtime.deps, payload, at);
+    const again = await runCharge(gw.runtime.deps, payload, at);
     assert.deepEqual([first.outcome, again.outcome], ['charged', 'stale']);
     // The scheduler's own job for that attempt then finds nothing to do either.
     await advance(merchant.account_id, Date.UTC(2027, 2, 1));
     assert.equal((await deductions(merchant.account_id, order_no)).length, 1);
   });
+
+  for (const paid of [true, false]) {
+    test(`a cancel while the deduction is at the processor: its ${paid ? 'approval is counted and notified (subscription.charged)' : 'decline is notified (subscription.failed)'}, the subscription stays Inactived, nothing retried`, async () => {
+      const { merchant, x, order_no, contract_name } = await subscribe({});
+      const served = gw.runtime.deps.processorFor;
+      const scripted = new ScriptedProcessor();
+      let release: () => void = () => {};
+      const held = new Promise<void>((r) => {
+        release = r;
+      });
+      let sent: () => void = () => {};
+      const atProcessor = new Promise<void>((r) => {
+        sent = r;
+      });
+      scripted.answer = async () => {
+        sent();
+        await held;
+        return paid ? { kind: 'approved', reference: 'PSP-late' } : { kind: 'declined', code: '1001', reference: 'PSP-late' };
+      };
+      gw.runtime.deps.processorFor = () => scripted;
+      try {
+        const charging = runCharge(gw.runtime.deps, { recurring_id: x.recurring_id, n: 1, k: 0 }, Date.UTC(2027, 1, 28, 10, 30));
+        await atProcessor;
+        const res = await gw.post(
+          '/v1/cancelsubscription',
+          { merchant_id: merchant.merchant_id, account_id: merchant.account_id, recurring_id: x.recurring_id, contract_name },
+          { merchant, format: 'json' },
+        );
+        assert.equal(JSON.parse(res.body).cancel_status, '1', 'the cancel does not wait for the processor');
+        release();
+        assert.equal((await charging).outcome, 'ended');
+      } finally {
+        gw.runtime.deps.processorFor = served;
+      }
+      const [d] = await deductions(merchant.account_id, order_no);
+      assert.equal(d?.status, paid ? 'captured' : 'declined');
+      const sub = await gw.runtime.store.db.selectFrom('subscriptions').selectAll().where('recurring_id', '=', x.recurring_id).executeTakeFirstOrThrow();
+      assert.deepEqual([sub.status, sub.charge_seq, sub.charged_count, sub.retry_count], ['Inactived', 1, paid ? 1 : 0, 0]);
+      const types = (await events(merchant.account_id)).map((e) => e.type).filter((t) => t.startsWith('subscription.'));
+      assert.deepEqual(types, ['subscription.cancelled', paid ? 'subscription.charged' : 'subscription.failed']);
+      const jobs = await gw.runtime.store.db.selectFrom('scheduled_jobs').select('job_key').where('job_key', 'like', `sub:${x.recurring_id}:%`).execute();
+      assert.deepEqual(jobs.map((j) => j.job_key).sort(), [`sub:${x.recurring_id}:1:0`], 'no retry and no next deduction');
+      assert.deepEqual((await verifyLedger(gw.runtime.store.db)).problems, []);
+    });
+  }
 
   test('a merchant order already named <order_no>-R1 is left alone: the deduction takes the next number', async () => {
     const { merchant, order_no } = await subscribe({});

@@ -1,9 +1,12 @@
 // Subscription deductions and dunning (docs/contract.md §16): every scheduled charge of a
 // subscription is one job of the shared scheduler (src/scheduler), written in the
 // transaction that makes it due (the first payment's approval, the previous deduction, the
-// previous failed attempt) and run EXACTLY ONCE (`registerTx`): the charge, its payment row,
-// ledger postings, event and the subscription's move commit with the job's done mark or
-// not at all, so a crash mid-batch or a second process never charges a period twice.
+// previous failed attempt). The charge is a processor attempt (docs/contract.md §20): its
+// payment is recorded `processing` with the attempt, which holds the deduction's claim,
+// before the call; the answer moves the payment, its postings, the subscription and its
+// notification together (`settleDeduction`). The job runs at least once: a run after a
+// crash asks the processor again with the attempt it recorded, so a crash mid-batch or a
+// second process never charges a period twice.
 //
 // A deduction is a merchant-initiated charge of the vaulted card (no security code exists
 // to send, none is needed), a new order `<first order_no>-R<n>` with n counting every
@@ -17,12 +20,24 @@ import { insertRows } from '../db/prepared.js';
 import type { Tx } from '../db/store.js';
 import type { AccountRow } from '../db/tables/merchants.js';
 import type { PaymentRow } from '../db/tables/payments.js';
+import { applyUnit, WriteUnit } from '../db/unit.js';
 import { postPaymentChange } from '../ledger/postings.js';
-import { paymentColumns } from '../payments/reader.js';
+import { paymentById, paymentColumns } from '../payments/reader.js';
+import { applyTransition } from '../payments/states.js';
+import {
+  type AttemptEvent,
+  type AttemptStatus,
+  callWithDeadline,
+  newAttempt,
+  OPEN_ATTEMPT,
+  type ProcessorAttemptRow,
+  settleAttemptInto,
+} from '../processors/attempts.js';
+import type { AuthoriseInput, AuthoriseOutcome, Processor } from '../processors/types.js';
 import { enqueueJob, type Job } from '../scheduler/scheduler.js';
 import type { Deps } from '../web/context.js';
 import { type ResultCode, resultText } from '../web/errors.js';
-import { moveSubscription } from './engine.js';
+import { isLive, moveSubscription } from './engine.js';
 import { deductionAmount, deductionTime, isScheduled, type Plan } from './schedule.js';
 import type { SubscriptionEvent } from './states.js';
 import type { SubscriptionRow } from './tables.js';
@@ -79,37 +94,82 @@ export function enqueueCharge(
 }
 
 export interface ChargeReport {
-  outcome: 'stale' | 'charged' | 'failed' | 'ended';
+  /** `pending`: at the processor, whose answer the sweeper settles. */
+  outcome: 'stale' | 'charged' | 'failed' | 'ended' | 'pending';
   order_no?: string;
   result_code?: ResultCode;
 }
 
 /**
- * Runs attempt k of deduction n in `tx` (the scheduler's exactly-once transaction). Stale
- * jobs (the subscription was cancelled, or has moved on) do nothing. `now_ms` is the
+ * Runs attempt k of deduction n (docs/contract.md §16, §20). Stale jobs (the subscription
+ * was cancelled, or has moved on) do nothing. A charge decided without the processor (an
+ * invalid or expired card, no processor) is recorded in one transaction. Otherwise the
+ * payment is written `processing` with its processor attempt (the attempt holds the
+ * deduction's claim, `deduction:<recurring_id>:<n>:<k>`) and committed, the processor is
+ * called outside any transaction, and its answer settled by `settleDeduction`, which the
+ * sweeper also uses for an answer it hears later. The job is at least once: a run after a
+ * crash finds the attempt it recorded and asks again with the same attempt id (the
+ * processor's idempotency key), so a period is never charged twice. `now_ms` is the
  * business time of the run (a test clock's time when one moved).
  */
-export async function runCharge(tx: Tx, deps: Pick<Deps, 'keyring' | 'processorFor'>, payload: ChargePayload, now_ms: number): Promise<ChargeReport> {
+export async function runCharge(deps: ChargeDeps, payload: ChargePayload, now_ms: number): Promise<ChargeReport> {
+  const { store } = deps;
+  const prepared = await store.transaction((tx) => prepareCharge(tx, deps, payload, now_ms));
+  if (prepared.kind !== 'send') return prepared.report;
+  const { attempt, payment, input, processor } = prepared;
+  const outcome = await callWithDeadline(
+    attempt,
+    () => now_ms + (deps.now() - prepared.wall_ms),
+    (call) => processor.authorise(input, call),
+  );
+  if (outcome.kind === 'pending' || outcome.kind === 'unknown') {
+    // The sweeper asks again (src/attempts/sweeper.ts); the subscription waits for that answer.
+    const error = outcome.kind === 'unknown' ? outcome.reason : '';
+    const unit = settleAttemptInto(
+      new WriteUnit(store.engine),
+      attempt,
+      'answer',
+      { status: outcome.kind, reference: outcome.kind === 'pending' ? outcome.reference : undefined, error },
+      now_ms,
+      () => new SettledMeanwhile(),
+    );
+    await store.write(unit).catch((e) => {
+      if (!(e instanceof SettledMeanwhile)) throw e;
+    });
+    return { outcome: 'pending', order_no: payment.order_no, result_code: '0006' };
+  }
+  const final = finalOf(outcome);
+  return (await settleDeduction(deps, payment, attempt, { event: 'answer', ...final }, now_ms)) ?? { outcome: 'stale' };
+}
+
+export type ChargeDeps = Pick<Deps, 'keyring' | 'processorFor' | 'store' | 'settings' | 'now'>;
+
+type Prepared =
+  | { kind: 'done'; report: ChargeReport }
+  | { kind: 'send'; attempt: ProcessorAttemptRow; payment: PaymentRow; input: AuthoriseInput; processor: Processor; wall_ms: number };
+
+/** The first transaction of a run: the charge decided without the processor and recorded, or the payment and its attempt recorded for the call. */
+async function prepareCharge(tx: Tx, deps: ChargeDeps, payload: ChargePayload, now_ms: number): Promise<Prepared> {
   const { recurring_id, n, k } = payload;
+  const claim_key = `deduction:${recurring_id}:${n}:${k}`;
+  // A run after a crash: the attempt it recorded is asked again with its id, even if the
+  // subscription was cancelled meanwhile (what the processor did still settles into it);
+  // one that the processor answered is the sweeper's.
+  const earlier = await tx.selectFrom('processor_attempts').selectAll().where('claim_key', '=', claim_key).executeTakeFirst();
+  if (earlier) return resend(tx, deps, earlier);
   const sub = await claimAttempt(tx, payload, now_ms);
-  if (!sub) return { outcome: 'stale' };
+  if (!sub) return { kind: 'done', report: { outcome: 'stale' } };
   const plan = planOf(sub);
   const amount_minor = deductionAmount(plan, n);
 
   const account = await tx.selectFrom('accounts').selectAll().where('account_id', '=', sub.account_id).executeTakeFirstOrThrow();
   const card = await tx.selectFrom('cards').selectAll().where('card_id', '=', sub.card_id).executeTakeFirstOrThrow();
-  const first = await paymentColumns(tx, sub.first_transaction_id, ['details']);
   const pan = deps.keyring.decrypt(card.pan_enc);
-  const transaction_id = newId('payment', now_ms);
+  const processor = deps.processorFor(account as AccountRow);
 
-  const decision = await decide(deps, account as AccountRow, {
-    transaction_id,
-    amount_minor,
-    currency: sub.currency,
-    card: { pan, brand: card.brand, exp_month: card.exp_month, exp_year: card.exp_year },
-    now_ms,
-  });
-  const paid = decision.result === '0000';
+  const first = await paymentColumns(tx, sub.first_transaction_id, ['details']);
+  const transaction_id = newId('payment', now_ms);
+  const decided = decideBefore(processor, pan, card, now_ms);
   const row = deductionPayment(sub, payload, {
     transaction_id,
     amount_minor,
@@ -117,22 +177,151 @@ export async function runCharge(tx: Tx, deps: Pick<Deps, 'keyring' | 'processorF
     card_brand: card.brand,
     card_masked: maskPan(pan),
     first_details: first?.details ?? '',
-    decision,
+    decision: decided ?? { result: '0006', reference: '', connector: processor?.name ?? '' },
     now_ms,
   });
   const seq = await insertUnderFreeOrderNo(tx, sub, row);
-  await postPaymentChange(tx, null, row, now_ms);
+  if (decided || !processor) {
+    await postPaymentChange(tx, null, row, now_ms);
+    return { kind: 'done', report: await moveOn(tx, sub, row, seq, payload, decided?.result ?? '1016', now_ms) };
+  }
+  const attempt = newAttempt(
+    {
+      account_id: sub.account_id,
+      connector: processor.name,
+      processor_id: processor.processor_id,
+      operation: 'authorise',
+      object_id: transaction_id,
+      amount_minor,
+      currency: sub.currency,
+      claim_key,
+    },
+    now_ms,
+    deps.settings.processor_timeout_ms,
+  );
+  await tx.insertInto('processor_attempts').values(attempt).execute();
+  return { kind: 'send', attempt, payment: row, input: chargeInput(row, card, pan), processor, wall_ms: deps.now() };
+}
 
-  const step = afterAttempt(plan, sub, { n, k, seq, paid, result: decision.result });
-  // Each move sends its notifications with this deduction's order record (engine.ts). The
-  // row is this transaction's since the claim: the compare-and-set cannot lose.
-  const after = await moveSubscription(tx, sub, step.event, step.patch, now_ms, async () => row);
-  if (!after) throw new Error(`subscription ${recurring_id} changed under its deduction`);
+/** The processor's request for a deduction's payment (a merchant-initiated charge of the stored card: no security code). */
+function chargeInput(payment: PaymentRow, card: { brand: string; exp_month: number; exp_year: number }, pan: string): AuthoriseInput {
+  const { transaction_id, amount_minor, currency } = payment;
+  return {
+    transaction_id,
+    amount_minor: Number(amount_minor),
+    currency,
+    card: { pan, brand: card.brand, exp_month: card.exp_month, exp_year: card.exp_year },
+    merchant_initiated: true,
+    capture_method: payment.capture_method,
+  };
+}
+
+/** A run finds its attempt recorded (after a crash, or a repeat): still `sent`, it is sent again with the same id; open otherwise, it is the sweeper's; settled, there is nothing to do. */
+async function resend(tx: Tx, deps: ChargeDeps, earlier: ProcessorAttemptRow): Promise<Prepared> {
+  const payment = await paymentById(tx, earlier.object_id);
+  const account = payment ? await tx.selectFrom('accounts').selectAll().where('account_id', '=', payment.account_id).executeTakeFirst() : undefined;
+  const processor = account ? deps.processorFor(account as AccountRow) : null;
+  const card = payment?.card_id ? await tx.selectFrom('cards').selectAll().where('card_id', '=', payment.card_id).executeTakeFirst() : undefined;
+  // Settled already: this run is a repeat with nothing to do.
+  if (!OPEN_ATTEMPT.includes(earlier.status) || payment?.status !== 'processing')
+    return { kind: 'done', report: { outcome: 'stale', order_no: payment?.order_no } };
+  if (!processor || !card || earlier.status !== 'sent') return { kind: 'done', report: { outcome: 'pending', order_no: payment.order_no } };
+  const input = chargeInput(payment, card, deps.keyring.decrypt(card.pan_enc));
+  return { kind: 'send', attempt: earlier, payment, input, processor, wall_ms: deps.now() };
+}
+
+/** The final outcome of a deduction's authorisation as a result code and the processor's reference. */
+function finalOf(outcome: Exclude<AuthoriseOutcome, { kind: 'pending' | 'unknown' }>): { result: ResultCode; reference: string; status: AttemptStatus } {
+  if (outcome.kind === 'approved') return { result: '0000', reference: outcome.reference, status: 'approved' };
+  if (outcome.kind === 'declined') return { result: outcome.code, reference: outcome.reference, status: 'declined' };
+  // A merchant-initiated charge has no shopper to authenticate: an issuer that still asks fails it.
+  return { result: '1009', reference: outcome.reference, status: 'challenge' };
+}
+
+class SettledMeanwhile extends Error {}
+
+/**
+ * Settles a deduction's authorisation (at once, or for the sweeper, which also voids one
+ * unknown past the void bound): the attempt, the payment from `processing` to captured or
+ * declined with its postings, and the subscription's move with its notification and the
+ * next job, in one transaction. Undefined when another settled it first.
+ */
+export async function settleDeduction(
+  deps: Pick<Deps, 'store'>,
+  payment: PaymentRow,
+  a: ProcessorAttemptRow,
+  o: { event: AttemptEvent; status: AttemptStatus; result: ResultCode; reference: string; checks?: number },
+  now_ms: number,
+): Promise<ChargeReport | undefined> {
+  const paid = o.result === '0000';
+  const details: Record<string, unknown> = { ...(JSON.parse(payment.details || '{}') as Record<string, unknown>), reference_no: o.reference };
+  const after: PaymentRow = {
+    ...payment,
+    status: paid ? 'captured' : 'declined',
+    result_code: o.result,
+    captured_minor: paid ? payment.amount_minor : 0,
+    details: JSON.stringify(details),
+    updated_at: now_ms,
+  };
+  return deps.store
+    .transaction(async (tx) => {
+      // The subscription first, locked on PostgreSQL (in the order a charge's claim takes it):
+      // a cancel committing between this read and the move would otherwise leave the paid
+      // deduction uncounted. SQLite runs one write transaction at a time.
+      let read = tx.selectFrom('subscriptions').selectAll().where('recurring_id', '=', String(details.recurring_id));
+      if (deps.store.engine === 'postgres') read = read.forUpdate();
+      const sub = await read.executeTakeFirstOrThrow();
+      const unit = new WriteUnit(deps.store.engine);
+      settleAttemptInto(
+        unit,
+        a,
+        o.event,
+        { status: o.status, result_code: paid ? '' : o.result, reference: o.reference || undefined, checks: o.checks },
+        now_ms,
+        () => new SettledMeanwhile(),
+      );
+      await applyUnit(tx, unit);
+      const { transaction_id: _t, status: _s, account_id: _a, merchant_id: _m, ...patch } = after;
+      const event = o.event === 'void' ? 'processor_void' : 'processor_answer';
+      if (!(await applyTransition(tx, payment.transaction_id, event, 'processing', after.status, patch, now_ms))) throw new SettledMeanwhile();
+      await postPaymentChange(tx, payment, after, now_ms);
+      const seq = Number(payment.order_no.slice(payment.order_no.lastIndexOf('-R') + 2));
+      return moveOn(tx, sub, after, seq, { recurring_id: sub.recurring_id, n: Number(details.deduction), k: Number(details.retry) }, o.result, now_ms);
+    })
+    .catch((e) => {
+      if (e instanceof SettledMeanwhile) return undefined;
+      throw e;
+    });
+}
+
+/** Where the deduction's outcome leaves the subscription, with its notification and the next job; a subscription cancelled meanwhile keeps its end. */
+async function moveOn(
+  tx: Tx,
+  sub: SubscriptionRow,
+  row: PaymentRow,
+  seq: number,
+  payload: ChargePayload,
+  result: ResultCode,
+  now_ms: number,
+): Promise<ChargeReport> {
+  const paid = result === '0000';
+  const report = { order_no: row.order_no, result_code: result };
+  // Each move sends its notifications with this deduction's order record (engine.ts).
+  if (Number(sub.next_n) !== payload.n || Number(sub.retry_count) !== payload.k) return { outcome: 'stale', ...report };
+  if (sub.status === 'Inactived') {
+    // Cancelled while this deduction was at the processor: what the processor did is the
+    // subscription's all the same (counted, notified), the end stands and nothing is retried.
+    const patch = { charge_seq: seq, charged_count: sub.charged_count + (paid ? 1 : 0) };
+    const late = await moveSubscription(tx, sub, paid ? 'paid_after_cancel' : 'failed_after_cancel', patch, now_ms, async () => row);
+    return { outcome: late ? 'ended' : 'stale', ...report };
+  }
+  const step = afterAttempt(planOf(sub), sub, { n: payload.n, k: payload.k, seq, paid, result });
+  const after = isLive(sub.status) ? await moveSubscription(tx, sub, step.event, step.patch, now_ms, async () => row) : undefined;
+  if (!after) return { outcome: 'stale', ...report };
   if (step.next) await enqueueCharge(tx, sub, step.next.n, step.next.k, step.next.at, now_ms);
   return {
     outcome: after.status === 'Inactived' || after.status === 'Completed' ? 'ended' : paid ? 'charged' : 'failed',
-    order_no: row.order_no,
-    result_code: decision.result,
+    ...report,
   };
 }
 
@@ -192,7 +381,8 @@ function deductionPayment(
     authorised_minor: 0,
     captured_minor: paid ? c.amount_minor : 0,
     refunded_minor: 0,
-    status: paid ? 'captured' : 'declined',
+    // 0006: recorded before the processor's call, its answer settles it (settleDeduction).
+    status: paid ? 'captured' : c.decision.result === '0006' ? 'processing' : 'declined',
     capture_method: 'automatic',
     result_code: c.decision.result,
     card_id: sub.card_id,
@@ -265,45 +455,18 @@ interface Decision {
   connector: string;
 }
 
-/** The processor's answer to a merchant-initiated charge; an expired stored card or a live account without a processor never reaches one. */
-async function decide(
-  deps: Pick<Deps, 'processorFor'>,
-  account: AccountRow,
-  input: {
-    transaction_id: string;
-    amount_minor: number;
-    currency: string;
-    card: { pan: string; brand: string; exp_month: number; exp_year: number };
-    now_ms: number;
-  },
-): Promise<Decision> {
-  const processor = deps.processorFor(account);
+/** A charge decided before any processor: an invalid or expired stored card, or a live account without a processor. Null when the processor is to be asked. */
+function decideBefore(processor: Processor | null, pan: string, card: { exp_month: number; exp_year: number }, now_ms: number): Decision | null {
   if (!processor) return { result: '1016', reference: '', connector: '' };
-  // The charge runs inside the job's transaction, which an in-process processor allows; a
-  // processor with outside effects needs the two-phase form (record the attempt, call,
-  // record the result) that ARCHITECTURE.md describes for authorise.
-  if (!processor.inline) throw new Error(`processor ${processor.name} is not inline: deductions through it need the two-phase form`);
-  if (!cardFacts(input.card.pan).valid) return { result: '1010', reference: '', connector: processor.name };
-  if (isExpired(input.card.exp_month, input.card.exp_year, input.now_ms)) return { result: '1005', reference: '', connector: processor.name };
-  const outcome = await processor.authorise({
-    transaction_id: input.transaction_id,
-    amount_minor: input.amount_minor,
-    currency: input.currency,
-    card: input.card,
-    merchant_initiated: true,
-  });
-  if (outcome.kind === 'approved') return { result: '0000', reference: outcome.reference, connector: processor.name };
-  if (outcome.kind === 'declined') return { result: outcome.code, reference: outcome.reference, connector: processor.name };
-  // Not yet through a recorded attempt (docs/attempts.md lists what is): an open outcome is a processing error.
-  if (outcome.kind === 'pending' || outcome.kind === 'unknown') return { result: '1007', reference: '', connector: processor.name };
-  // A merchant-initiated charge has no shopper to authenticate: an issuer that still asks fails it.
-  return { result: '1009', reference: outcome.reference, connector: processor.name };
+  if (!cardFacts(pan).valid) return { result: '1010', reference: '', connector: processor.name };
+  if (isExpired(card.exp_month, card.exp_year, now_ms)) return { result: '1005', reference: '', connector: processor.name };
+  return null;
 }
 
 /** The job handler's shape for the scheduler. */
-export function chargeHandler(deps: Pick<Deps, 'keyring' | 'processorFor'>) {
-  return async (tx: Tx, job: Job, ctx: { now_ms: number }) => {
-    await runCharge(tx, deps, job.payload as ChargePayload, ctx.now_ms);
+export function chargeHandler(deps: ChargeDeps) {
+  return async (job: Job, ctx: { now_ms: number }) => {
+    await runCharge(deps, job.payload as ChargePayload, ctx.now_ms);
     return undefined;
   };
 }

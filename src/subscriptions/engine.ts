@@ -27,6 +27,8 @@ export const SUBSCRIPTION_NOTIFY: Readonly<Record<SubscriptionEvent, readonly Ev
   charge_failed: ['subscription.failed'],
   give_up: ['subscription.failed', 'subscription.cancelled'],
   cancel: ['subscription.cancelled'],
+  paid_after_cancel: ['subscription.charged'],
+  failed_after_cancel: ['subscription.failed'],
 };
 
 /**

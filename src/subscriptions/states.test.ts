@@ -16,6 +16,8 @@ const TABLE: Record<SubscriptionEvent, { from: SubscriptionStatus[]; to: Subscri
   give_up: { from: ['PastDue'], to: 'Inactived', notify: ['subscription.failed', 'subscription.cancelled'] },
   complete: { from: ['Active', 'PastDue'], to: 'Completed', notify: ['subscription.charged'] },
   cancel: { from: ['Active', 'PastDue'], to: 'Inactived', notify: ['subscription.cancelled'] },
+  paid_after_cancel: { from: ['Inactived'], to: 'Inactived', notify: ['subscription.charged'] },
+  failed_after_cancel: { from: ['Inactived'], to: 'Inactived', notify: ['subscription.failed'] },
 };
 
 describe('subscription transition table', () => {

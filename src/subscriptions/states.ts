@@ -10,7 +10,9 @@ export type SubscriptionEvent =
   | 'charge_succeeded' // a deduction (or a retry) was paid
   | 'give_up' // the last retry failed
   | 'complete' // billing_cycle or contract_end reached
-  | 'cancel'; // the merchant (API, portal, CLI) cancelled it
+  | 'cancel' // the merchant (API, portal, CLI) cancelled it
+  | 'paid_after_cancel' // a deduction at the processor when it was cancelled was paid: counted, the end stands
+  | 'failed_after_cancel'; // … or declined: recorded, nothing retried
 
 export const SUBSCRIPTION_TRANSITIONS = {
   charge_failed: { from: ['Active', 'PastDue'], to: 'PastDue' },
@@ -18,6 +20,8 @@ export const SUBSCRIPTION_TRANSITIONS = {
   give_up: { from: ['PastDue'], to: 'Inactived' },
   complete: { from: ['Active', 'PastDue'], to: 'Completed' },
   cancel: { from: ['Active', 'PastDue'], to: 'Inactived' },
+  paid_after_cancel: { from: ['Inactived'], to: 'Inactived' },
+  failed_after_cancel: { from: ['Inactived'], to: 'Inactived' },
 } as const satisfies Transitions<SubscriptionStatus, SubscriptionEvent>;
 
 /** The subscription machine over `subscriptions.status` (src/core/machine.ts applies it). */

@@ -147,6 +147,25 @@ test('docs/quickstart.md runs exactly as written and does what it says', { timeo
     if (file !== 'signed.json') assert.ok(verifySignature(signed, [secret]), `${file} carries the gateway's signature`);
   }
 
+  await t.test('what the page writes in the repository root is ignored by git (merchant.json holds secrets; issue 36 item 7)', (s) => {
+    // The files the run left, as the page's commands and saved scripts wrote them; not the test's own
+    // script, the links to this checkout, nor the background blocks' logs (server-*).
+    const own = new Set([...LINKED, 'quickstart.sh']);
+    const written = fs
+      .readdirSync(work as string, { withFileTypes: true })
+      .filter((f) => !own.has(f.name) && !f.name.startsWith('server-'))
+      .map((f) => (f.isDirectory() ? `${f.name}/` : f.name));
+    assert.ok(written.includes('merchant.json') && written.includes('sign.mjs'), written.join(' '));
+    const inRepo = spawnSync('git', ['rev-parse', '--is-inside-work-tree'], { cwd: ROOT, encoding: 'utf8' });
+    if (inRepo.status !== 0) return s.skip('not a git checkout: .gitignore cannot be asked');
+    const r = spawnSync('git', ['check-ignore', '--no-index', '--verbose', '--non-matching', ...written], { cwd: ROOT, encoding: 'utf8' });
+    const notIgnored = r.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('::'))
+      .map((l) => l.split('\t')[1]);
+    assert.deepEqual(notIgnored, [], `written by the quickstart but not in .gitignore (of ${written.join(', ')})`);
+  });
+
   await t.test('the PHP one-liner ran (php installed)', (s) => {
     if (out.includes('QUICKSTART-SKIPPED php')) s.skip('php is not installed here: the PHP signing one-liner was not run (CI installs php-cli)');
   });

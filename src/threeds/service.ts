@@ -8,11 +8,14 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { newId } from '../crypto/ids.js';
 import type { Tx } from '../db/store.js';
 import type { PaymentRow } from '../db/tables/payments.js';
-import { REVIEW_WINDOW_MS, statusAfterApproval } from '../payments/approval.js';
+import { applyUnit, WriteUnit } from '../db/unit.js';
+import { processorCaptureMethod, REVIEW_WINDOW_MS, statusAfterApproval } from '../payments/approval.js';
+import { processorOfPayment } from '../payments/at-processor.js';
 import { movePayment, type PaymentMove } from '../payments/engine.js';
 import { paymentById, requirePayment } from '../payments/reader.js';
 import { shopperReturn } from '../payments/shopper-return.js';
-import { MANUAL_CAPTURE_WINDOW_MS } from '../payments/states.js';
+import { applyTransition, MANUAL_CAPTURE_WINDOW_MS } from '../payments/states.js';
+import { attemptStatusOf, callWithDeadline, newAttempt, type ProcessorAttemptRow, settleAttemptInto } from '../processors/attempts.js';
 import type { AuthoriseOutcome } from '../processors/types.js';
 import { withAuthentication } from '../risk/rules.js';
 import { thresholdsFor } from '../risk/settings.js';
@@ -101,39 +104,45 @@ export class ChallengeService {
     if (a.length !== b.length || !timingSafeEqual(a, b)) return { kind: 'forbidden' };
     if (this.deps.now() >= challenge.expires_at) return this.finishExpired(challenge, payment);
 
-    // Single use: claim the challenge before any processor call, so a second submit
-    // (double click, replay) cannot authorise twice.
-    const claimed = await this.deps.store.transaction((tx) => applyChallengeTransition(tx, challenge.id_hash, 'claim', 'open', {}, this.deps.now()));
+    const { deps } = this;
+    const { claimed, processor, attempt, sending } = await this.claim(challenge, payment, outcome);
     if (!claimed) return { kind: 'used' };
 
     if (outcome === 'fail') return this.finish(challenge, payment, { status: 'declined', result: '1009', threeds_result: 'N', challenge: 'failed' });
-
-    const creds = await this.deps.merchants.credentials(payment.merchant_id, payment.account_id);
-    const processor = creds ? this.deps.processorFor(creds.account) : null;
-    let decision: AuthoriseOutcome | null = null;
-    if (processor && payment.card_id) {
-      const card = await this.deps.store.db.selectFrom('cards').selectAll().where('card_id', '=', payment.card_id).executeTakeFirstOrThrow();
-      decision = await processor.authorise({
-        transaction_id: payment.transaction_id,
-        amount_minor: payment.amount_minor,
-        currency: payment.currency,
-        card: { pan: this.deps.keyring.decrypt(card.pan_enc), brand: card.brand, exp_month: card.exp_month, exp_year: card.exp_year },
-        threeds: sandboxAuthentication(card.brand),
-      });
-    }
-    // Not yet through a recorded attempt (docs/attempts.md lists what is): an open outcome fails the payment as a processing error.
-    if (!decision || decision.kind === 'challenge_required' || decision.kind === 'pending' || decision.kind === 'unknown') {
+    if (!attempt || !processor || !payment.card_id) {
       return this.finish(challenge, payment, { status: 'declined', result: '1007', threeds_result: 'Y', challenge: 'completed' });
     }
-    if (decision.kind === 'declined')
-      return this.finish(challenge, payment, { status: 'declined', result: decision.code, threeds_result: 'Y', challenge: 'completed' });
+    const sent: PaymentRow = { ...payment, ...sending, status: 'processing', updated_at: attempt.created_at };
+    // The risk after authentication decides a hold for review, before the call: a payment to be
+    // held is only authorised at the processor (src/payments/approval.ts).
     const risk = withAuthentication(
       payment.risk_score ?? 0,
       JSON.parse(payment.risk_reasons || '[]'),
       await thresholdsFor(this.deps.store.db, payment.account_id),
     );
+    const card = await deps.store.db.selectFrom('cards').selectAll().where('card_id', '=', payment.card_id).executeTakeFirstOrThrow();
+    const decision = await callWithDeadline(attempt, deps.now, (call) =>
+      processor.authorise(
+        {
+          transaction_id: payment.transaction_id,
+          amount_minor: payment.amount_minor,
+          currency: payment.currency,
+          card: { pan: deps.keyring.decrypt(card.pan_enc), brand: card.brand, exp_month: card.exp_month, exp_year: card.exp_year },
+          threeds: sandboxAuthentication(card.brand),
+          capture_method: processorCaptureMethod(risk.action, payment.capture_method),
+        },
+        call,
+      ),
+    );
+    const settled = { attempt, outcome: decision };
+    if (decision.kind === 'pending' || decision.kind === 'unknown') return this.leaveOpen(challenge, sent, attempt, decision);
+    // Authenticated, and the issuer still wants authentication: a processing error.
+    if (decision.kind === 'challenge_required')
+      return this.finish(challenge, sent, { status: 'declined', result: '1007', threeds_result: 'Y', challenge: 'completed', settled });
+    if (decision.kind === 'declined')
+      return this.finish(challenge, sent, { status: 'declined', result: decision.code, threeds_result: 'Y', challenge: 'completed', settled });
     const next = statusAfterApproval(risk.action, payment.capture_method);
-    return this.finish(challenge, payment, {
+    return this.finish(challenge, sent, {
       status: next.status,
       result: next.result,
       threeds_result: 'Y',
@@ -141,7 +150,80 @@ export class ChallengeService {
       risk_score: risk.score,
       risk_action: risk.action === 'REJECT' ? 'REVIEW' : risk.action,
       reference: decision.reference,
+      settled,
     });
+  }
+
+  /**
+   * Single use: the challenge is claimed before any processor call, so a second submit
+   * (double click, replay) cannot authorise twice. docs/contract.md §20: the authorisation
+   * after a passed challenge is an attempt, recorded with the claim and the payment moved to
+   * `processing`, before the call.
+   */
+  private async claim(challenge: ThreedsChallengeRow, payment: PaymentRow, outcome: 'complete' | 'fail') {
+    const { deps } = this;
+    const now = deps.now();
+    const processor = outcome === 'complete' ? await processorOfPayment(deps, payment) : null;
+    const attempt =
+      processor && payment.card_id
+        ? newAttempt(
+            {
+              account_id: payment.account_id,
+              connector: processor.name,
+              processor_id: processor.processor_id,
+              operation: 'authorise',
+              object_id: payment.transaction_id,
+              amount_minor: Number(payment.amount_minor),
+              currency: payment.currency,
+            },
+            now,
+            deps.settings.processor_timeout_ms,
+          )
+        : null;
+    const sending: Partial<PaymentRow> = { result_code: '0006', threeds_result: 'Y', is3ds: 1 };
+    const claimed = await deps.store
+      .transaction(async (tx) => {
+        if (!(await applyChallengeTransition(tx, challenge.id_hash, 'claim', 'open', {}, now))) return false;
+        if (attempt) {
+          if (!(await applyTransition(tx, payment.transaction_id, 'processor_send', 'pending', 'processing', sending, now))) throw new PaymentChanged();
+          await tx.insertInto('processor_attempts').values(attempt).execute();
+        }
+        return true;
+      })
+      .catch((e) => {
+        if (e instanceof PaymentChanged) return false;
+        throw e;
+      });
+    return { claimed, processor, attempt, sending };
+  }
+
+  /**
+   * The processor has not said yet (pending) or could not be heard (unknown): the challenge
+   * is done, the payment stays `processing` (the shopper returns to that) and the sweeper
+   * asks again (src/attempts/sweeper.ts).
+   */
+  private async leaveOpen(
+    challenge: ThreedsChallengeRow,
+    sent: PaymentRow,
+    attempt: ProcessorAttemptRow,
+    outcome: Extract<AuthoriseOutcome, { kind: 'pending' | 'unknown' }>,
+  ): Promise<PageOutcome> {
+    const now = this.deps.now();
+    await this.deps.store
+      .transaction(async (tx) => {
+        await applyChallengeTransition(tx, challenge.id_hash, 'complete', 'processing', { decided_at: now }, now);
+        const unit = new WriteUnit(this.deps.store.engine);
+        const error = outcome.kind === 'unknown' ? outcome.reason : '';
+        const reference = outcome.kind === 'pending' ? outcome.reference : undefined;
+        settleAttemptInto(unit, attempt, 'answer', { status: outcome.kind, reference, error }, now, () => new PaymentChanged());
+        await applyUnit(tx, unit);
+      })
+      .catch((e) => {
+        // The sweeper settled it first: its answer stands.
+        if (!(e instanceof PaymentChanged)) throw e;
+      });
+    const current = await requirePayment(this.deps.store.db, sent.transaction_id);
+    return { kind: 'done', payment: current, redirect: await this.returnLocation(current) };
   }
 
   private finishExpired(challenge: ThreedsChallengeRow, payment: PaymentRow): Promise<PageOutcome> {
@@ -177,6 +259,8 @@ export class ChallengeService {
       risk_score?: number;
       risk_action?: string;
       reference?: string;
+      /** The attempt whose answer this is: settled with it, the payment moved from `processing`. */
+      settled?: { attempt: ProcessorAttemptRow; outcome: AuthoriseOutcome };
     },
   ): Promise<PageOutcome> {
     const now = this.deps.now();
@@ -196,22 +280,36 @@ export class ChallengeService {
       details.reference_no = o.reference;
       patch.details = JSON.stringify(details);
     }
-    const updated = await this.deps.store.transaction(async (tx) => {
-      const ended = await applyChallengeTransition(tx, challenge.id_hash, END_EVENT[o.challenge], o.from ?? 'processing', { decided_at: now }, now);
-      if (!ended) return null; // another request or the job ended it first
-      const move: PaymentMove = {
-        event: o.status === 'declined' ? 'authenticate_fail' : 'authenticate_ok',
-        to: o.status,
-        patch,
-        // The event a challenge's end sends: the payment as it now stands.
-        notify: o.status === 'declined' ? 'payment.failed' : o.status === 'review' ? 'payment.held' : 'payment.succeeded',
-        // docs/contract.md §16: the first payment of a subscription is approved only now.
-        approved: (t, after) => createForApproved(t, after, now),
-      };
-      // The hold placed at authorise is kept (authorised, review), captured or released (declined).
-      const moved = payment.status === 'pending' ? await movePayment(tx, payment, move, now) : undefined;
-      return moved ?? (await requirePayment(tx, payment.transaction_id));
-    });
+    const updated = await this.deps.store
+      .transaction(async (tx) => {
+        const ended = await applyChallengeTransition(tx, challenge.id_hash, END_EVENT[o.challenge], o.from ?? 'processing', { decided_at: now }, now);
+        if (!ended) return null; // another request or the job ended it first
+        if (o.settled) {
+          const d = o.settled.outcome;
+          const unit = new WriteUnit(this.deps.store.engine);
+          const result_code = d.kind === 'declined' ? d.code : '';
+          const reference = 'reference' in d ? d.reference : undefined;
+          settleAttemptInto(unit, o.settled.attempt, 'answer', { status: attemptStatusOf(d), result_code, reference }, now, () => new PaymentChanged());
+          await applyUnit(tx, unit);
+        }
+        const move: PaymentMove = {
+          event: o.settled ? 'processor_answer' : o.status === 'declined' ? 'authenticate_fail' : 'authenticate_ok',
+          to: o.status,
+          patch,
+          // The event a challenge's end sends: the payment as it now stands.
+          notify: o.status === 'declined' ? 'payment.failed' : o.status === 'review' ? 'payment.held' : 'payment.succeeded',
+          // docs/contract.md §16: the first payment of a subscription is approved only now.
+          approved: (t, after) => createForApproved(t, after, now),
+        };
+        // The hold placed at authorise is kept (authorised, review), captured or released (declined).
+        const moved = payment.status === 'pending' || payment.status === 'processing' ? await movePayment(tx, payment, move, now) : undefined;
+        return moved ?? (await requirePayment(tx, payment.transaction_id));
+      })
+      .catch((e) => {
+        // The sweeper settled the attempt first: its answer stands.
+        if (e instanceof PaymentChanged) return null;
+        throw e;
+      });
     if (!updated) return { kind: 'used' };
     return { kind: 'done', payment: updated, redirect: await this.returnLocation(updated) };
   }
@@ -231,3 +329,6 @@ function sandboxAuthentication(brand: string) {
     ds_trans_id: newId('threeds_ds_trans_id'),
   };
 }
+
+/** The payment or its attempt changed under the challenge's claim (another submit, the sweeper): nothing of this request is written. */
+class PaymentChanged extends Error {}

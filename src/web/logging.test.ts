@@ -1,12 +1,14 @@
 // Logs (issue 9): readable lines on a terminal, JSON otherwise, TOLLGATE_LOG_FORMAT to choose;
 // card numbers and secrets censored in both formats.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { loadSettings } from '../config/index.js';
 import { sign } from '../crypto/signature.js';
 import { directPayment, ENGINE } from '../test/harness.js';
-import { createMerchant, type FreshDatabase, freePort, freshDatabase, type GatewayProcess, gatewayEnv, startGateway } from '../test/process.js';
+import { createMerchant, type FreshDatabase, freePort, freshDatabase, type GatewayProcess, gatewayEnv, ROOT, startGateway } from '../test/process.js';
 import { createLogger } from './logging.js';
 
 const CARD = '4242424242424242';
@@ -116,4 +118,40 @@ test('a real gateway with TOLLGATE_LOG_FORMAT=json: every line it writes is JSON
   );
   assert.ok(msgs.some((m) => m.startsWith('test cards')));
   if (ENGINE === 'postgres') assert.ok(msgs.some((m) => /^Tollgate primary \d+: 2 worker processes/.test(m)));
+});
+
+test('`tollgate worker` with TOLLGATE_LOG_FORMAT=json: its start line is a JSON record, nothing else on stdout (issue 36 item 7)', async () => {
+  // The gateway tests above migrated the database: the worker opens it as any command would.
+  const env = gatewayEnv(db, await freePort(), { TOLLGATE_LOG_FORMAT: 'json', TOLLGATE_LOG_LEVEL: 'info' });
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin/tollgate.js'), 'worker'], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const started = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no start line within 30 s: ${out}`)), 30_000);
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString('utf8');
+      if (out.includes('background tasks')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  try {
+    await started;
+  } finally {
+    child.kill('SIGTERM');
+  }
+  assert.equal(await exited, 0);
+  const lines = out.split('\n').filter((l) => l.trim() !== '');
+  const msgs = lines.map((l) => {
+    try {
+      return (JSON.parse(l) as { msg?: string }).msg ?? '';
+    } catch {
+      return assert.fail(`not a JSON line: ${l}`);
+    }
+  });
+  assert.ok(
+    msgs.some((m) => /^worker running \d+ background tasks$/.test(m)),
+    msgs.join(' | '),
+  );
 });

@@ -14,6 +14,7 @@ export const ACQUIRING_CODE: Readonly<Record<Outcome, ResultCode>> = {
   no_processor: '1016',
   conflict: '0409',
   not_processed: '1007',
+  processor_declined: '1002',
 };
 
 /** `<code>:<text>: <detail>`, as an item's `error_message` / `refund_message` says it. */

@@ -40,3 +40,38 @@ export const processorAttemptsMigration: Migration = {
     await db.schema.dropTable('processor_attempts').execute();
   },
 };
+
+/**
+ * What an open attempt holds (docs/attempts.md): `claim_key` names the thing only one call at
+ * a time may act on (`payment:<id>` for a capture or cancel of a payment, `order:<account>:<order_no>`
+ * for a new card payment), unique while the attempt is open and cleared when its outcome is
+ * final, so a second one is refused before it reaches the processor. `snapshot`: what a new
+ * card payment will be written as (JSON), kept only until its payment row exists, so the
+ * sweeper can write it if the process died between the call and the record.
+ */
+export const attemptClaimsMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema.alterTable('processor_attempts').addColumn('claim_key', 'text').execute();
+    await db.schema.alterTable('processor_attempts').addColumn('snapshot', 'text').execute();
+    await db.schema.createIndex('processor_attempts_claim').unique().on('processor_attempts').column('claim_key').execute();
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropIndex('processor_attempts_claim').execute();
+    await db.schema.alterTable('processor_attempts').dropColumn('snapshot').execute();
+    await db.schema.alterTable('processor_attempts').dropColumn('claim_key').execute();
+  },
+};
+
+/**
+ * Which configured processor an attempt went to (`prc_…`, docs/contract.md §21): with several
+ * per account, a payment's capture, cancel and refund go to the processor that authorised it.
+ * Null for the in-process sandbox of a test account with none set.
+ */
+export const attemptProcessorMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema.alterTable('processor_attempts').addColumn('processor_id', 'text').execute();
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.alterTable('processor_attempts').dropColumn('processor_id').execute();
+  },
+};

@@ -18,6 +18,8 @@ export interface ProcessorAttemptRow {
   account_id: string;
   /** The connector's name (`sandbox`, `adyen`, `stripe`). */
   connector: string;
+  /** The configured processor it went to (`prc_…`); null for the in-process sandbox of a test account with none set. */
+  processor_id: string | null;
   operation: AttemptOperation;
   /** The payment (or refund, payout) the attempt is for. */
   object_id: string;
@@ -35,6 +37,10 @@ export interface ProcessorAttemptRow {
   /** When the sweeper asks again (open attempts only). */
   next_check_at: number | null;
   last_error: string;
+  /** What the open attempt holds alone (`payment:<id>` for a capture or cancel); null once its outcome is final. */
+  claim_key: string | null;
+  /** A new card payment's rows as they will be written (JSON: payment, card, note), until its payment row exists. */
+  snapshot: string | null;
   created_at: number;
   updated_at: number;
 }

@@ -13,15 +13,18 @@ test('docs/interface.md holds the table generated from the sandbox data', () => 
 
 test('every listed card: the issuer answers as its row says, shopper-present and merchant-initiated', async () => {
   const card = (pan: string) => ({ pan, brand: 'visa', exp_month: 12, exp_year: 2099 });
+  // Each call its own attempt: the sandbox answers a repeated attempt id as the first time.
+  let n = 0;
+  const call = () => ({ attempt_id: `att_${++n}`, deadline_at: Date.now() + 1_000, signal: new AbortController().signal });
   for (const [pan, row] of Object.entries(TEST_CARDS)) {
     for (const merchant_initiated of [false, true]) {
-      const out = await sandboxProcessor.authorise({ transaction_id: 'T', amount_minor: 1000, currency: 'USD', card: card(pan), merchant_initiated });
+      const out = await sandboxProcessor.authorise({ transaction_id: 'T', amount_minor: 1000, currency: 'USD', card: card(pan), merchant_initiated }, call());
       const want = (merchant_initiated ? row.merchant_initiated : undefined) ?? row.issuer;
       assert.equal(out.kind, want.kind, pan);
       if (want.kind === 'declined' && out.kind === 'declined') assert.equal(out.code, want.code, pan);
     }
   }
-  const unlisted = await sandboxProcessor.authorise({ transaction_id: 'T', amount_minor: 1000, currency: 'USD', card: card('4000056655665556') });
+  const unlisted = await sandboxProcessor.authorise({ transaction_id: 'T', amount_minor: 1000, currency: 'USD', card: card('4000056655665556') }, call());
   assert.equal(unlisted.kind, 'approved');
 });
 

@@ -8,16 +8,21 @@ import type {
   AttemptStatusAnswer,
   AuthoriseInput,
   AuthoriseOutcome,
-  CancelOutcome,
+  CancelInput,
+  CaptureInput,
+  MoneyOperation,
+  OperationOutcome,
+  OperationStatusAnswer,
   PayoutInput,
   PayoutOutcome,
   Processor,
   ProcessorCall,
+  RefundInput,
 } from '../types.js';
 import { type IssuerOutcome, testCard } from './cards.js';
 import { sandboxPayout, sandboxPayoutStatus } from './payouts.js';
 
-function reference(transaction_id: string): string {
+export function sandboxReference(transaction_id: string): string {
   return `SBX${createHash('sha256').update(transaction_id).digest('hex').slice(0, 12).toUpperCase()}`;
 }
 
@@ -29,44 +34,70 @@ export interface SandboxOptions {
 /** Attempts the in-process sandbox remembers for a status query (its memory ends with the process, as its money does). */
 const REMEMBERED_ATTEMPTS = 50_000;
 
+/**
+ * The in-process sandbox: answers every call at once, through the same attempt path as a
+ * remote processor (docs/contract.md §20). It remembers what it answered to each attempt id,
+ * so a status query (the sweeper's question) gets the same answer, and a repeated attempt id
+ * is answered as the first time (an idempotency key).
+ */
 export function createSandboxProcessor(opts: SandboxOptions): Processor {
-  const answered = new Map<string, AuthoriseOutcome>();
-  const remember = (call: ProcessorCall | undefined, outcome: AuthoriseOutcome) => {
-    if (!call) return outcome;
+  const answered = new Map<string, unknown>();
+  function once<T>(call: ProcessorCall, decide: () => T): T {
+    const earlier = answered.get(call.attempt_id);
+    if (earlier !== undefined) return earlier as T;
+    const outcome = decide();
     answered.set(call.attempt_id, outcome);
     if (answered.size > REMEMBERED_ATTEMPTS) answered.delete(answered.keys().next().value as string);
     return outcome;
-  };
+  }
+  const approved = (transaction_id: string, reference: string): OperationOutcome => ({
+    kind: 'approved',
+    reference: reference || sandboxReference(transaction_id),
+  });
   return {
     name: 'sandbox',
-    inline: true,
-    async authorise(input: AuthoriseInput, call?: ProcessorCall): Promise<AuthoriseOutcome> {
-      return remember(call, sandboxAuthorise(input));
+    async authorise(input: AuthoriseInput, call: ProcessorCall): Promise<AuthoriseOutcome> {
+      return once(call, () => sandboxAuthorise(input));
     },
     async authoriseStatus(_input: { transaction_id: string }, call: ProcessorCall): Promise<AttemptStatusAnswer> {
-      return answered.get(call.attempt_id) ?? { kind: 'not_found' };
+      return (answered.get(call.attempt_id) as AuthoriseOutcome | undefined) ?? { kind: 'not_found' };
     },
-    async cancelAuthorisation(input: { transaction_id: string; reference: string }): Promise<CancelOutcome> {
-      return { kind: 'approved', reference: input.reference || reference(input.transaction_id) };
+    async capture(input: CaptureInput, call: ProcessorCall): Promise<OperationOutcome> {
+      return once(call, () => approved(input.transaction_id, input.reference));
+    },
+    async cancel(input: CancelInput, call: ProcessorCall): Promise<OperationOutcome> {
+      return once(call, () => approved(input.transaction_id, input.reference));
+    },
+    async refund(_input: RefundInput, call: ProcessorCall): Promise<OperationOutcome> {
+      // The sandbox gives no reference of its own to a refund (its answers are as before it was an attempt).
+      return once(call, (): OperationOutcome => ({ kind: 'approved', reference: '' }));
+    },
+    async operationStatus(_input: { operation: MoneyOperation; transaction_id: string }, call: ProcessorCall): Promise<OperationStatusAnswer> {
+      return (answered.get(call.attempt_id) as OperationOutcome | undefined) ?? { kind: 'not_found' };
     },
     /** The sandbox plays every issuer on the gateway's own issuer page (src/apm/issuer-routes.ts). */
-    async startApm(input: ApmStartInput): Promise<ApmStart> {
-      return { reference: reference(input.transaction_id), issuer: { kind: 'gateway_page' } };
+    async startApm(input: ApmStartInput, call: ProcessorCall): Promise<ApmStart> {
+      return once(call, () => ({ reference: sandboxReference(input.transaction_id), issuer: { kind: 'gateway_page' } }) satisfies ApmStart);
     },
-    async payout(input: PayoutInput): Promise<PayoutOutcome> {
-      return sandboxPayout(input, reference(input.transaction_id), opts.swift_delay_ms);
+    async payout(input: PayoutInput, call: ProcessorCall): Promise<PayoutOutcome> {
+      return once(call, () => sandboxPayout(input, sandboxReference(input.transaction_id), opts.swift_delay_ms));
     },
-    async payoutStatus(input: PayoutInput & { reference: string }): Promise<PayoutOutcome> {
-      return sandboxPayoutStatus(input);
+    async payoutStatus(input: PayoutInput & { reference: string }, call: ProcessorCall): Promise<PayoutOutcome | { kind: 'not_found' }> {
+      const sent = answered.get(call.attempt_id) as PayoutOutcome | undefined;
+      // Its memory ends with its process: a payout it does not remember is decided again by
+      // the same table (the sandbox moves no real money), so a restart does not fail it.
+      if (sent === undefined && !input.reference) return sandboxPayout(input, sandboxReference(input.transaction_id), opts.swift_delay_ms);
+      if (sent !== undefined && sent.kind !== 'processing') return sent;
+      return sandboxPayoutStatus({ ...input, reference: input.reference || sandboxReference(input.transaction_id) });
     },
   };
 }
 
 /** The test-card table's answer (cards.ts); unlisted Luhn-valid cards are approved. */
-function sandboxAuthorise(input: AuthoriseInput): AuthoriseOutcome {
+export function sandboxAuthorise(input: AuthoriseInput): AuthoriseOutcome {
   const card = testCard(input.card.pan);
   const rule: IssuerOutcome = (input.merchant_initiated ? card?.merchant_initiated : undefined) ?? card?.issuer ?? { kind: 'approved' };
-  const ref = reference(input.transaction_id);
+  const ref = sandboxReference(input.transaction_id);
   if (rule.kind === 'challenge_required') {
     // Authenticated already (mpi_info or a completed challenge): approve.
     return input.threeds ? { kind: 'approved', reference: ref } : { kind: 'challenge_required', reference: ref };

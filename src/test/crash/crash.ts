@@ -1,4 +1,4 @@
-// `npm run test:crash [-- --engine sqlite|postgres] [-- --cycles N] [-- --part load|checkout|subscriptions|payouts|transfers]` (issue 6): under
+// `npm run test:crash [-- --engine sqlite|postgres] [-- --cycles N] [-- --part load|checkout|subscriptions|payouts|transfers|remote]` (issue 6): under
 // concurrent mixed load the gateway is killed with SIGKILL at random moments and restarted.
 // Then: every payment answered as successful exists with its amount and transaction_id, no
 // order is charged twice (repeats got the same transaction, a changed body got 1011), every
@@ -14,8 +14,11 @@
 // payouts over the balance killed mid-flight and resent by request_id overdraw nothing and
 // pay nothing twice. Then transfers (transfers.ts): bursts of generic-interface transfers and
 // reversals killed mid-flight and resent under their Idempotency-Keys move no money twice and
-// take no balance below zero. `--quick`: 3 cycles, two checkout rounds, two subscription
-// rounds, two payout rounds and three transfer rounds. `--part` runs one part only (repeatable).
+// take no balance below zero. Then authorisations at the remote sandbox (remote.ts): 30 at
+// once, killed mid-flight, every approval the processor made is a payment the merchant sees
+// approved or cancelled there. `--quick`: 3 cycles, two checkout rounds, two subscription
+// rounds, two payout rounds, three transfer rounds and two remote rounds. `--part` runs one
+// part only (repeatable).
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
@@ -49,6 +52,7 @@ import {
 } from '../process.js';
 import { checkoutCrash } from './checkout.js';
 import { payoutCrash } from './payouts.js';
+import { remoteCrash } from './remote.js';
 import { subscriptionCrash } from './subscriptions.js';
 import { transferCrash } from './transfers.js';
 
@@ -58,7 +62,7 @@ const { values: args } = parseArgs({
     cycles: { type: 'string' },
     'no-build': { type: 'boolean' },
     quick: { type: 'boolean' },
-    /** `load`, `checkout`, `subscriptions`, `payouts` or `transfers`: only these parts (all by default; repeatable). */
+    /** `load`, `checkout`, `subscriptions`, `payouts`, `transfers` or `remote`: only these parts (all by default; repeatable). */
     part: { type: 'string', multiple: true },
   },
 });
@@ -77,7 +81,10 @@ const PAYOUTS_PER_ROUND = args.quick ? 60 : 120;
 /** Transfers: kill -9 rounds, and new transfers fired in each (reversals, about half as many, and resends on top). */
 const TRANSFER_ROUNDS = args.quick ? 3 : 6;
 const TRANSFERS_PER_ROUND = args.quick ? 60 : 120;
-const PARTS = ['load', 'checkout', 'subscriptions', 'payouts', 'transfers'] as const;
+/** Authorisations at the remote sandbox: kill -9 rounds, and authorisations fired at once in each (issue 31). */
+const REMOTE_ROUNDS = args.quick ? 2 : 4;
+const REMOTE_AUTHORISATIONS = 30;
+const PARTS = ['load', 'checkout', 'subscriptions', 'payouts', 'transfers', 'remote'] as const;
 const REQUEST_TIMEOUT_MS = 10_000;
 const DELIVERY_TIMEOUT_MS = 90_000;
 const CI = process.env.CI === 'true' || process.env.CI === '1';
@@ -112,6 +119,7 @@ class Observed {
   repeats = 0;
   queries = 0;
   refundAnswers = 0;
+  refundsCut = 0;
 }
 
 type Outcome<A> = { status: number; answer: A } | { status: number; refused: TollgateApiError } | null;
@@ -227,6 +235,7 @@ async function clientLoop(env: Env, book: Observed, id: number, stop: { now: boo
         if (r.answer.refund_orders[0]?.refund_status === '1') book.refunds.set(a.transaction_id, (book.refunds.get(a.transaction_id) ?? 0) + 1);
         book.refundAnswers++;
       } else if (r) book.violations.push(`refund: HTTP ${r.status} ${r.refused.message.slice(0, 200)}`);
+      else book.refundsCut++;
     } else {
       const order_no = `C${id}-${counter.n++}`;
       const body = paymentBody(order_no, env.notify_url);
@@ -250,7 +259,8 @@ interface Row {
 async function readDb(
   db: FreshDatabase,
   account_id: string,
-): Promise<{ payments: Row[]; events: Array<{ event_id: string; object_id: string; notify_url: string }> }> {
+): Promise<{ payments: Row[]; events: Array<{ event_id: string; object_id: string; notify_url: string }>; openAttempts: number }> {
+  const OPEN = "SELECT count(*) AS n FROM processor_attempts WHERE account_id = $1 AND status IN ('sent', 'unknown', 'pending')";
   if (db.engine === 'sqlite') {
     const raw = new Database(db.file as string, { readonly: true });
     try {
@@ -262,7 +272,8 @@ async function readDb(
         object_id: string;
         notify_url: string;
       }>;
-      return { payments, events };
+      const open = raw.prepare(OPEN.replace('$1', '?')).get(account_id) as { n: number };
+      return { payments, events, openAttempts: Number(open.n) };
     } finally {
       raw.close();
     }
@@ -277,7 +288,8 @@ async function readDb(
       )
     ).rows as Row[];
     const events = (await c.query('SELECT event_id, object_id, notify_url FROM events')).rows;
-    return { payments, events };
+    const open = (await c.query(OPEN, [account_id])).rows[0] as { n: string };
+    return { payments, events, openAttempts: Number(open.n) };
   } finally {
     await c.end();
   }
@@ -366,7 +378,16 @@ async function runEngine(engine: Engine): Promise<void> {
     for (let cycle = 1; cycle <= CYCLES; cycle++) {
       const stop = { now: false };
       const loops = Array.from({ length: CLIENTS }, (_, i) => clientLoop(e, book, i, stop, counter));
+      // The kill lands 0.3–2 s into the load the gateway is answering (a cold start answers its
+      // first requests slowly, PostgreSQL's cluster most: timed from the start, a cycle could end
+      // before any answer and test nothing).
+      const answered = book.answered;
+      const warm = Date.now() + 15_000;
+      while (book.answered === answered && Date.now() < warm) await new Promise((r) => setTimeout(r, 20));
       await new Promise((r) => setTimeout(r, 300 + Math.random() * 1700));
+      // The last cycle also waits (up to 15 s) for a refund answered, so refunds are among what a kill must keep.
+      const refundBy = Date.now() + 15_000;
+      while (cycle === CYCLES && book.refundAnswers === 0 && Date.now() < refundBy) await new Promise((r) => setTimeout(r, 20));
       await gw.crash();
       stop.now = true;
       await Promise.all(loops);
@@ -378,6 +399,7 @@ async function runEngine(engine: Engine): Promise<void> {
     const before = await readDb(db, m.account_id);
     const stored = new Map(before.payments.map((p) => [p.order_no, p]));
     let resent = 0;
+    const resentAnswers = new Map<string, string>();
     // The gateway is up now: the client's own retries may help.
     const recovery = gatewayClient(gw.url, m, { timeout_ms: REQUEST_TIMEOUT_MS });
     const pending = [...book.bodies.entries()].filter(([no]) => !book.acked.has(no));
@@ -386,6 +408,10 @@ async function runEngine(engine: Engine): Promise<void> {
         pending.slice(i, i + CLIENTS).map(async ([no, body]) => {
           const r = await send(recovery, book, 'authorise', body);
           resent++;
+          resentAnswers.set(
+            no,
+            r ? JSON.stringify('answer' in r ? { s: r.status, info: r.answer.result_info, st: r.answer.order_status } : r).slice(0, 200) : 'null',
+          );
           if (!r) return book.violations.push(`resend ${no}: no answer from a running gateway`);
           recordAuthorise(book, body, r);
           const had = stored.get(no);
@@ -395,23 +421,29 @@ async function runEngine(engine: Engine): Promise<void> {
       );
     }
     log(
-      `  load: ${book.bodies.size} orders, ${book.answered} answers, ${book.acked.size} successes, ${book.repeats} repeats, ${book.duplicatesRefused} duplicates refused, ${book.queries} queries, ${resent} resent after the crashes, ${Math.round((Date.now() - t0) / 1000)} s`,
+      `  load: ${book.bodies.size} orders, ${book.answered} answers, ${book.acked.size} successes, ${book.repeats} repeats, ${book.duplicatesRefused} duplicates refused, ${book.queries} queries, ${book.refundAnswers} refunds answered (${book.refundsCut} cut off), ${resent} resent after the crashes, ${Math.round((Date.now() - t0) / 1000)} s`,
     );
 
     // A kill between a payment's attempt and its answer leaves it `processing`, without an
     // event yet: the sweeper of the restarted gateway asks the processor again and settles it
     // (the in-process sandbox forgot it with the process: not found, 1007), with its event.
-    const leftAtProcessor = (await readDb(db, m.account_id)).payments.filter((p) => p.status === 'processing').length;
+    // So is an attempt whose payment the kill kept from being written (the lean claim): its
+    // payment is written from the attempt's snapshot, then settled.
+    const atProcessor = async () => {
+      const r = await readDb(db, m.account_id);
+      return { processing: r.payments.filter((p) => p.status === 'processing').length, attempts: r.openAttempts };
+    };
+    const left = await atProcessor();
     const settleBy = Date.now() + 60_000;
-    let stillOpen = leftAtProcessor;
-    while (stillOpen > 0 && Date.now() < settleBy) {
+    let still = left;
+    while (still.processing + still.attempts > 0 && Date.now() < settleBy) {
       await new Promise((r) => setTimeout(r, 1_000));
-      stillOpen = (await readDb(db, m.account_id)).payments.filter((p) => p.status === 'processing').length;
+      still = await atProcessor();
     }
     check(
-      `every payment a kill left at the processor is settled by the sweeper (${leftAtProcessor})`,
-      stillOpen === 0,
-      `${stillOpen} still processing after 60 s`,
+      `every payment and attempt a kill left at the processor is settled by the sweeper (${left.processing} payments, ${left.attempts} attempts)`,
+      still.processing + still.attempts === 0,
+      `${still.processing} payments still processing, ${still.attempts} attempts open after 60 s`,
     );
     const { payments, events } = await readDb(db, m.account_id);
     const byOrder = new Map<string, Row[]>();
@@ -430,7 +462,14 @@ async function runEngine(engine: Engine): Promise<void> {
     const strangers = payments.filter((p) => !book.bodies.has(p.order_no)).map((p) => p.order_no);
     check('no payment the clients never asked for', strangers.length === 0, strangers.slice(0, 5).join(', '));
     const unsent = [...book.bodies.keys()].filter((no) => !byOrder.has(no));
-    check(`every order sent is stored after the resends (${book.bodies.size})`, unsent.length === 0, unsent.slice(0, 5).join(', '));
+    check(
+      `every order sent is stored after the resends (${book.bodies.size})`,
+      unsent.length === 0,
+      unsent
+        .slice(0, 5)
+        .map((no) => `${no} ${resentAnswers.get(no)}`)
+        .join(', '),
+    );
     check('no 5xx and no contradicting answers during the load', book.violations.length === 0, book.violations.slice(0, 5).join('; '));
     const withEvent = new Set(events.map((ev) => ev.object_id));
     const noEvent = payments.filter((p) => !withEvent.has(p.transaction_id)).map((p) => p.transaction_id);
@@ -536,6 +575,12 @@ async function main(): Promise<void> {
         await transferCrash(engine, { rounds: TRANSFER_ROUNDS, transfers: TRANSFERS_PER_ROUND, check, log });
       } catch (e) {
         check(`transfers crash test on ${engine} ran to the end`, false, (e as Error).message.slice(0, 500));
+      }
+    if (runs('remote'))
+      try {
+        await remoteCrash(engine, { rounds: REMOTE_ROUNDS, authorisations: REMOTE_AUTHORISATIONS, check, log });
+      } catch (e) {
+        check(`remote sandbox crash test on ${engine} ran to the end`, false, (e as Error).message.slice(0, 500));
       }
   }
   log(`\n${results.passed} passed, ${results.failed} failed`);

@@ -30,7 +30,7 @@ import { accountBalances } from '../../ledger/balances.js';
 import { verifyLedger } from '../../ledger/verify.js';
 import type { CreatedMerchant } from '../../merchants/service.js';
 import { setPayoutPricing, topUp } from '../../payouts/admin.js';
-import { CHECK_KIND, DISPATCH_KIND, runCheck, runDispatch } from '../../payouts/service.js';
+import { CHECK_KIND, checkHandler, DISPATCH_KIND, dispatchHandler } from '../../payouts/service.js';
 import { Scheduler } from '../../scheduler/scheduler.js';
 import type { TestGateway } from '../harness.js';
 import { type Case, CONTENT_TYPES, describeCase, encodeLoose, hostileValue, type Mutation, mutate, mutation, RAW, setField, signOrGarbage } from './inputs.js';
@@ -1061,15 +1061,8 @@ export async function settlePayouts(gw: TestGateway, pool: PayoutPool): Promise<
   }
 
   const scheduler = new Scheduler(gw.runtime.store);
-  scheduler.registerTx(DISPATCH_KIND, async (tx, job, ctx) => {
-    await runDispatch(tx, gw.runtime.deps, (job.payload as { transaction_id: string }).transaction_id, ctx.now_ms);
-    return undefined;
-  });
-  scheduler.registerTx(CHECK_KIND, async (tx, job, ctx) => {
-    const { transaction_id, checks } = job.payload as { transaction_id: string; checks: number };
-    await runCheck(tx, gw.runtime.deps, transaction_id, checks, ctx.now_ms);
-    return undefined;
-  });
+  scheduler.register(DISPATCH_KIND, dispatchHandler(gw.runtime.deps));
+  scheduler.register(CHECK_KIND, checkHandler(gw.runtime.deps));
   let ran = 0;
   // Dispatch (at most 365 days ahead), then the checks of what the dispatch left PROCESSING.
   for (const at of [gw.clock.now + 367 * DAY_MS, gw.clock.now + 368 * DAY_MS]) {

@@ -78,6 +78,7 @@ const ROLE_CAN: Record<string, string[]> = {
   operate: ['owner', 'admin', 'operator'],
   manage: ['owner', 'admin'],
   users: ['owner'],
+  processors: ['owner'],
 };
 
 /** Field names of a TypeBox object schema. */

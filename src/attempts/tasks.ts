@@ -1,5 +1,5 @@
-// The attempt sweeper on the shared scheduler (docs/attempts.md): every 5 s, open card
-// authorisation attempts that are due are asked about again (sweeper.ts), 100 a run.
+// The attempt sweeper on the shared scheduler (docs/attempts.md): every 5 s, open processor
+// attempts that are due are asked about again (sweeper.ts), 100 a run.
 import type { JobSetup } from '../scheduler/jobs.js';
 import { sweepAttempts } from './sweeper.js';
 

@@ -1,0 +1,236 @@
+// A stateful mock of Adyen's Checkout API v71 for tests (docs/processors.md#adyen): the five
+// operations the connector calls, written from the published document. It keeps payments by
+// pspReference, replays the first answer for a repeated Idempotency-Key, refuses a wrong
+// X-API-Key (401), decides a card by its last four digits (DECLINES), and queues the
+// standard notifications Adyen would send (AUTHORISATION, CAPTURE, CANCELLATION, REFUND),
+// signed with the HMAC key, until the test delivers them (`deliver`, in order, reversed or
+// twice). `fault` makes the next answers fail: 401, 500, malformed JSON after acting, or no
+// answer at all after acting. Every request is kept (`requests`) for the contract tests.
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type NotificationRequestItem, signItem } from './webhooks.js';
+
+/** Cards the mock refuses, by their last four digits: Adyen's refusal reason code and words. */
+export const DECLINES: Readonly<Record<string, { code: string; reason: string; raw?: string }>> = {
+  '0002': { code: '2', reason: 'Refused' },
+  '9995': { code: '12', reason: 'Not enough balance' },
+  '9987': { code: '5', reason: 'Blocked Card', raw: 'LOST CARD' },
+  '0069': { code: '6', reason: 'Expired Card' },
+  '0127': { code: '24', reason: 'CVC Declined' },
+  '0119': { code: '9', reason: 'Issuer Unavailable' },
+};
+/** A card whose issuer wants Adyen's own 3-D Secure (`RedirectShopper`). */
+export const REDIRECT_LAST4 = '3220';
+
+export type MockFault = '401' | '500' | 'malformed-after' | 'hang-after';
+
+export interface MockRequest {
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: unknown;
+}
+
+interface Payment {
+  psp: string;
+  reference: string;
+  amount: { currency: string; value: number };
+  manual: boolean;
+  authorised: boolean;
+}
+
+export interface AdyenMock {
+  url: string;
+  /** Where notifications go (the gateway's `/hooks/adyen/<processor_id>`). */
+  webhook_url: string;
+  requests: MockRequest[];
+  payments: Map<string, Payment>;
+  /** Notifications made and not yet delivered. */
+  queued: NotificationRequestItem[];
+  /** The next requests fail so, one fault each. */
+  fault(...faults: MockFault[]): void;
+  /** Delivers the queued notifications, one delivery each; answers the gateway's HTTP statuses. */
+  deliver(opts?: { reverse?: boolean; twice?: boolean; only?: (n: NotificationRequestItem) => boolean }): Promise<number[]>;
+  /** Sends one delivery of these items as they are (a forged one too). */
+  post(items: NotificationRequestItem[]): Promise<{ status: number; body: string }>;
+  close(): Promise<void>;
+}
+
+// Longer than docs/style.md §16's 70 lines: a test tool, one closure over the mock's state.
+export async function startAdyenMock(o: {
+  api_key: string;
+  merchant_account: string;
+  hmac_key: string;
+  webhook_url?: string;
+  /** The bench's processor latency (bench/connector-mock.ts): ms to wait before reading a request, and each answer's time from arrival to sent. */
+  latency?: { delay: () => number; served?: (ms: number) => void };
+}): Promise<AdyenMock> {
+  const payments = new Map<string, Payment>();
+  const answered = new Map<string, { status: number; body: unknown }>();
+  const faults: MockFault[] = [];
+  const hanging = new Set<http.ServerResponse>();
+  const psp = () => randomBytes(10).toString('hex').toUpperCase().slice(0, 16);
+
+  const notify = (item: Omit<NotificationRequestItem, 'merchantAccountCode' | 'eventDate'>) => {
+    const n: NotificationRequestItem = { merchantAccountCode: o.merchant_account, eventDate: new Date().toISOString(), ...item };
+    n.additionalData = { ...(n.additionalData ?? {}), hmacSignature: signItem(o.hmac_key, n) };
+    mock.queued.push(n);
+  };
+
+  function act(path: string, body: Record<string, any>): { status: number; body: unknown } {
+    if (path === '/payments') {
+      const pan = String(body.paymentMethod?.number ?? '');
+      const p: Payment = {
+        psp: psp(),
+        reference: String(body.reference),
+        amount: body.amount,
+        manual: body.additionalData?.manualCapture === 'true',
+        authorised: false,
+      };
+      payments.set(p.psp, p);
+      const base = { pspReference: p.psp, merchantReference: p.reference, amount: p.amount };
+      if (pan.endsWith(REDIRECT_LAST4))
+        return {
+          status: 200,
+          body: { ...base, resultCode: 'RedirectShopper', action: { type: 'redirect', method: 'GET', url: 'https://test.adyen.com/hpp/3d/validate.shtml' } },
+        };
+      const d = DECLINES[pan.slice(-4)];
+      if (d) {
+        notify({ pspReference: p.psp, merchantReference: p.reference, amount: p.amount, eventCode: 'AUTHORISATION', success: 'false', reason: d.reason });
+        return {
+          status: 200,
+          body: {
+            ...base,
+            resultCode: 'Refused',
+            refusalReason: d.reason,
+            refusalReasonCode: d.code,
+            ...(d.raw ? { additionalData: { refusalReasonRaw: d.raw } } : {}),
+          },
+        };
+      }
+      p.authorised = true;
+      notify({ pspReference: p.psp, merchantReference: p.reference, amount: p.amount, eventCode: 'AUTHORISATION', success: 'true', reason: '' });
+      return { status: 200, body: { ...base, resultCode: 'Authorised', additionalData: { authCode: '012345' } } };
+    }
+    if (path === '/cancels') {
+      const p = [...payments.values()].find((x) => x.reference === body.paymentReference);
+      const ref = psp();
+      notify({
+        pspReference: ref,
+        ...(p ? { originalReference: p.psp } : {}),
+        merchantReference: String(body.reference ?? body.paymentReference),
+        amount: p?.amount ?? { currency: 'EUR', value: 0 },
+        eventCode: 'CANCELLATION',
+        success: p?.authorised ? 'true' : 'false',
+        reason: p ? '' : 'Original payment not found',
+      });
+      if (p) p.authorised = false;
+      return {
+        status: 201,
+        body: {
+          merchantAccount: o.merchant_account,
+          paymentReference: body.paymentReference,
+          pspReference: ref,
+          reference: body.reference,
+          status: 'received',
+        },
+      };
+    }
+    const m = /^\/payments\/([^/]+)\/(captures|cancels|refunds)$/.exec(path);
+    const p = m ? payments.get(decodeURIComponent(m[1] as string)) : undefined;
+    if (!m || !p)
+      return { status: 422, body: { status: 422, errorCode: '167', message: 'Original pspReference required for this operation', errorType: 'validation' } };
+    const ref = psp();
+    const what = m[2] as 'captures' | 'cancels' | 'refunds';
+    const event = { captures: 'CAPTURE', cancels: 'CANCELLATION', refunds: 'REFUND' }[what];
+    const amount = what === 'cancels' ? p.amount : body.amount;
+    notify({
+      pspReference: ref,
+      originalReference: p.psp,
+      merchantReference: String(body.reference ?? p.reference),
+      amount,
+      eventCode: event,
+      success: 'true',
+      reason: '',
+    });
+    if (what === 'cancels') p.authorised = false;
+    return {
+      status: 201,
+      body: {
+        merchantAccount: o.merchant_account,
+        paymentPspReference: p.psp,
+        pspReference: ref,
+        ...(body.reference ? { reference: body.reference } : {}),
+        ...(what === 'cancels' ? {} : { amount: body.amount }),
+        status: 'received',
+      },
+    };
+  }
+
+  const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const path = (req.url ?? '').replace(/^\/v71/, '');
+      let body: Record<string, any> = {};
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {}
+      mock.requests.push({ path, headers: req.headers, body });
+      const reply = (status: number, b: unknown) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(typeof b === 'string' ? b : JSON.stringify(b));
+      const fault = faults.shift();
+      if (fault === '401' || req.headers['x-api-key'] !== o.api_key)
+        return reply(401, { status: 401, errorCode: '000', message: 'HTTP Status Response - Unauthorized', errorType: 'security' });
+      if (fault === '500') return reply(500, { status: 500, errorCode: '905', message: 'Internal error', errorType: 'internal' });
+      const key = String(req.headers['idempotency-key'] ?? '');
+      const replayed = key ? answered.get(key) : undefined;
+      const answer = replayed ?? act(path, body);
+      if (key && !replayed) answered.set(key, answer);
+      if (fault === 'malformed-after') return res.writeHead(200, { 'content-type': 'application/json' }).end('{"resultCode": "Authorised", "pspRef');
+      if (fault === 'hang-after') return hanging.add(res);
+      reply(answer.status, answer.body);
+    });
+  };
+  const server = http.createServer((req, res) => {
+    if (!o.latency) return handle(req, res);
+    const t0 = performance.now();
+    res.once('finish', () => o.latency?.served?.(performance.now() - t0));
+    setTimeout(() => handle(req, res), o.latency.delay());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+
+  async function post(items: NotificationRequestItem[]) {
+    const res = await fetch(mock.webhook_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ live: 'false', notificationItems: items.map((NotificationRequestItem) => ({ NotificationRequestItem })) }),
+    });
+    return { status: res.status, body: await res.text() };
+  }
+
+  const mock: AdyenMock = {
+    url: `http://127.0.0.1:${port}/v71`,
+    webhook_url: o.webhook_url ?? '',
+    requests: [],
+    payments,
+    queued: [],
+    fault: (...f) => faults.push(...f),
+    post,
+    async deliver(opts = {}) {
+      const take = mock.queued.filter((n) => !opts.only || opts.only(n));
+      mock.queued = mock.queued.filter((n) => !take.includes(n));
+      const order = opts.reverse ? [...take].reverse() : take;
+      const statuses: number[] = [];
+      for (const n of opts.twice ? [...order, ...order] : order) statuses.push((await post([n])).status);
+      return statuses;
+    },
+    async close() {
+      for (const r of hanging) r.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  return mock;
+}

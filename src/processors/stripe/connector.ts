@@ -1,0 +1,270 @@
+// The Stripe connector (docs/contract.md §21, docs/processors.md "Stripe"): the `Processor` of
+// types.ts over Stripe's PaymentIntents and Refunds, through the official `stripe` package.
+// Every call carries `Idempotency-Key` = the attempt id. What is not a readable answer is
+// `unknown` (a network error, the deadline, a 5xx, Stripe's APIError, a malformed answer)
+// and the sweeper asks again; a card error is a decline mapped by STRIPE_DECLINES; a refused
+// key (401/403) is a decline 1007 and one log line for the operator, never a 500. No error,
+// reason or log line carries a card number, a security code or a key (docs/security.md):
+// reasons are built from Stripe's error type and code, never its message (a message may
+// echo a parameter).
+//
+// Status queries (`authoriseStatus`, `operationStatus`) find the PaymentIntent by our
+// metadata through the Search API (`metadata['attempt_id']` for an authorisation,
+// `metadata['transaction_id']` for a capture or cancel). Repeating the create under the same
+// Idempotency-Key would replay Stripe's answer, but Stripe refuses a repeat whose parameters
+// differ, and the card number and security code are not kept to repeat it. Search is
+// eventually consistent (Stripe: under a minute), so finding nothing is `unknown`, never
+// `not_found`: an authorisation Stripe never saw ends by the void bound (docs/attempts.md),
+// whose cancel then finds nothing to cancel.
+import Stripe from 'stripe';
+import type {
+  AttemptStatusAnswer,
+  AuthoriseInput,
+  AuthoriseOutcome,
+  CancelInput,
+  CaptureInput,
+  MoneyOperation,
+  OperationOutcome,
+  OperationStatusAnswer,
+  Processor,
+  ProcessorCall,
+  RefundInput,
+  WebhookParse,
+  WebhookRequest,
+} from '../types.js';
+import { authoriseOfIntent, cancelOfIntent, captureOfIntent, declineCode, metadataOf, notificationsOfEvent, refundOutcome } from './outcomes.js';
+
+export interface StripeSettings {
+  secret_key: string;
+  webhook_secret?: string;
+  /** Where Stripe is (a mock in tests); default https://api.stripe.com. A path in it is ignored: Stripe's paths start at `/v1`. */
+  base_url?: string;
+  /** Shown as `connector` in answers (default `stripe`). */
+  name?: string;
+  /** The most one request may take at the HTTP level (default 30 s); the call's own deadline answers `unknown` sooner. */
+  request_timeout_ms?: number;
+  /** Where a refused key or request is told (default: one JSON line on standard error). */
+  log?: (fields: Record<string, unknown>, message: string) => void;
+}
+
+type Unknown = { kind: 'unknown'; reason: string };
+
+const stderrLog = (fields: Record<string, unknown>, message: string) => {
+  process.stderr.write(`${JSON.stringify({ level: 'error', time: Date.now(), ...fields, msg: message })}\n`);
+};
+
+/** At most this many PaymentIntents are read for one transaction (a checkout paid again after a decline makes several). */
+const SEARCH_LIMIT = 20;
+
+/** Longer than docs/style.md §16 allows: the methods share one client and one reading of its failures, and each is a few lines. */
+export function createStripeProcessor(s: StripeSettings): Processor {
+  const base = new URL(s.base_url || 'https://api.stripe.com');
+  const name = s.name ?? 'stripe';
+  const log = s.log ?? stderrLog;
+  const stripe = new Stripe(s.secret_key, {
+    host: base.hostname,
+    port: base.port || (base.protocol === 'http:' ? 80 : 443),
+    protocol: base.protocol === 'http:' ? 'http' : 'https',
+    maxNetworkRetries: 0,
+    timeout: s.request_timeout_ms ?? 30_000,
+    telemetry: false,
+  });
+
+  /** Stripe's refusals as outcomes: a card error declines with its code, a refused key or request declines 1007 (logged), the rest is unknown. */
+  function failure(
+    e: unknown,
+    call: ProcessorCall,
+    what: string,
+  ): { kind: 'declined'; code: ReturnType<typeof declineCode>; reason: string; credentials_refused?: boolean } | Unknown {
+    if (call.signal.aborted) return { kind: 'unknown', reason: 'no answer by the deadline' };
+    if (!(e instanceof Stripe.errors.StripeError)) return { kind: 'unknown', reason: `the call failed: ${e instanceof Error ? e.name : 'error'}` };
+    const code = typeof e.code === 'string' ? e.code.slice(0, 60) : '';
+    if (e instanceof Stripe.errors.StripeCardError) {
+      const decline_code = typeof e.decline_code === 'string' ? e.decline_code.slice(0, 60) : '';
+      return { kind: 'declined', code: declineCode({ decline_code, code }), reason: `card declined: ${decline_code || code || 'no code'}` };
+    }
+    if (e instanceof Stripe.errors.StripeAuthenticationError || e instanceof Stripe.errors.StripePermissionError) {
+      // An operator must act (a wrong, revoked or restricted key); the key itself is never logged.
+      log(
+        { connector: name, attempt_id: call.attempt_id, operation: what, status: e.statusCode },
+        'Stripe refused our credentials: check the secret_key set with `tollgate processor set`',
+      );
+      return { kind: 'declined', code: '1007', reason: `processor refused our credentials (${e.statusCode ?? 401})`, credentials_refused: true };
+    }
+    if (e instanceof Stripe.errors.StripeInvalidRequestError && e.statusCode !== 404 && !(e instanceof Stripe.errors.StripeIdempotencyError)) {
+      log({ connector: name, attempt_id: call.attempt_id, operation: what, status: e.statusCode, code }, 'Stripe refused our request');
+      return { kind: 'declined', code: '1007', reason: `Stripe refused the request: ${e.statusCode ?? 400} ${code || e.type}` };
+    }
+    // 404 (say, no such PaymentIntent), 409 (the same key still in flight), 429, 5xx, a connection error, a malformed answer: ask again later.
+    return { kind: 'unknown', reason: `Stripe: ${e.type}${e.statusCode ? ` ${e.statusCode}` : ''}${code ? ` ${code}` : ''}` };
+  }
+
+  /** One request, answered `unknown` at the call's deadline (the package takes no abort signal; its own timeout ends the request). */
+  async function request<T>(call: ProcessorCall, fn: () => Promise<T>): Promise<{ ok: T } | { error: unknown }> {
+    if (call.signal.aborted) return { error: new Error('deadline') };
+    let onAbort: (() => void) | undefined;
+    const aborted = new Promise<{ error: unknown }>((resolve) => {
+      onAbort = () => resolve({ error: new Error('deadline') });
+      call.signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      // Through a promise: an argument the package refuses at once (thrown, its message may name the value) is an error like any other.
+      return await Promise.race([
+        Promise.resolve()
+          .then(fn)
+          .then(
+            (ok) => ({ ok }),
+            (error: unknown) => ({ error }),
+          ),
+        aborted,
+      ]);
+    } finally {
+      if (onAbort) call.signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  const opts = (call: ProcessorCall) => ({ idempotencyKey: call.attempt_id });
+
+  /** The transaction's PaymentIntents found by search, newest first; `unknown` when the search failed. */
+  async function intentsOf(query: string, call: ProcessorCall, what: string): Promise<Stripe.PaymentIntent[] | Unknown> {
+    const r = await request(call, () => stripe.paymentIntents.search({ query, limit: SEARCH_LIMIT }));
+    if ('error' in r) {
+      const f = failure(r.error, call, what);
+      return f.kind === 'unknown' ? f : { kind: 'unknown', reason: f.reason };
+    }
+    const data = (r.ok as { data?: unknown })?.data;
+    if (!Array.isArray(data)) return { kind: 'unknown', reason: 'Stripe answered the search without a list' };
+    return [...(data as Stripe.PaymentIntent[])].sort((a, b) => Number(b.created) - Number(a.created));
+  }
+  const byTransaction = (transaction_id: string) => `metadata['transaction_id']:'${quote(transaction_id)}'`;
+
+  /** The PaymentIntent a capture or cancel acts on: by its reference, else the transaction's newest one that is not declined. */
+  async function intentFor(input: { transaction_id: string; reference: string }, call: ProcessorCall, what: string): Promise<string | Unknown | null> {
+    if (input.reference) return input.reference;
+    const found = await intentsOf(byTransaction(input.transaction_id), call, what);
+    if (!Array.isArray(found)) return found;
+    return found.find((pi) => pi.status !== 'requires_payment_method')?.id ?? null;
+  }
+
+  return {
+    name,
+    async authorise(input: AuthoriseInput, call: ProcessorCall): Promise<AuthoriseOutcome> {
+      const r = await request(call, () => stripe.paymentIntents.create(intentParams(input, call), opts(call)));
+      if ('error' in r) {
+        const f = failure(r.error, call, 'authorise');
+        // A decline names the PaymentIntent Stripe made for it when the error carries one.
+        const pi = (r.error as { payment_intent?: { id?: unknown } })?.payment_intent?.id;
+        return f.kind === 'declined'
+          ? { kind: 'declined', code: f.code, reference: typeof pi === 'string' ? pi : '', ...(f.credentials_refused ? { credentials_refused: true } : {}) }
+          : f;
+      }
+      return authoriseOfIntent(r.ok);
+    },
+
+    async authoriseStatus(_input: { transaction_id: string }, call: ProcessorCall): Promise<AttemptStatusAnswer> {
+      const found = await intentsOf(`metadata['attempt_id']:'${quote(call.attempt_id)}'`, call, 'authorise status');
+      if (!Array.isArray(found)) return found;
+      if (found.length === 0) return { kind: 'unknown', reason: 'no PaymentIntent found by search (yet)' };
+      return authoriseOfIntent(found[0]);
+    },
+
+    async capture(input: CaptureInput, call: ProcessorCall): Promise<OperationOutcome> {
+      const id = await intentFor(input, call, 'capture');
+      if (id === null) return { kind: 'declined', code: '1007', reason: 'no authorisation at Stripe to capture' };
+      if (typeof id !== 'string') return id;
+      const r = await request(call, () => stripe.paymentIntents.capture(id, { amount_to_capture: input.amount_minor }, opts(call)));
+      return 'error' in r ? failure(r.error, call, 'capture') : captureOfIntent(r.ok);
+    },
+
+    async cancel(input: CancelInput, call: ProcessorCall): Promise<OperationOutcome> {
+      const id = await intentFor(input, call, 'cancel');
+      // Nothing at Stripe holds money for this transaction: nothing to cancel.
+      if (id === null) return { kind: 'approved', reference: '' };
+      if (typeof id !== 'string') return id;
+      const r = await request(call, () => stripe.paymentIntents.cancel(id, {}, opts(call)));
+      return 'error' in r ? failure(r.error, call, 'cancel') : cancelOfIntent(r.ok);
+    },
+
+    async refund(input: RefundInput, call: ProcessorCall): Promise<OperationOutcome> {
+      const params = {
+        payment_intent: input.reference,
+        amount: input.amount_minor,
+        metadata: { transaction_id: input.transaction_id, refund_id: input.refund_id, attempt_id: call.attempt_id },
+      };
+      const r = await request(call, () => stripe.refunds.create(params, opts(call)));
+      return 'error' in r ? failure(r.error, call, 'refund') : refundOutcome(r.ok);
+    },
+
+    async operationStatus(input: { operation: MoneyOperation; transaction_id: string }, call: ProcessorCall): Promise<OperationStatusAnswer> {
+      const found = await intentsOf(byTransaction(input.transaction_id), call, `${input.operation} status`);
+      if (!Array.isArray(found)) return found;
+      const pi = found.find((p) => p.status !== 'requires_payment_method');
+      if (!pi) return { kind: 'unknown', reason: 'no PaymentIntent found by search (yet)' };
+      if (input.operation === 'capture') return pi.status === 'requires_capture' ? { kind: 'not_found' } : captureOfIntent(pi);
+      if (input.operation === 'cancel') return pi.status === 'requires_capture' ? { kind: 'not_found' } : cancelOfIntent(pi);
+      // A refund: the PaymentIntent's refunds, the one this attempt made (by our metadata).
+      const r = await request(call, () => stripe.refunds.list({ payment_intent: pi.id, limit: 100 }));
+      if ('error' in r) {
+        const f = failure(r.error, call, 'refund status');
+        return f.kind === 'unknown' ? f : { kind: 'unknown', reason: f.reason };
+      }
+      const mine = (r.ok.data ?? []).find((x) => metadataOf(x).attempt_id === call.attempt_id);
+      return mine ? refundOutcome(mine) : { kind: 'not_found' };
+    },
+
+    parseWebhook(req: WebhookRequest): WebhookParse {
+      if (!s.webhook_secret) return { kind: 'refused', status: 401, message: 'no webhook secret is set for this processor (--credential webhook_secret=…)' };
+      const header = req.headers['stripe-signature'];
+      if (!header) return { kind: 'refused', status: 401, message: 'no Stripe-Signature header' };
+      let event: Stripe.Event;
+      try {
+        event = stripe.webhooks.constructEvent(req.raw, header, s.webhook_secret);
+      } catch (e) {
+        if (e instanceof Stripe.errors.StripeSignatureVerificationError) return { kind: 'refused', status: 401, message: 'bad signature' };
+        return { kind: 'refused', status: 400, message: 'the body is not a Stripe event' };
+      }
+      if (!event || typeof event !== 'object') return { kind: 'refused', status: 400, message: 'the body is not a Stripe event' };
+      return {
+        kind: 'accepted',
+        notifications: notificationsOfEvent(event),
+        reply: { status: 200, content_type: 'application/json', body: '{"received":true}' },
+      };
+    },
+  };
+}
+
+/** The PaymentIntent's parameters for an authorisation (docs/processors.md "Stripe": what is sent and why). */
+export function intentParams(input: AuthoriseInput, call: ProcessorCall): Stripe.PaymentIntentCreateParams {
+  const card: Record<string, string | number> = { number: input.card.pan, exp_month: input.card.exp_month, exp_year: input.card.exp_year };
+  if (input.card.security_code !== undefined) card.cvc = input.card.security_code;
+  const params: Record<string, unknown> = {
+    amount: input.amount_minor,
+    currency: input.currency.toLowerCase(),
+    confirm: true,
+    capture_method: input.capture_method === 'manual' ? 'manual' : 'automatic',
+    // Raw card details (an account with raw card data APIs enabled); the package's types do not list them.
+    payment_method_data: { type: 'card', card },
+    metadata: { transaction_id: input.transaction_id, attempt_id: call.attempt_id },
+  };
+  if (input.merchant_initiated) params.off_session = true;
+  if (input.threeds) {
+    // 3-D Secure run elsewhere (our challenge or the merchant's MPI): its result for the issuer.
+    const v2 = !!input.threeds.ds_trans_id;
+    params.payment_method_options = {
+      card: {
+        three_d_secure: {
+          cryptogram: input.threeds.cavv,
+          electronic_commerce_indicator: input.threeds.eci,
+          transaction_id: v2 ? input.threeds.ds_trans_id : input.threeds.xid,
+          version: v2 ? '2.2.0' : '1.0.2',
+        },
+      },
+    };
+  }
+  return params as unknown as Stripe.PaymentIntentCreateParams;
+}
+
+/** A value inside a search query's single quotes. */
+function quote(v: string): string {
+  return v.replace(/[\\']/g, (c) => `\\${c}`).slice(0, 200);
+}

@@ -1,0 +1,351 @@
+// A stateful fake of Stripe's API for the tests (node:http): PaymentIntents and Refunds kept
+// in memory, written from spec3.json and Stripe's documented behaviour. It honours
+// Idempotency-Key as Stripe does (the same key and parameters: the first answer again; the
+// same key with other parameters: 400 idempotency_error), answers Stripe's test cards and
+// Stripe's error shape, finds PaymentIntents by metadata (`/v1/payment_intents/search`),
+// and sends its events to a webhook address signed with `Stripe-Signature`. Faults are
+// switched on per request: a refused key (401), a 500, a malformed answer after doing the
+// work, a request that is done and never answered. Its events can be held, repeated and
+// delivered out of order. Every request it took is kept (decoded) for the contract tests.
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Stripe from 'stripe';
+import { decodeForm, type FormObject } from './form.js';
+
+export type MockFault = 'unauthorized' | 'server_error' | 'malformed' | 'hang';
+
+export interface MockStripeOptions {
+  secret_key: string;
+  /** Where its events go, signed with `secret`. */
+  webhook?: { url: string; secret: string };
+  /** Events are kept, not sent, until `deliver` (tests that repeat or reorder them). */
+  hold_webhooks?: boolean;
+  /** New refunds are `pending` until `settleRefund` (as a bank's refund may be). */
+  refunds_pending?: boolean;
+  /** The bench's processor latency (bench/connector-mock.ts): ms to wait before reading a request, and each answer's time from arrival to sent. */
+  latency?: { delay: () => number; served?: (ms: number) => void };
+}
+
+export interface MockRequest {
+  method: string;
+  path: string;
+  idempotency_key?: string;
+  body: FormObject;
+  /** The query string's parameters (GET). */
+  query: Record<string, string>;
+}
+
+export interface MockEvent {
+  id: string;
+  type: string;
+  created: number;
+  data: { object: Record<string, unknown> };
+}
+
+export interface MockStripe {
+  url: string;
+  requests: MockRequest[];
+  events: MockEvent[];
+  intents: Map<string, Intent>;
+  /** The next `times` API requests meet `fault`. */
+  fault(fault: MockFault, times?: number): void;
+  /** Sends an event to the webhook address (its signature forged with another secret when asked); the gateway's HTTP status. */
+  deliver(event: MockEvent, opts?: { secret?: string }): Promise<number>;
+  /** A pending refund ends `succeeded` or `failed` (its event `refund.updated` follows). */
+  settleRefund(id: string, status: 'succeeded' | 'failed'): Promise<void>;
+  /** Webhook deliveries still in flight. */
+  idle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** How long after the change its event is sent. */
+const WEBHOOK_DELAY_MS = 50;
+
+type Intent = Record<string, unknown> & { id: string; status: string; amount: number; amount_received: number; metadata: Record<string, string> };
+type Refund = Record<string, unknown> & { id: string; status: string; amount: number; payment_intent: string; metadata: Record<string, string> };
+type Answer = { status: number; body: unknown };
+
+/** Stripe's test cards (docs.stripe.com/testing) this mock knows; any other number succeeds. */
+const CARD_ERRORS: Readonly<Record<string, { code: string; decline_code?: string }>> = {
+  '4000000000000002': { code: 'card_declined', decline_code: 'generic_decline' },
+  '4000000000009995': { code: 'card_declined', decline_code: 'insufficient_funds' },
+  '4000000000009987': { code: 'card_declined', decline_code: 'lost_card' },
+  '4000000000009979': { code: 'card_declined', decline_code: 'stolen_card' },
+  '4000000000000069': { code: 'expired_card', decline_code: 'expired_card' },
+  '4000000000000127': { code: 'incorrect_cvc', decline_code: 'incorrect_cvc' },
+  '4000000000000119': { code: 'processing_error', decline_code: 'processing_error' },
+};
+/** 3-D Secure required: `requires_action` unless the request carries a 3-D Secure result. */
+const THREEDS_REQUIRED = new Set(['4000000000003220', '4000002760003184']);
+
+const id = (prefix: string) => `${prefix}_${randomBytes(12).toString('base64url').replace(/[-_]/g, 'x')}`;
+const now_s = () => Math.floor(Date.now() / 1000);
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+const meta = (v: unknown): Record<string, string> =>
+  v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string')) : {};
+const err = (status: number, type: string, message: string, extra: Record<string, unknown> = {}): Answer => ({
+  status,
+  body: { error: { type, message, ...extra } },
+});
+
+/** Longer than docs/style.md §16 allows: one closure holds the fake's state; each route is a function of its own. `o` is read at each use, so a test may change it. */
+export async function startMockStripe(o: MockStripeOptions): Promise<MockStripe> {
+  const intents = new Map<string, Intent>();
+  const refunds = new Map<string, Refund>();
+  const idempotent = new Map<string, { params: string; answer: Answer }>();
+  const requests: MockRequest[] = [];
+  const events: MockEvent[] = [];
+  const faults: MockFault[] = [];
+  const inflight = new Set<Promise<unknown>>();
+  const hanging = new Set<http.ServerResponse>();
+  const signer = new Stripe('sk_mock_signer');
+
+  function emit(type: string, object: Record<string, unknown>): void {
+    const ev: MockEvent = { id: id('evt'), type, created: now_s(), data: { object: structuredClone(object) } };
+    events.push(ev);
+    if (o.webhook && !o.hold_webhooks) {
+      // After the API's answer has gone, as Stripe's do (though they may still arrive first).
+      const p = new Promise((r) => setTimeout(r, WEBHOOK_DELAY_MS)).then(() => deliver(ev)).catch(() => 0);
+      inflight.add(p);
+      void p.finally(() => inflight.delete(p));
+    }
+  }
+
+  async function deliver(ev: MockEvent, opts: { secret?: string } = {}): Promise<number> {
+    if (!o.webhook) throw new Error('the mock has no webhook address');
+    const payload = JSON.stringify({ object: 'event', api_version: '2020-08-27', livemode: false, ...ev });
+    const header = signer.webhooks.generateTestHeaderString({ payload, secret: opts.secret ?? o.webhook.secret });
+    const res = await fetch(o.webhook.url, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': header }, body: payload });
+    await res.arrayBuffer();
+    return res.status;
+  }
+
+  const charge = (pi: Intent) => ({
+    id: str(pi.latest_charge),
+    object: 'charge',
+    amount: pi.amount,
+    amount_captured: pi.amount_received,
+    captured: pi.amount_received > 0,
+    currency: pi.currency,
+    payment_intent: pi.id,
+    metadata: pi.metadata,
+    refunds: { object: 'list', data: [...refunds.values()].filter((r) => r.payment_intent === pi.id), has_more: false, url: '/v1/refunds' },
+  });
+
+  function createIntent(b: FormObject): Answer {
+    const amount = Number(b.amount);
+    if (!Number.isSafeInteger(amount) || amount < 1)
+      return err(400, 'invalid_request_error', 'Invalid integer: amount', { param: 'amount', code: 'parameter_invalid_integer' });
+    const pmd = (b.payment_method_data ?? {}) as FormObject;
+    const card = (pmd.card ?? {}) as FormObject;
+    const number = str(card.number);
+    if (str(pmd.type) !== 'card' || !number) return err(400, 'invalid_request_error', 'Missing payment method', { param: 'payment_method_data' });
+    const manual = b.capture_method === 'manual';
+    const pi: Intent = {
+      id: id('pi'),
+      object: 'payment_intent',
+      amount,
+      amount_capturable: 0,
+      amount_received: 0,
+      capture_method: manual ? 'manual' : 'automatic',
+      confirmation_method: 'automatic',
+      created: now_s(),
+      currency: str(b.currency),
+      last_payment_error: null,
+      latest_charge: null,
+      livemode: false,
+      metadata: meta(b.metadata),
+      payment_method: id('pm'),
+      payment_method_types: ['card'],
+      status: 'requires_payment_method',
+    };
+    intents.set(pi.id, pi);
+    const declined = CARD_ERRORS[number];
+    const threeds = ((b.payment_method_options as FormObject | undefined)?.card as FormObject | undefined)?.three_d_secure;
+    if (declined) {
+      pi.last_payment_error = { type: 'card_error', ...declined, message: 'Your card was declined.' };
+      emit('payment_intent.payment_failed', pi);
+      return err(402, 'card_error', 'Your card was declined.', { ...declined, payment_intent: structuredClone(pi) });
+    }
+    if (THREEDS_REQUIRED.has(number) && !threeds) {
+      pi.status = 'requires_action';
+      pi.next_action = { type: 'use_stripe_sdk' };
+      return { status: 200, body: pi };
+    }
+    pi.latest_charge = id('ch');
+    if (manual) {
+      Object.assign(pi, { status: 'requires_capture', amount_capturable: amount });
+      emit('payment_intent.amount_capturable_updated', pi);
+    } else {
+      Object.assign(pi, { status: 'succeeded', amount_received: amount });
+      emit('payment_intent.succeeded', pi);
+    }
+    return { status: 200, body: pi };
+  }
+
+  function capture(pi: Intent, b: FormObject): Answer {
+    if (pi.status !== 'requires_capture')
+      return err(400, 'invalid_request_error', `This PaymentIntent could not be captured because it has a status of ${pi.status}.`, {
+        code: 'payment_intent_unexpected_state',
+      });
+    const amount = b.amount_to_capture === undefined ? pi.amount : Number(b.amount_to_capture);
+    if (!Number.isSafeInteger(amount) || amount < 1 || amount > pi.amount)
+      return err(400, 'invalid_request_error', 'amount_to_capture is invalid', { param: 'amount_to_capture', code: 'amount_too_large' });
+    Object.assign(pi, { status: 'succeeded', amount_received: amount, amount_capturable: 0 });
+    emit('payment_intent.succeeded', pi);
+    emit('charge.captured', charge(pi));
+    return { status: 200, body: pi };
+  }
+
+  function cancel(pi: Intent): Answer {
+    if (pi.status === 'succeeded' || pi.status === 'canceled')
+      return err(400, 'invalid_request_error', `You cannot cancel this PaymentIntent because it has a status of ${pi.status}.`, {
+        code: 'payment_intent_unexpected_state',
+      });
+    Object.assign(pi, { status: 'canceled', amount_capturable: 0, canceled_at: now_s(), cancellation_reason: 'requested_by_customer' });
+    emit('payment_intent.canceled', pi);
+    return { status: 200, body: pi };
+  }
+
+  function createRefund(b: FormObject): Answer {
+    const pi = intents.get(str(b.payment_intent));
+    if (!pi) return err(404, 'invalid_request_error', 'No such payment_intent', { code: 'resource_missing', param: 'payment_intent' });
+    if (pi.status !== 'succeeded')
+      return err(400, 'invalid_request_error', 'This PaymentIntent has no successful charge to refund.', { code: 'charge_not_refundable' });
+    const refunded = [...refunds.values()].filter((r) => r.payment_intent === pi.id && r.status !== 'failed').reduce((s, r) => s + r.amount, 0);
+    const amount = b.amount === undefined ? pi.amount_received - refunded : Number(b.amount);
+    if (!Number.isSafeInteger(amount) || amount < 1 || amount > pi.amount_received - refunded)
+      return err(400, 'invalid_request_error', 'Refund amount is greater than unrefunded amount on charge', { code: 'amount_too_large', param: 'amount' });
+    const r: Refund = {
+      id: id('re'),
+      object: 'refund',
+      amount,
+      charge: pi.latest_charge,
+      created: now_s(),
+      currency: pi.currency,
+      metadata: meta(b.metadata),
+      payment_intent: pi.id,
+      reason: null,
+      status: o.refunds_pending ? 'pending' : 'succeeded',
+    };
+    refunds.set(r.id, r);
+    emit('refund.created', r);
+    if (r.status === 'succeeded') emit('charge.refunded', charge(pi));
+    return { status: 200, body: r };
+  }
+
+  function search(query: string): Answer {
+    const m = /^metadata\['([a-z_]+)'\]:'((?:[^'\\]|\\.)*)'$/.exec(query);
+    if (!m) return err(400, 'invalid_request_error', 'This mock searches by one metadata value only', { param: 'query' });
+    const [, key = '', value = ''] = m;
+    const want = value.replace(/\\(.)/g, '$1');
+    const data = [...intents.values()].filter((pi) => pi.metadata[key] === want);
+    return { status: 200, body: { object: 'search_result', data, has_more: false, next_page: null, url: '/v1/payment_intents/search' } };
+  }
+
+  /** The API's routes: the answer, before any fault. */
+  function route(method: string, url: URL, b: FormObject): Answer {
+    const path = url.pathname;
+    if (method === 'POST' && path === '/v1/payment_intents') return createIntent(b);
+    if (method === 'GET' && path === '/v1/payment_intents/search') return search(url.searchParams.get('query') ?? '');
+    if (method === 'POST' && path === '/v1/refunds') return createRefund(b);
+    if (method === 'GET' && path === '/v1/refunds') {
+      const data = [...refunds.values()].filter((r) => r.payment_intent === url.searchParams.get('payment_intent'));
+      return { status: 200, body: { object: 'list', data, has_more: false, url: '/v1/refunds' } };
+    }
+    const m = /^\/v1\/payment_intents\/([A-Za-z0-9_]+)(?:\/(capture|cancel))?$/.exec(path);
+    const pi = m ? intents.get(m[1] ?? '') : undefined;
+    if (m && !pi) return err(404, 'invalid_request_error', `No such payment_intent: '${m[1]}'`, { code: 'resource_missing', param: 'intent' });
+    if (pi && method === 'GET' && !m?.[2]) return { status: 200, body: pi };
+    if (pi && method === 'POST' && m?.[2] === 'capture') return capture(pi, b);
+    if (pi && method === 'POST' && m?.[2] === 'cancel') return cancel(pi);
+    return err(404, 'invalid_request_error', `Unrecognized request URL (${method}: ${path}).`);
+  }
+
+  /** Stripe's idempotency: a POST under a key seen before answers the first answer, if its parameters are the same. */
+  function answer(method: string, url: URL, raw: string, b: FormObject, key: string | undefined): Answer {
+    if (method !== 'POST' || !key) return route(method, url, b);
+    const params = `${url.pathname}?${raw}`;
+    const seen = idempotent.get(key);
+    if (seen)
+      return seen.params === params
+        ? seen.answer
+        : err(400, 'idempotency_error', 'Keys for idempotent requests can only be used with the same parameters they were first used with.');
+    const a = route(method, url, b);
+    idempotent.set(key, { params, answer: structuredClone(a) });
+    return a;
+  }
+
+  const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      const url = new URL(req.url ?? '/', 'http://mock');
+      const key = typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined;
+      const send = (a: Answer, body = JSON.stringify(a.body)) => {
+        res.writeHead(a.status, { 'content-type': 'application/json', 'request-id': id('req') });
+        res.end(body);
+      };
+      let b: FormObject;
+      try {
+        b = decodeForm(raw);
+      } catch {
+        return send(err(400, 'invalid_request_error', 'Unreadable body'));
+      }
+      requests.push({
+        method: req.method ?? '',
+        path: url.pathname,
+        ...(key ? { idempotency_key: key } : {}),
+        body: b,
+        query: Object.fromEntries(url.searchParams),
+      });
+      const fault = faults.shift();
+      if (fault === 'unauthorized' || req.headers.authorization !== `Bearer ${o.secret_key}`)
+        return send(err(401, 'invalid_request_error', 'Invalid API Key provided: sk_****'));
+      if (fault === 'server_error') return send(err(500, 'api_error', 'Something went wrong on our end.'));
+      const a = answer(req.method ?? 'GET', url, raw, b, key);
+      if (fault === 'malformed') return send(a, '{"id": "pi_');
+      if (fault === 'hang') {
+        hanging.add(res);
+        return;
+      }
+      send(a);
+    });
+  };
+  const server = http.createServer((req, res) => {
+    if (!o.latency) return handle(req, res);
+    const t0 = performance.now();
+    res.once('finish', () => o.latency?.served?.(performance.now() - t0));
+    setTimeout(() => handle(req, res), o.latency.delay());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    events,
+    intents,
+    fault(fault, times = 1) {
+      for (let i = 0; i < times; i++) faults.push(fault);
+    },
+    deliver,
+    async settleRefund(refund_id, status) {
+      const r = refunds.get(refund_id);
+      if (!r) throw new Error(`no refund ${refund_id}`);
+      r.status = status;
+      if (status === 'failed') r.failure_reason = 'expired_or_canceled_card';
+      emit('refund.updated', r);
+    },
+    async idle() {
+      while (inflight.size > 0) await Promise.all([...inflight]);
+    },
+    async close() {
+      for (const res of hanging) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
