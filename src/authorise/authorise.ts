@@ -26,7 +26,7 @@ import type { RiskAssessment, RiskContext, RiskEngine } from '../risk/index.js';
 import { isLive, releaseContractName } from '../subscriptions/engine.js';
 import { answerFields, contractNameTaken, createSubscription, type Prepared, prepareSubscription } from '../subscriptions/service.js';
 import { challengeFirst, type MpiInfo, onIssuerChallenge, type ThreedsRequest, type ThreedsResult } from '../threeds/mpi.js';
-import { type NewChallenge, newChallenge } from '../threeds/service.js';
+import { type NewChallenge, newChallenge, threedsReturnUrl } from '../threeds/service.js';
 import type { Deps } from '../web/context.js';
 import { invalid, type ResultCode } from '../web/errors.js';
 import { cardAnswerRecord } from './answer.js';
@@ -162,6 +162,8 @@ export class AuthoriseService {
       now,
     };
     const { f, riskCtx } = await this.facts(p);
+    // A processor that runs 3-D Secure itself (Adyen, Stripe) is asked to; the sandbox challenge is for the sandbox only.
+    f.processor_authenticates = !!processor.completeAuthentication;
     // Decided without the processor (Luhn, expiry, risk, a challenge first): one write.
     if (beforeProcessor(f) !== null) return this.record(p, f, riskCtx, pending ? { kind: 'checkout_pay', before: pending } : { kind: 'insert' });
 
@@ -176,17 +178,29 @@ export class AuthoriseService {
     let at = processor;
     // Held for review when approved: only authorised at the processor (the review captures or cancels it).
     const sentCapture = processorCaptureMethod(f.risk?.action ?? 'ACCEPT', capture_method);
-    let outcome: AuthoriseOutcome = await callWithDeadline(sent.attempt, deps.now, (call) =>
-      at.authorise({ transaction_id, amount_minor: cmd.amount_minor, currency: cmd.currency, card, threeds, capture_method: sentCapture }, call),
-    );
+    const authentication = (to: Processor, attempt_id: string) =>
+      to.completeAuthentication && !mpi && f.threeds !== 'never'
+        ? {
+            return_url: threedsReturnUrl(deps.settings.public_url, attempt_id),
+            required: challengeFirst(f.threeds, mpi, f.risk ?? { action: 'ACCEPT', fixed: true }),
+          }
+        : undefined;
+    const input = (to: Processor, attempt_id: string) => ({
+      transaction_id,
+      amount_minor: cmd.amount_minor,
+      currency: cmd.currency,
+      card,
+      threeds,
+      capture_method: sentCapture,
+      authentication: authentication(to, attempt_id),
+    });
+    let outcome: AuthoriseOutcome = await callWithDeadline(sent.attempt, deps.now, (call) => at.authorise(input(at, call.attempt_id), call));
     for (let to = next.shift(); outcome.kind === 'unknown' && outcome.not_sent && to; to = next.shift()) {
       const moved: Sent | 'lost' = await this.handOver(p, sent, to, outcome.reason);
       if (moved === 'lost') break;
       sent = moved;
       at = to;
-      outcome = await callWithDeadline(sent.attempt, deps.now, (call) =>
-        at.authorise({ transaction_id, amount_minor: cmd.amount_minor, currency: cmd.currency, card, threeds, capture_method: sentCapture }, call),
-      );
+      outcome = await callWithDeadline(sent.attempt, deps.now, (call) => at.authorise(input(at, call.attempt_id), call));
     }
     // Not sent anywhere: nothing can have been authorised, so it fails now (safe to retry).
     if (outcome.kind === 'unknown' && outcome.not_sent) outcome = { kind: 'declined', code: '1007', reference: '' };
@@ -331,6 +345,7 @@ export class AuthoriseService {
       capture_method,
       risk: null,
       outcome: null,
+      processor_authenticates: false,
     };
     if (!f.card_valid || f.expired) return { f, riskCtx: null };
     const riskCtx: RiskContext = {
@@ -477,7 +492,10 @@ export class AuthoriseService {
     const token_id = cmd.card.kind === 'token' ? cmd.card.token_id : wantsToken ? newId('card_token') : '';
     const row = cardPaymentRow({ ...this.rowInput(p, details), ...decision });
     // docs/contract.md §10: a challenge page for the shopper, created with the payment.
-    const challenge: NewChallenge | null = status === 'pending' ? newChallenge(deps.settings.public_url, row, now) : null;
+    // A processor's own challenge: the page forwards the shopper to it (src/threeds/routes.ts).
+    const action = f.outcome?.kind === 'challenge_required' ? f.outcome.action : undefined;
+    const challenge: NewChallenge | null =
+      status === 'pending' ? newChallenge(deps.settings.public_url, row, now, action ? deps.keyring.encrypt(JSON.stringify(action)) : null) : null;
     const approved = status === 'authorised' || status === 'captured';
     // A payment that waits (3-D Secure, review) keeps its `subscription` in details; it is created when that ends approved.
     const details_without = row.details;
@@ -730,6 +748,8 @@ interface DecisionFacts {
   capture_method: CaptureMethod;
   risk: RiskAssessment | null;
   outcome: Exclude<AuthoriseOutcome, { kind: 'pending' | 'unknown' }> | null;
+  /** The processor runs 3-D Secure itself: it is asked to instead of the sandbox challenge first. */
+  processor_authenticates: boolean;
 }
 
 /** The result decided before the processor is asked; null when it is to be asked. */
@@ -738,7 +758,7 @@ function beforeProcessor(f: DecisionFacts): ResultCode | null {
   if (f.expired) return '1005';
   if (!f.risk) return null;
   if (f.risk.action === 'REJECT') return '1008'; // docs/contract.md §10: rejected before the processor sees it
-  if (challengeFirst(f.threeds, f.mpi, f.risk)) return '0002';
+  if (!f.processor_authenticates && challengeFirst(f.threeds, f.mpi, f.risk)) return '0002';
   return null;
 }
 
@@ -752,14 +772,18 @@ function cardDecision(f: DecisionFacts): CardDecision {
     return { result: next.result, status: next.status, threeds_result };
   }
   if (result === '0002') return { result, status: 'pending', threeds_result };
-  // 1009: the issuer demanded authentication the merchant forbade, so it was not performed.
-  return { result, status: 'declined', threeds_result: result === '1009' ? 'U' : threeds_result };
+  // 1009: the issuer demanded authentication the merchant forbade, so it was not performed; or the shopper failed the processor's.
+  if (result === '1009') return { result, status: 'declined', threeds_result: f.outcome?.kind === 'declined' ? 'N' : 'U' };
+  return { result, status: 'declined', threeds_result };
 }
 
 function processorResult(f: DecisionFacts): ResultCode {
   if (!f.outcome) throw new Error('a card payment decided without the processor’s outcome');
   if (f.outcome.kind === 'approved') return '0000';
-  if (f.outcome.kind === 'declined') return f.outcome.code;
+  // The shopper failed the processor's own challenge.
+  if (f.outcome.kind === 'declined') return f.outcome.authentication_failed ? '1009' : f.outcome.code;
+  // A processor that authenticates itself and gave no page to send the shopper to: a processing error, never the sandbox challenge.
+  if (f.processor_authenticates && !f.outcome.action) return '1007';
   return onIssuerChallenge(f.threeds) === 'challenge' ? '0002' : '1009';
 }
 

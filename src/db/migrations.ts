@@ -24,7 +24,7 @@ import { reviewMigration } from './migrations/review.js';
 import { riskMigration } from './migrations/risk.js';
 import { scheduledJobsMigration, testClocksMigration } from './migrations/scheduler.js';
 import { subscriptionDeductionsMigration, subscriptionsMigration } from './migrations/subscriptions.js';
-import { threedsMigration } from './migrations/threeds.js';
+import { threedsActionMigration, threedsMigration } from './migrations/threeds.js';
 import type { MigrationContext } from './rewrite.js';
 
 // Names sort in the order they must run. Migrations that rewrite stored data with the master
@@ -66,6 +66,7 @@ export function migrationsFor(ctx: MigrationContext): Record<string, Migration> 
     '0081_attempt_claims': attemptClaimsMigration,
     '0082_processors': processorsMigration,
     '0083_attempt_processor': attemptProcessorMigration,
+    '0084_threeds_action': threedsActionMigration,
   };
 }
 

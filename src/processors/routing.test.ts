@@ -199,4 +199,27 @@ describe('routing (docs/contract.md §21)', () => {
       [[1, 100]],
     );
   });
+
+  test('a processor without status queries: the sweeper’s questions, answered unknown without a call, neither open its circuit nor count as answers', async () => {
+    by.adyen.status_queries = false;
+    const adyen = await route('adyen', { priority: 1 });
+    await route('stripe', { priority: 2 });
+    const guarded = gw.runtime.deps.processors.byProcessorId(adyen)?.processor;
+    assert.ok(guarded && guarded.status_queries === false);
+    const call = { attempt_id: 'att_status_only', deadline_at: Date.now() + 1_000, signal: new AbortController().signal };
+    for (let i = 0; i < 2 * CIRCUIT_FAILURES; i++) {
+      assert.equal((await guarded.authoriseStatus({ transaction_id: 'x' }, call)).kind, 'unknown');
+      assert.equal((await guarded.operationStatus({ operation: 'capture', transaction_id: 'x' }, call)).kind, 'unknown');
+    }
+    assert.equal((await pay()).result_info, '0000:Success', 'the circuit is closed: the payment went to Adyen');
+    assert.deepEqual([by.adyen.calls.length, by.stripe.calls.length], [1, 0]);
+    // Unanswered calls, with status questions between them: still ${CIRCUIT_FAILURES} in a row.
+    by.adyen.answer = async () => ({ kind: 'unknown', reason: 'the processor answered 502' });
+    for (let i = 0; i < CIRCUIT_FAILURES; i++) {
+      assert.equal((await pay()).result_info, '0006:Pending at the processor');
+      await guarded.authoriseStatus({ transaction_id: 'x' }, call);
+    }
+    assert.equal((await pay()).result_info, '0000:Success');
+    assert.deepEqual([by.adyen.calls.length, by.stripe.calls.length], [1 + CIRCUIT_FAILURES, 1], 'the circuit opened: routed to Stripe');
+  });
 });

@@ -26,6 +26,8 @@ export function signTestWebhook(secret: string, raw: string): string {
 
 export class ScriptedProcessor implements Processor {
   readonly name = 'scripted';
+  /** Set to `false` to play a processor without status queries (Adyen). */
+  status_queries?: false;
   calls: Array<{ input: AuthoriseInput; call: ProcessorCall }> = [];
   operations: Array<{ operation: MoneyOperation; input: CaptureInput | CancelInput | RefundInput; call: ProcessorCall }> = [];
   statusAsked: string[] = [];

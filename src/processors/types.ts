@@ -19,6 +19,12 @@ export interface AuthoriseInput {
   card: ProcessorCard;
   /** 3-D Secure data when the payment was authenticated (mpi_info or our challenge). */
   threeds?: { eci: string; cavv: string; xid: string; ds_trans_id: string };
+  /**
+   * For a processor that runs 3-D Secure itself (`completeAuthentication`): where it sends the
+   * shopper back after its challenge, and whether the gateway asks for authentication
+   * (`open3d` 1, or the risk score asks for it); the issuer may ask for it anyway.
+   */
+  authentication?: { return_url: string; required: boolean };
   /** A charge the merchant starts without the shopper (a subscription deduction of the stored card). */
   merchant_initiated?: boolean;
   /** `manual`: the processor holds the authorisation until our capture call; absent or `automatic`: it captures at once. */
@@ -39,10 +45,22 @@ export type DeclineCode = '1001' | '1002' | '1003' | '1004' | '1005' | '1006' | 
  */
 export type AuthoriseOutcome =
   | { kind: 'approved'; reference: string }
-  | { kind: 'declined'; code: DeclineCode; reference: string; credentials_refused?: boolean }
-  | { kind: 'challenge_required'; reference: string }
+  | { kind: 'declined'; code: DeclineCode; reference: string; credentials_refused?: boolean; authentication_failed?: boolean }
+  | { kind: 'challenge_required'; reference: string; action?: ShopperAction }
   | { kind: 'pending'; reference: string }
   | NoAnswer;
+
+/**
+ * Where a processor that runs 3-D Secure itself sends the shopper (`challenge_required` with
+ * an action): the gateway's challenge page forwards the browser there, by GET or by a POST of
+ * `data`; the processor sends the shopper back to `authentication.return_url`. A declined
+ * outcome with `authentication_failed` is the shopper failing that challenge (`1009`).
+ */
+export interface ShopperAction {
+  url: string;
+  method: 'GET' | 'POST';
+  data: Record<string, string>;
+}
 
 /**
  * No answer. `not_sent`: the call certainly did not reach the processor (the connection was
@@ -191,6 +209,12 @@ export interface Processor {
   readonly name: string;
   /** The stored processor setting it serves (`prc_…`); absent for the in-process sandbox of a test account with none set. */
   readonly processor_id?: string;
+  /**
+   * `false` when the processor has no status query (Adyen's Checkout API): its status methods
+   * answer `unknown` without a call, so its guard neither counts them towards opening the
+   * circuit nor refuses them when it is open (src/processors/guard.ts).
+   */
+  readonly status_queries?: false;
   authorise(input: AuthoriseInput, call: ProcessorCall): Promise<AuthoriseOutcome>;
   /** Where an earlier authorise attempt stands, asked for with its attempt id (the sweeper's question). */
   authoriseStatus(input: { transaction_id: string }, call: ProcessorCall): Promise<AttemptStatusAnswer>;
@@ -200,6 +224,13 @@ export interface Processor {
   refund(input: RefundInput, call: ProcessorCall): Promise<OperationOutcome>;
   /** Where an earlier capture, cancel or refund attempt stands, asked for with its attempt id. */
   operationStatus(input: { operation: MoneyOperation; transaction_id: string }, call: ProcessorCall): Promise<OperationStatusAnswer>;
+  /**
+   * The result of the processor's own 3-D Secure challenge, asked for when the shopper comes
+   * back with `params` (what the processor put on the return URL or posted to it), for the
+   * authorisation `reference`. Present when the processor runs 3-D Secure itself: the
+   * gateway then never runs its sandbox challenge for it nor sends made-up authentication.
+   */
+  completeAuthentication?(input: { transaction_id: string; reference: string; params: Record<string, string> }, call: ProcessorCall): Promise<AuthoriseOutcome>;
   /** Starts an alternative-method payment; absent when the connector serves none. */
   startApm?(input: ApmStartInput, call: ProcessorCall): Promise<ApmStart | { kind: 'unknown'; reason: string }>;
   /** Sends a payout; absent when the connector pays out nothing. */

@@ -11,7 +11,7 @@ import { htmlPage, originOf, paymentLang, SHOPPER_PAGE } from '../payments/shopp
 import type { Deps } from '../web/context.js';
 import { pageTime, paymentAccount } from '../web/request-time.js';
 import { answersAreStrings, refusal } from '../web/route-schema.js';
-import { challengePage, refusalPage, resultPage } from './page.js';
+import { challengePage, forwardPage, refusalPage, resultPage } from './page.js';
 import { CHALLENGE_ID, ChallengeService, hashId, type PageOutcome } from './service.js';
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64, description: 'the challenge id from `threeds_url`' }) });
@@ -123,6 +123,10 @@ async function answer(ctx: ThreedsContext, request: FastifyRequest, reply: Fasti
         (lang) => challengePage(lang, { id, form_token: o.challenge.form_token, merchant_name: o.merchant_name, payment: o.payment }),
         originOf(o.payment.return_url),
       );
+    case 'forward':
+      // A processor's own challenge: the browser goes there (GET), or posts its fields there.
+      if (o.action.method === 'GET') return sendRedirect(reply, o.action.url);
+      return show(ctx, request, reply, 200, o.payment, (lang) => forwardPage(lang, o.action), originOf(o.action.url));
   }
 }
 
@@ -137,6 +141,34 @@ async function takeChallengeAnswer(ctx: ThreedsContext, request: FastifyRequest,
   const { id } = request.params as { id: string };
   const body = request.body as { form_token: string; outcome: 'complete' | 'fail' };
   return answer(ctx, request, reply, id, await ctx.challenges.decide(id, body.form_token, body.outcome));
+}
+
+const ReturnParams = Type.Object({ attempt_id: Type.String({ maxLength: 100, description: 'the authorise attempt the processor’s challenge belongs to' }) });
+/** What a processor puts on its return (Adyen: `redirectResult`, or `MD` and `PaRes`; Stripe: `payment_intent`…): strings, read as given. */
+const ReturnFields = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 20_000 }), { maxProperties: 20 });
+
+const returnSchema = (method: 'GET' | 'POST') => ({
+  operationId: method === 'GET' ? 'threedsProcessorReturn' : 'threedsProcessorReturnPost',
+  summary: 'Back from a processor’s own 3-D Secure challenge',
+  description:
+    'Where a processor that runs 3-D Secure itself (Adyen, Stripe on live accounts) sends the shopper after its challenge. The processor is asked for the result (a recorded attempt); the payment is authorised or declined (`1009` when authentication failed) as after the sandbox challenge, the notification goes out, and the shopper goes to `return_url` with the signed result.',
+  ...shopperPage,
+  params: ReturnParams,
+  ...(method === 'GET' ? { querystring: ReturnFields } : { consumes: ['application/x-www-form-urlencoded'], body: ReturnFields }),
+  response: {
+    200: page('The result page (the payment has no `return_url`).'),
+    303: { type: 'null', description: 'To `return_url` with the signed result, or back to the hosted checkout.' },
+    404: page('No processor challenge waits for this attempt.'),
+    410: page('The challenge expired.'),
+    400: refusal(400, 'json', 'The fields are not strings, or too long.'),
+  },
+});
+
+/** GET or POST /threeds/return/:attempt_id: the shopper back from the processor's challenge. */
+async function takeProcessorReturn(ctx: ThreedsContext, request: FastifyRequest, reply: FastifyReply) {
+  const { attempt_id } = request.params as { attempt_id: string };
+  const fields = ((request.method === 'POST' ? request.body : request.query) ?? {}) as Record<string, string>;
+  return answer(ctx, request, reply, '', await ctx.challenges.returned(attempt_id, fields));
 }
 
 export function registerThreedsRoutes(app: FastifyInstance, deps: Deps): void {
@@ -156,4 +188,7 @@ export function registerThreedsRoutes(app: FastifyInstance, deps: Deps): void {
   const options = { config: { answer: 'html' as const }, ...answersAreStrings, ...pageTime(deps, challengeAccount) };
   app.get('/threeds/:id', { schema: pageSchema(), ...options }, (request, reply) => showChallenge(ctx, request, reply));
   app.post('/threeds/:id', { schema: answerSchema(), ...options }, (request, reply) => takeChallengeAnswer(ctx, request, reply));
+  const returned = { config: { answer: 'html' as const }, ...answersAreStrings };
+  app.get('/threeds/return/:attempt_id', { schema: returnSchema('GET'), ...returned }, (request, reply) => takeProcessorReturn(ctx, request, reply));
+  app.post('/threeds/return/:attempt_id', { schema: returnSchema('POST'), ...returned }, (request, reply) => takeProcessorReturn(ctx, request, reply));
 }

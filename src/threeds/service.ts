@@ -16,7 +16,7 @@ import { paymentById, requirePayment } from '../payments/reader.js';
 import { shopperReturn } from '../payments/shopper-return.js';
 import { applyTransition, MANUAL_CAPTURE_WINDOW_MS } from '../payments/states.js';
 import { attemptStatusOf, callWithDeadline, newAttempt, type ProcessorAttemptRow, settleAttemptInto } from '../processors/attempts.js';
-import type { AuthoriseOutcome } from '../processors/types.js';
+import type { AuthoriseOutcome, ShopperAction } from '../processors/types.js';
 import { withAuthentication } from '../risk/rules.js';
 import { thresholdsFor } from '../risk/settings.js';
 import { createForApproved } from '../subscriptions/service.js';
@@ -40,8 +40,19 @@ export interface NewChallenge {
 
 export const hashId = (id: string): string => createHash('sha256').update(id).digest('hex');
 
-/** A fresh challenge for a payment; `row` is inserted with the payment (insertChallenge). */
-export function newChallenge(public_url: string, payment: Pick<PaymentRow, 'transaction_id' | 'merchant_id' | 'account_id'>, now_ms: number): NewChallenge {
+/** Where a processor sends the shopper back after its own challenge, for the authorise attempt `attempt_id`. */
+export const threedsReturnUrl = (public_url: string, attempt_id: string): string => `${public_url}/threeds/return/${encodeURIComponent(attempt_id)}`;
+
+/**
+ * A fresh challenge for a payment; `row` is inserted with the payment (insertChallenge).
+ * `action_enc`: a processor's own challenge (the page forwards the shopper there).
+ */
+export function newChallenge(
+  public_url: string,
+  payment: Pick<PaymentRow, 'transaction_id' | 'merchant_id' | 'account_id'>,
+  now_ms: number,
+  action_enc: string | null = null,
+): NewChallenge {
   const id = newId('threeds_challenge'); // 32 url-safe characters, 192 random bits
   return {
     id,
@@ -56,6 +67,7 @@ export function newChallenge(public_url: string, payment: Pick<PaymentRow, 'tran
       created_at: now_ms,
       expires_at: now_ms + CHALLENGE_TTL_MS,
       decided_at: null,
+      action_enc,
     },
   };
 }
@@ -70,6 +82,7 @@ export type PageOutcome =
   | { kind: 'used' }
   | { kind: 'forbidden' }
   | { kind: 'show'; challenge: ThreedsChallengeRow; payment: PaymentRow; merchant_name: string }
+  | { kind: 'forward'; action: ShopperAction; payment: PaymentRow }
   | { kind: 'done'; payment: PaymentRow; redirect: string | null };
 
 export class ChallengeService {
@@ -90,7 +103,38 @@ export class ChallengeService {
     const { challenge, payment } = found;
     if (challenge.status !== 'open') return { kind: 'used' };
     if (this.deps.now() >= challenge.expires_at) return this.finishExpired(challenge, payment);
+    if (challenge.action_enc) return { kind: 'forward', action: JSON.parse(this.deps.keyring.decrypt(challenge.action_enc)) as ShopperAction, payment };
     return { kind: 'show', challenge, payment, merchant_name: await this.deps.merchants.displayName(challenge.merchant_id) };
+  }
+
+  /**
+   * The shopper is back from a processor's own challenge (`threedsReturnUrl`): the processor is
+   * asked for its result (a recorded attempt, as every call) and the payment moves on as after
+   * the sandbox challenge. `params`: what the processor put on the return URL or posted to it.
+   */
+  async returned(attempt_id: string, params: Record<string, string>): Promise<PageOutcome> {
+    const { deps } = this;
+    if (attempt_id.length > 100) return { kind: 'not_found' };
+    const first = await deps.store.db
+      .selectFrom('processor_attempts')
+      .select(['object_id', 'operation', 'status'])
+      .where('attempt_id', '=', attempt_id)
+      .executeTakeFirst();
+    if (!first || first.operation !== 'authorise' || first.status !== 'challenge') return { kind: 'not_found' };
+    const challenge = await deps.store.db.selectFrom('threeds_challenges').selectAll().where('transaction_id', '=', first.object_id).executeTakeFirst();
+    if (!challenge?.action_enc) return { kind: 'not_found' };
+    const payment = await requirePayment(deps.store.db, challenge.transaction_id);
+    if (challenge.status !== 'open') return { kind: 'done', payment, redirect: await this.returnLocation(payment) };
+    if (deps.now() >= challenge.expires_at) return this.finishExpired(challenge, payment);
+    const { claimed, processor, attempt, sending } = await this.claim(challenge, payment, 'complete');
+    if (!claimed) return { kind: 'done', payment: await requirePayment(deps.store.db, payment.transaction_id), redirect: null };
+    if (!attempt || !processor?.completeAuthentication)
+      return this.finish(challenge, payment, { status: 'declined', result: '1007', threeds_result: 'N', challenge: 'failed' });
+    const complete = processor.completeAuthentication.bind(processor);
+    const sent: PaymentRow = { ...payment, ...sending, status: 'processing', updated_at: attempt.created_at };
+    const reference = String((JSON.parse(payment.details || '{}') as { reference_no?: unknown }).reference_no ?? '');
+    const decision = await callWithDeadline(attempt, deps.now, (call) => complete({ transaction_id: payment.transaction_id, reference, params }, call));
+    return this.settleAuthorisation(challenge, payment, sent, attempt, decision);
   }
 
   /** POST: the shopper completed or failed the challenge. */
@@ -99,6 +143,8 @@ export class ChallengeService {
     if (!found) return { kind: 'not_found' };
     const { challenge, payment } = found;
     if (challenge.status !== 'open') return { kind: 'used' };
+    // A processor's own challenge is answered at the processor, never by the sandbox's form.
+    if (challenge.action_enc) return { kind: 'forbidden' };
     const a = Buffer.from(form_token);
     const b = Buffer.from(challenge.form_token);
     if (a.length !== b.length || !timingSafeEqual(a, b)) return { kind: 'forbidden' };
@@ -109,7 +155,8 @@ export class ChallengeService {
     if (!claimed) return { kind: 'used' };
 
     if (outcome === 'fail') return this.finish(challenge, payment, { status: 'declined', result: '1009', threeds_result: 'N', challenge: 'failed' });
-    if (!attempt || !processor || !payment.card_id) {
+    // The sandbox's made-up authentication goes to the sandbox only: a processor that runs its own is never sent it.
+    if (!attempt || !processor || !payment.card_id || processor.completeAuthentication) {
       return this.finish(challenge, payment, { status: 'declined', result: '1007', threeds_result: 'Y', challenge: 'completed' });
     }
     const sent: PaymentRow = { ...payment, ...sending, status: 'processing', updated_at: attempt.created_at };
@@ -134,11 +181,30 @@ export class ChallengeService {
         call,
       ),
     );
+    return this.settleAuthorisation(challenge, payment, sent, attempt, decision);
+  }
+
+  /** The processor's answer after a challenge (the sandbox's or its own): the payment moves on, or waits for the sweeper. */
+  private async settleAuthorisation(
+    challenge: ThreedsChallengeRow,
+    payment: PaymentRow,
+    sent: PaymentRow,
+    attempt: ProcessorAttemptRow,
+    decision: AuthoriseOutcome,
+  ): Promise<PageOutcome> {
+    // A processor's own challenge: its result, with the risk the payment was sent with (it is not lowered).
+    const own = challenge.action_enc !== null;
+    const risk = own
+      ? { score: payment.risk_score ?? 0, action: payment.risk_action === 'REVIEW' ? 'REVIEW' : 'ACCEPT' }
+      : withAuthentication(payment.risk_score ?? 0, JSON.parse(payment.risk_reasons || '[]'), await thresholdsFor(this.deps.store.db, payment.account_id));
     const settled = { attempt, outcome: decision };
     if (decision.kind === 'pending' || decision.kind === 'unknown') return this.leaveOpen(challenge, sent, attempt, decision);
     // Authenticated, and the issuer still wants authentication: a processing error.
     if (decision.kind === 'challenge_required')
       return this.finish(challenge, sent, { status: 'declined', result: '1007', threeds_result: 'Y', challenge: 'completed', settled });
+    // The shopper failed the processor's own challenge (or came back without finishing it).
+    if (decision.kind === 'declined' && decision.authentication_failed)
+      return this.finish(challenge, sent, { status: 'declined', result: '1009', threeds_result: 'N', challenge: 'failed', settled });
     if (decision.kind === 'declined')
       return this.finish(challenge, sent, { status: 'declined', result: decision.code, threeds_result: 'Y', challenge: 'completed', settled });
     const next = statusAfterApproval(risk.action, payment.capture_method);

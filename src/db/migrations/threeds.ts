@@ -21,3 +21,13 @@ export const threedsMigration: Migration = {
     await db.schema.dropTable('threeds_challenges').execute();
   },
 };
+
+/** A processor's own challenge (Adyen, Stripe): the page forwards the shopper to it. */
+export const threedsActionMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema.alterTable('threeds_challenges').addColumn('action_enc', 'text').execute();
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.alterTable('threeds_challenges').dropColumn('action_enc').execute();
+  },
+};

@@ -1,4 +1,4 @@
-// The sandbox issuer's 3-D Secure challenges (docs/contract.md §10).
+// 3-D Secure challenges (docs/contract.md §10): the sandbox issuer's, or a processor's own.
 
 export type ChallengeStatus = 'open' | 'processing' | 'completed' | 'failed' | 'expired';
 
@@ -14,6 +14,11 @@ export interface ThreedsChallengeRow {
   created_at: number;
   expires_at: number;
   decided_at: number | null;
+  /**
+   * A processor's own challenge (Adyen, Stripe): where the page forwards the shopper
+   * (`ShopperAction` as JSON, encrypted with the master key); null for the sandbox challenge.
+   */
+  action_enc: string | null;
 }
 
 export interface ThreedsTables {

@@ -29,6 +29,7 @@ import {
   authoriseOfAnswer,
   cancelRequest,
   captureRequest,
+  detailsRequest,
   FRACTION_REFUSED,
   operationOfAnswer,
   paymentRequest,
@@ -170,12 +171,22 @@ export function createAdyenProcessor(s: AdyenSettings): Processor {
 
   return {
     name: 'adyen',
+    status_queries: false,
     async authorise(input: AuthoriseInput, call: ProcessorCall): Promise<AuthoriseOutcome> {
       const amount = adyenAmount(input.currency, Number(input.amount_minor));
       if (!amount) return { kind: 'declined', code: '1007', reference: '' };
       const r = await post('/payments', 'authorise', paymentRequest(input, s.merchant_account, amount), 200, call);
       if (r.kind === 'unknown') return r;
       if (r.kind === 'refused') return { kind: 'declined', code: '1007', reference: '', credentials_refused: true };
+      return authoriseOfAnswer(r.body, !!input.authentication && !input.threeds);
+    },
+    async completeAuthentication(input, call: ProcessorCall): Promise<AuthoriseOutcome> {
+      const body = detailsRequest(input.params);
+      // Back without what Adyen puts on the return URL: nothing to ask Adyen with; not authenticated.
+      if (!body) return { kind: 'declined', code: '1007', reference: input.reference, authentication_failed: true };
+      const r = await post('/payments/details', 'authorise', body, 200, call);
+      if (r.kind === 'unknown') return r;
+      if (r.kind === 'refused') return { kind: 'declined', code: '1007', reference: input.reference, credentials_refused: true };
       return authoriseOfAnswer(r.body);
     },
     async authoriseStatus(): Promise<AttemptStatusAnswer> {

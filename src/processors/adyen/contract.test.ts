@@ -113,6 +113,13 @@ describe('every request the connector sends validates against its operation in C
     );
     assert.equal((await adyen.cancel({ transaction_id: 'pay_m', reference }, call())).kind, 'pending');
     assert.equal((await adyen.cancel({ transaction_id: 'pay_1', reference: '' }, call())).kind, 'pending');
+    // Adyen's own 3-D Secure: the redirect, the issuer's page, then /payments/details.
+    const authentication = { return_url: 'https://gw.example/threeds/return/att_contract_x', required: true };
+    const own = await adyen.authorise(input({ authentication }), call());
+    assert.equal(own.kind, 'challenge_required');
+    const back = await fetch(`${(own as { action: { url: string } }).action.url}?outcome=pass`, { redirect: 'manual' });
+    const params = Object.fromEntries(new URL(String(back.headers.get('location'))).searchParams);
+    assert.equal((await adyen.completeAuthentication?.({ transaction_id: 'pay_3ds', reference: '', params }, call()))?.kind, 'approved');
 
     const sent = mock.requests.slice(from);
     assert.deepEqual(
@@ -126,6 +133,8 @@ describe('every request the connector sends validates against its operation in C
         '/payments/{paymentPspReference}/refunds',
         '/payments/{paymentPspReference}/cancels',
         '/cancels',
+        '/payments',
+        '/payments/details',
       ],
     );
     for (const r of sent) {

@@ -105,7 +105,74 @@ const kept = (operation: string) =>
   db().selectFrom('processor_notifications').select(['notification_id', 'result']).where('operation', '=', operation).execute();
 const pspOf = (transaction_id: string) => [...mock.payments.values()].find((p) => p.reference === transaction_id)?.psp;
 
+/** Through Adyen's own 3-D Secure as a browser would: our page, Adyen's issuer page (`outcome`), back to the gateway. */
+async function authenticate(threeds_url: string, outcome: 'pass' | 'fail') {
+  const page = await gw.app.inject({ method: 'GET', url: new URL(threeds_url).pathname });
+  assert.equal(page.statusCode, 303, page.body);
+  const issuer = String(page.headers.location);
+  assert.ok(issuer.startsWith(`${mock.url.replace(/\/v71$/, '')}/3ds/`), issuer);
+  const back = await fetch(`${issuer}?outcome=${outcome}`, { redirect: 'manual' });
+  assert.equal(back.status, 302);
+  const to = new URL(String(back.headers.get('location')));
+  assert.match(to.pathname, /^\/threeds\/return\/att_/);
+  const returnPath = `${to.pathname}${to.search}`;
+  return { done: await gw.app.inject({ method: 'GET', url: returnPath }), returnPath };
+}
+
+const paymentOf = (transaction_id: string) =>
+  db()
+    .selectFrom('payments')
+    .select(['status', 'result_code', 'threeds_result', 'is3ds', 'authorised_minor'])
+    .where('transaction_id', '=', transaction_id)
+    .executeTakeFirstOrThrow();
+
 describe('a live merchant on Adyen (the mock)', () => {
+  test('3-D Secure is Adyen’s own: open3d 1 sends the shopper to Adyen’s page and back; the result comes from /payments/details, no made-up authentication is sent', async () => {
+    const before = mock.requests.length;
+    const x = await pay({ open3d: '1', capture_method: 'manual' });
+    assert.equal(x.result_info, '0002:Pending 3-D Secure authentication');
+    const sent = mock.requests.slice(before).find((r) => r.path === '/payments')?.body as Record<string, any>;
+    assert.deepEqual(sent.authenticationData, { attemptAuthentication: 'always', threeDSRequestData: { nativeThreeDS: 'disabled' } });
+    assert.equal(sent.mpiData, undefined);
+    assert.match(sent.returnUrl, /\/threeds\/return\/att_/);
+    // The sandbox's form is refused for a processor's challenge.
+    const forged = await gw.app.inject({
+      method: 'POST',
+      url: new URL(String((x as unknown as { threeds_url: string }).threeds_url)).pathname,
+      payload: 'form_token=x&outcome=complete',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    assert.equal(forged.statusCode, 403);
+    const { done, returnPath } = await authenticate(String((x as unknown as { threeds_url: string }).threeds_url), 'pass');
+    assert.equal(done.statusCode, 200, done.body);
+    assert.deepEqual(
+      { ...(await paymentOf(x.transaction_id)) },
+      { status: 'authorised', result_code: '0000', threeds_result: 'Y', is3ds: 1, authorised_minor: 1000 },
+    );
+    const details = mock.requests.slice(before).filter((r) => r.path === '/payments/details');
+    assert.equal(details.length, 1);
+    const attempts = await db().selectFrom('processor_attempts').select(['status']).where('object_id', '=', x.transaction_id).orderBy('created_at').execute();
+    assert.deepEqual(attempts.map((a) => a.status).sort(), ['approved', 'challenge']);
+    assert.equal(await events(x.transaction_id, 'payment.succeeded'), 1);
+    // Back again (a reload): nothing is asked twice.
+    const again = await gw.app.inject({ method: 'GET', url: returnPath });
+    assert.equal(again.statusCode, 200, again.body);
+    assert.equal(mock.requests.filter((r) => r.path === '/payments/details').length, details.length);
+    mock.queued = [];
+  });
+
+  test('Adyen’s 3-D Secure failed by the shopper: 1009, result N, nothing held', async () => {
+    const x = await pay({ card: '4000000000003220' });
+    assert.equal(x.result_info, '0002:Pending 3-D Secure authentication');
+    const { done } = await authenticate(String((x as unknown as { threeds_url: string }).threeds_url), 'fail');
+    assert.equal(done.statusCode, 200, done.body);
+    assert.deepEqual(
+      { ...(await paymentOf(x.transaction_id)) },
+      { status: 'declined', result_code: '1009', threeds_result: 'N', is3ds: 0, authorised_minor: 0 },
+    );
+    assert.equal(await events(x.transaction_id, 'payment.failed'), 1);
+    mock.queued = [];
+  });
   test('a manual payment, its capture confirmed by CAPTURE, two partial refunds confirmed by REFUND (twice, reversed): each once', async () => {
     const p = await pay({ capture_method: 'manual' });
     assert.equal(p.result_info, '0000:Success', JSON.stringify(p));

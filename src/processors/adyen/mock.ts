@@ -20,8 +20,15 @@ export const DECLINES: Readonly<Record<string, { code: string; reason: string; r
   '0127': { code: '24', reason: 'CVC Declined' },
   '0119': { code: '9', reason: 'Issuer Unavailable' },
 };
-/** A card whose issuer wants Adyen's own 3-D Secure (`RedirectShopper`). */
+/**
+ * A card whose issuer wants Adyen's own 3-D Secure (`RedirectShopper`), as does any payment
+ * sent with `authenticationData.attemptAuthentication: always`. With the gateway's return URL
+ * the redirect goes to the mock's issuer page (`GET /3ds/<pspReference>?outcome=pass|fail`),
+ * which sends the shopper back with a `redirectResult` that `/payments/details` reads.
+ */
 export const REDIRECT_LAST4 = '3220';
+/** The placeholder return URL the connector sends when it wants no redirect. */
+const NO_REDIRECT = 'https://tollgate.invalid/adyen/no-redirect';
 
 export type MockFault = '401' | '500' | 'malformed-after' | 'hang-after';
 
@@ -37,6 +44,10 @@ interface Payment {
   amount: { currency: string; value: number };
   manual: boolean;
   authorised: boolean;
+  /** Set while Adyen's own 3-D Secure waits for the shopper: where the shopper goes back. */
+  returnUrl?: string;
+  /** The issuer page's outcome, once the shopper went through it. */
+  authenticated?: 'pass' | 'fail';
 }
 
 export interface AdyenMock {
@@ -89,11 +100,14 @@ export async function startAdyenMock(o: {
       };
       payments.set(p.psp, p);
       const base = { pspReference: p.psp, merchantReference: p.reference, amount: p.amount };
-      if (pan.endsWith(REDIRECT_LAST4))
-        return {
-          status: 200,
-          body: { ...base, resultCode: 'RedirectShopper', action: { type: 'redirect', method: 'GET', url: 'https://test.adyen.com/hpp/3d/validate.shtml' } },
-        };
+      const wantsAuthentication = pan.endsWith(REDIRECT_LAST4) || body.authenticationData?.attemptAuthentication === 'always';
+      if (wantsAuthentication && !body.mpiData) {
+        const back = String(body.returnUrl ?? '');
+        const ours = back !== NO_REDIRECT && /^https?:/.test(back);
+        if (ours) p.returnUrl = back;
+        const url = ours ? `${mock.url.replace(/\/v71$/, '')}/3ds/${p.psp}` : 'https://test.adyen.com/hpp/3d/validate.shtml';
+        return { status: 200, body: { resultCode: 'RedirectShopper', action: { type: 'redirect', method: 'GET', url, paymentMethodType: 'scheme' } } };
+      }
       const d = DECLINES[pan.slice(-4)];
       if (d) {
         notify({ pspReference: p.psp, merchantReference: p.reference, amount: p.amount, eventCode: 'AUTHORISATION', success: 'false', reason: d.reason });
@@ -110,6 +124,20 @@ export async function startAdyenMock(o: {
       }
       p.authorised = true;
       notify({ pspReference: p.psp, merchantReference: p.reference, amount: p.amount, eventCode: 'AUTHORISATION', success: 'true', reason: '' });
+      return { status: 200, body: { ...base, resultCode: 'Authorised', additionalData: { authCode: '012345' } } };
+    }
+    if (path === '/payments/details') {
+      const [ref, outcome] = String(body.details?.redirectResult ?? '').split('.');
+      const p = ref ? payments.get(ref) : undefined;
+      if (!p?.authenticated || p.authenticated !== outcome)
+        return { status: 422, body: { status: 422, errorCode: '14_018', message: 'Invalid payload provided', errorType: 'validation' } };
+      const base = { pspReference: p.psp, merchantReference: p.reference, amount: p.amount };
+      if (outcome === 'fail') {
+        notify({ ...base, eventCode: 'AUTHORISATION', success: 'false', reason: '3D Not Authenticated' });
+        return { status: 200, body: { ...base, resultCode: 'Refused', refusalReason: '3D Not Authenticated', refusalReasonCode: '11' } };
+      }
+      p.authorised = true;
+      notify({ ...base, eventCode: 'AUTHORISATION', success: 'true', reason: '' });
       return { status: 200, body: { ...base, resultCode: 'Authorised', additionalData: { authCode: '012345' } } };
     }
     if (path === '/cancels') {
@@ -168,6 +196,16 @@ export async function startAdyenMock(o: {
   }
 
   const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    // The issuer's page of Adyen's own 3-D Secure: the shopper passes or fails, and goes back.
+    const page = req.method === 'GET' ? /^\/3ds\/([^/?]+)\?outcome=(pass|fail)$/.exec(req.url ?? '') : null;
+    if (req.method === 'GET') {
+      const p = page ? payments.get(page[1] as string) : undefined;
+      if (!page || !p?.returnUrl) return res.writeHead(404).end();
+      p.authenticated = page[2] as 'pass' | 'fail';
+      const back = new URL(p.returnUrl);
+      back.searchParams.set('redirectResult', `${p.psp}.${p.authenticated}`);
+      return res.writeHead(302, { location: back.toString() }).end();
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {

@@ -2,7 +2,7 @@
 // bodies it sends, built from the gateway's inputs, and what Adyen's answers mean as our
 // outcomes. Shapes are the published document's (vendor/checkout-v71.json, MIT); the
 // contract tests validate every body built here against it and read its examples.
-import type { AuthoriseInput, AuthoriseOutcome, CancelInput, CaptureInput, DeclineCode, OperationOutcome, RefundInput } from '../types.js';
+import type { AuthoriseInput, AuthoriseOutcome, CancelInput, CaptureInput, DeclineCode, OperationOutcome, RefundInput, ShopperAction } from '../types.js';
 
 export interface AdyenAmount {
   currency: string;
@@ -41,15 +41,17 @@ export interface PaymentRequest {
   returnUrl: string;
   paymentMethod: { type: 'scheme'; number: string; expiryMonth: string; expiryYear: string; cvc?: string };
   shopperInteraction: 'Ecommerce' | 'ContAuth';
+  channel?: 'Web';
+  authenticationData?: { attemptAuthentication?: 'always'; threeDSRequestData: { nativeThreeDS: 'disabled' } };
   recurringProcessingModel?: 'Subscription';
   additionalData?: Record<string, string>;
   mpiData?: { eci: string; cavv?: string; xid?: string; dsTransID?: string; authenticationResponse: 'Y'; directoryResponse: 'Y' };
 }
 
 /**
- * Where the shopper would return from a redirect. The schema requires it; the connector never
- * redirects a shopper (a `RedirectShopper` answer is declined, see `authoriseOfAnswer`), so it
- * is never visited.
+ * Where the shopper would return from a redirect when the gateway gave none (a merchant-
+ * initiated charge, or 3-D Secure done elsewhere): the schema requires one; a `RedirectShopper`
+ * answer to such a payment is declined (`authoriseOfAnswer`), so it is never visited.
  */
 export const RETURN_URL = 'https://tollgate.invalid/adyen/no-redirect';
 
@@ -60,7 +62,7 @@ export function paymentRequest(input: AuthoriseInput, merchantAccount: string, a
     amount,
     merchantAccount,
     reference: input.transaction_id,
-    returnUrl: RETURN_URL,
+    returnUrl: input.authentication?.return_url ?? RETURN_URL,
     paymentMethod: {
       type: 'scheme',
       number: card.pan,
@@ -73,6 +75,15 @@ export function paymentRequest(input: AuthoriseInput, merchantAccount: string, a
   if (input.merchant_initiated) body.recurringProcessingModel = 'Subscription';
   // Adyen's documented per-payment switch: hold the authorisation until our capture call.
   if (input.capture_method === 'manual') body.additionalData = { manualCapture: 'true' };
+  if (input.authentication && !input.threeds) {
+    // Adyen runs 3-D Secure with the shopper, by redirect (its hosted page): no browser SDK
+    // here. `always` when the gateway asks for it; otherwise Adyen's and the issuer's rules.
+    body.channel = 'Web';
+    body.authenticationData = {
+      ...(input.authentication.required ? { attemptAuthentication: 'always' as const } : {}),
+      threeDSRequestData: { nativeThreeDS: 'disabled' },
+    };
+  }
   const t = input.threeds;
   if (t) {
     // Authenticated by the merchant's 3-D Secure server or our challenge: passed on as MPI data.
@@ -163,30 +174,56 @@ export function declineCodeOf(refusalReasonCode: unknown, words?: unknown): Decl
 
 type Unknown = { kind: 'unknown'; reason: string };
 
+/** `POST /payments/details`: what Adyen put on our return URL (`redirectResult`, or 3-D Secure 1's `MD` and `PaRes`). */
+export function detailsRequest(params: Readonly<Record<string, string>>): { details: Record<string, string> } | null {
+  if (params.redirectResult) return { details: { redirectResult: params.redirectResult.slice(0, 20_000) } };
+  if (params.MD && params.PaRes) return { details: { MD: params.MD.slice(0, 20_000), PaRes: params.PaRes.slice(0, 20_000) } };
+  return null;
+}
+
+/** A redirect action (`action.type` `redirect`, GET or POST with `data`) as the shopper's next step; null for any other. */
+function redirectOf(action: unknown): ShopperAction | null {
+  const a = action as { type?: unknown; url?: unknown; method?: unknown; data?: unknown } | undefined;
+  if (!a || a.type !== 'redirect' || typeof a.url !== 'string' || !/^https?:\/\//.test(a.url)) return null;
+  const method = String(a.method ?? 'GET').toUpperCase() === 'POST' ? 'POST' : 'GET';
+  const data: Record<string, string> = {};
+  if (a.data && typeof a.data === 'object') for (const [k, v] of Object.entries(a.data)) if (typeof v === 'string') data[k] = v;
+  return { url: a.url, method, data };
+}
+
 /**
- * A `/payments` answer (HTTP 200) as our outcome. `Authorised` approves; `Refused` declines by
- * the table; `Pending` and `Received` report later (the AUTHORISATION notification);
- * `Error` is unknown. `RedirectShopper`, `IdentifyShopper` and `ChallengeShopper` mean
- * Adyen wants to run 3-D Secure with the shopper itself: the connector sends no browser
- * data and follows no action, so the gateway cannot complete it; it is declined `1007`
- * (never `challenge_required`, which would make the gateway run its own challenge and send
- * the same card again). `Cancelled` is declined `1002`. Anything else is unknown.
+ * A `/payments` or `/payments/details` answer (HTTP 200) as our outcome. `Authorised`
+ * approves; `Refused` declines by the table (refusal 11, "3D Not Authenticated", is the
+ * shopper failing the challenge); `Pending` and `Received` report later (the AUTHORISATION
+ * notification); `Error` is unknown. `RedirectShopper` (and `ChallengeShopper`,
+ * `IdentifyShopper` with a redirect action) is Adyen running 3-D Secure with the shopper:
+ * `challenge_required` with the redirect, when the gateway gave a return URL (`redirects`);
+ * without one, or with an action the gateway cannot follow (native 3-D Secure 2 needs
+ * Adyen's browser SDK), it is declined `1007` (never a bare `challenge_required`, which would
+ * make the gateway run its own challenge). `Cancelled` is declined `1002`. Anything else is unknown.
  */
-export function authoriseOfAnswer(body: unknown): AuthoriseOutcome | Unknown {
-  const b = body as { resultCode?: unknown; pspReference?: unknown; refusalReasonCode?: unknown; additionalData?: Record<string, unknown> } | undefined;
+export function authoriseOfAnswer(body: unknown, redirects = false): AuthoriseOutcome | Unknown {
+  const b = body as
+    | { resultCode?: unknown; pspReference?: unknown; refusalReasonCode?: unknown; additionalData?: Record<string, unknown>; action?: unknown }
+    | undefined;
   if (!b || typeof b !== 'object' || typeof b.resultCode !== 'string') return { kind: 'unknown', reason: 'Adyen answered 200 without a resultCode' };
   const reference = typeof b.pspReference === 'string' ? b.pspReference.slice(0, 100) : '';
   switch (b.resultCode) {
     case 'Authorised':
       return reference ? { kind: 'approved', reference } : { kind: 'unknown', reason: 'Adyen answered Authorised without a pspReference' };
-    case 'Refused':
-      return { kind: 'declined', code: declineCodeOf(b.refusalReasonCode, b.additionalData?.refusalReasonRaw), reference };
+    case 'Refused': {
+      const code = declineCodeOf(b.refusalReasonCode, b.additionalData?.refusalReasonRaw);
+      return String(b.refusalReasonCode) === '11' ? { kind: 'declined', code, reference, authentication_failed: true } : { kind: 'declined', code, reference };
+    }
     case 'Cancelled':
       return { kind: 'declined', code: '1002', reference };
     case 'RedirectShopper':
     case 'IdentifyShopper':
-    case 'ChallengeShopper':
-      return { kind: 'declined', code: '1007', reference };
+    case 'ChallengeShopper': {
+      const action = redirects ? redirectOf(b.action) : null;
+      // Adyen gives no pspReference until the shopper is back: the reference is our own (the payment's).
+      return action ? { kind: 'challenge_required', reference, action } : { kind: 'declined', code: '1007', reference };
+    }
     case 'Pending':
     case 'Received':
       return { kind: 'pending', reference };

@@ -83,9 +83,30 @@ describe('Stripe connector', () => {
     });
   });
 
-  test('3-D Secure: requires_action is challenge_required; with a 3-D Secure result the issuer approves', async () => {
+  test('3-D Secure: Stripe’s own with a return_url (a redirect, then its result); without one never a bare challenge; with a 3-D Secure result the issuer approves', async () => {
     const card = { pan: '4000000000003220', brand: 'visa', exp_month: 1, exp_year: 2030 };
-    assert.equal((await stripe.authorise(input({ card }), call())).kind, 'challenge_required');
+    const bare = await stripe.authorise(input({ card }), call());
+    assert.deepEqual([bare.kind, (bare as { code?: string }).code], ['declined', '1007']);
+    const authentication = { return_url: 'https://gw.example/threeds/return/att_x', required: true };
+    const own = await stripe.authorise(input({ card: { ...card, pan: '4242424242424242' }, authentication }), call());
+    assert.equal(own.kind, 'challenge_required');
+    const { action, reference } = own as { action: { url: string; method: string }; reference: string };
+    assert.equal(action.method, 'GET');
+    const asked = mock.requests.at(-1)?.body as { return_url?: string; payment_method_options?: { card: Record<string, string> } } | undefined;
+    assert.equal(asked?.return_url, authentication.return_url);
+    assert.equal(asked?.payment_method_options?.card.request_three_d_secure, 'any');
+    // Back before finishing: not authenticated; then through the issuer's page.
+    assert.deepEqual(await stripe.completeAuthentication?.({ transaction_id: 't', reference, params: {} }, call()), {
+      kind: 'declined',
+      code: '1007',
+      reference,
+      authentication_failed: true,
+    });
+    assert.equal((await fetch(`${action.url}?outcome=pass`, { redirect: 'manual' })).status, 302);
+    assert.deepEqual(await stripe.completeAuthentication?.({ transaction_id: 't', reference, params: { payment_intent: 'pi_not_ours' } }, call()), {
+      kind: 'approved',
+      reference,
+    });
     const threeds = { eci: '05', cavv: 'AJkBByEyYgAAAASwgmEodQAAAAA=', xid: '', ds_trans_id: '8f3a9a2c-2f7d-4d2c-9a34-0c7d2c6c1a11' };
     assert.equal((await stripe.authorise(input({ card, threeds }), call())).kind, 'approved');
     const sent = mock.requests.at(-1)?.body.payment_method_options as { card: { three_d_secure: Record<string, string> } };

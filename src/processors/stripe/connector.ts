@@ -161,6 +161,20 @@ export function createStripeProcessor(s: StripeSettings): Processor {
       return authoriseOfIntent(r.ok);
     },
 
+    async completeAuthentication(input, call: ProcessorCall): Promise<AuthoriseOutcome> {
+      // The PaymentIntent is ours (the authorisation's reference), never the one the return URL names.
+      if (!input.reference.startsWith('pi_')) return { kind: 'declined', code: '1007', reference: input.reference };
+      const r = await request(call, () => stripe.paymentIntents.retrieve(input.reference, {}, opts(call)));
+      if ('error' in r) {
+        const f = failure(r.error, call, 'authentication result');
+        return f.kind === 'unknown' ? f : { kind: 'declined', code: f.code, reference: input.reference };
+      }
+      const outcome = authoriseOfIntent(r.ok);
+      // Still waiting for the shopper: back without finishing the challenge.
+      if (outcome.kind === 'challenge_required') return { kind: 'declined', code: '1007', reference: input.reference, authentication_failed: true };
+      return outcome;
+    },
+
     async authoriseStatus(_input: { transaction_id: string }, call: ProcessorCall): Promise<AttemptStatusAnswer> {
       const found = await intentsOf(`metadata['attempt_id']:'${quote(call.attempt_id)}'`, call, 'authorise status');
       if (!Array.isArray(found)) return found;
@@ -247,6 +261,11 @@ export function intentParams(input: AuthoriseInput, call: ProcessorCall): Stripe
     metadata: { transaction_id: input.transaction_id, attempt_id: call.attempt_id },
   };
   if (input.merchant_initiated) params.off_session = true;
+  if (input.authentication && !input.threeds) {
+    // Stripe runs 3-D Secure with the shopper and sends them back here; `any` when the gateway asks for it.
+    params.return_url = input.authentication.return_url;
+    if (input.authentication.required) params.payment_method_options = { card: { request_three_d_secure: 'any' } };
+  }
   if (input.threeds) {
     // 3-D Secure run elsewhere (our challenge or the merchant's MPI): its result for the issuer.
     const v2 = !!input.threeds.ds_trans_id;

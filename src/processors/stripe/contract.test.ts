@@ -138,7 +138,8 @@ describe('Stripe contract: the document’s examples', () => {
       succeeded: ['approved', 'approved', 'declined'],
       requires_capture: ['approved', 'unknown', 'unknown'],
       processing: ['pending', 'pending', 'unknown'],
-      requires_action: ['challenge_required', 'unknown', 'unknown'],
+      // Without a redirect the gateway can follow (the fixture's): never a bare challenge.
+      requires_action: ['declined', 'unknown', 'unknown'],
       requires_payment_method: ['declined', 'unknown', 'unknown'],
       requires_confirmation: ['unknown', 'unknown', 'unknown'],
       canceled: ['declined', 'declined', 'approved'],
@@ -153,6 +154,14 @@ describe('Stripe contract: the document’s examples', () => {
       pi({ status: 'requires_payment_method', last_payment_error: { type: 'card_error', code: 'card_declined', decline_code: 'insufficient_funds' } }),
     );
     assert.deepEqual(failed, { kind: 'declined', code: '1001', reference: fixtures.payment_intent.id });
+    const redirect = { type: 'redirect_to_url', redirect_to_url: { url: 'https://hooks.stripe.com/3d_secure_2/hosted', return_url: 'https://gw.example/r' } };
+    assert.deepEqual(authoriseOfIntent(pi({ status: 'requires_action', next_action: redirect })), {
+      kind: 'challenge_required',
+      reference: fixtures.payment_intent.id,
+      action: { url: redirect.redirect_to_url.url, method: 'GET', data: {} },
+    });
+    const unauthenticated = authoriseOfIntent(pi({ status: 'requires_payment_method', last_payment_error: { code: 'payment_intent_authentication_failure' } }));
+    assert.deepEqual(unauthenticated, { kind: 'declined', code: '1002', reference: fixtures.payment_intent.id, authentication_failed: true });
     assert.equal(authoriseOfIntent({ ...fixtures.payment_intent, object: 'charge' }).kind, 'unknown', 'another object is not an answer');
   });
 

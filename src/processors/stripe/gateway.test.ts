@@ -83,7 +83,39 @@ const events = async (object_id: string, type: string) =>
 const intentOf = (transaction_id: string) => [...mock.intents.values()].find((pi) => pi.metadata.transaction_id === transaction_id);
 const notificationRows = () => gw.runtime.store.db.selectFrom('processor_notifications').selectAll().where('processor_id', '=', processor_id).execute();
 
+/** Through Stripe's own 3-D Secure as a browser would: our page, the issuer's page (`outcome`), back to the gateway. */
+async function authenticate(threeds_url: string, outcome: 'pass' | 'fail') {
+  const page = await gw.app.inject({ method: 'GET', url: new URL(threeds_url).pathname });
+  assert.equal(page.statusCode, 303, page.body);
+  const back = await fetch(`${page.headers.location}?outcome=${outcome}`, { redirect: 'manual' });
+  assert.equal(back.status, 302);
+  const to = new URL(String(back.headers.get('location')));
+  assert.match(to.pathname, /^\/threeds\/return\/att_/);
+  return gw.app.inject({ method: 'GET', url: `${to.pathname}${to.search}` });
+}
+const paymentOf = (transaction_id: string) =>
+  gw.runtime.store.db
+    .selectFrom('payments')
+    .select(['status', 'result_code', 'threeds_result', 'is3ds', 'captured_minor'])
+    .where('transaction_id', '=', transaction_id)
+    .executeTakeFirstOrThrow();
+
 describe('a live merchant on Stripe (the mock)', () => {
+  test('3-D Secure is Stripe’s own: the card that requires it goes to Stripe’s page and back; passed, it is captured; failed, 1009', async () => {
+    for (const [outcome, want] of [
+      ['pass', { status: 'captured', result_code: '0000', threeds_result: 'Y', is3ds: 1, captured_minor: 1000 }],
+      ['fail', { status: 'declined', result_code: '1009', threeds_result: 'N', is3ds: 0, captured_minor: 0 }],
+    ] as const) {
+      const x = await pay({ card: '4000000000003220', amount: '10.00', capture_method: 'automatic' });
+      assert.equal(x.result_info, '0002:Pending 3-D Secure authentication', outcome);
+      const pi = intentOf(x.transaction_id);
+      assert.equal(pi?.payment_method_options, undefined, 'no made-up 3-D Secure result sent');
+      const done = await authenticate(String((x as unknown as { threeds_url: string }).threeds_url), outcome);
+      assert.equal(done.statusCode, 200, done.body);
+      assert.deepEqual({ ...(await paymentOf(x.transaction_id)) }, want, outcome);
+      assert.equal(await events(x.transaction_id, outcome === 'pass' ? 'payment.succeeded' : 'payment.failed'), 1);
+    }
+  });
   test('manual payment: authorised at Stripe, captured, refunded twice in part; the merchant told each time, the webhooks changing nothing twice', async () => {
     const p = await pay({ capture_method: 'manual', amount: '10.00', currency: 'EUR' });
     assert.equal(p.result_info, '0000:Success');

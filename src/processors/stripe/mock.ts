@@ -92,6 +92,8 @@ const err = (status: number, type: string, message: string, extra: Record<string
 /** Longer than docs/style.md §16 allows: one closure holds the fake's state; each route is a function of its own. `o` is read at each use, so a test may change it. */
 export async function startMockStripe(o: MockStripeOptions): Promise<MockStripe> {
   const intents = new Map<string, Intent>();
+  /** Where each PaymentIntent waiting for 3-D Secure sends the shopper back (its `return_url`). */
+  const returnUrls = new Map<string, string>();
   const refunds = new Map<string, Refund>();
   const idempotent = new Map<string, { params: string; answer: Answer }>();
   const requests: MockRequest[] = [];
@@ -168,20 +170,56 @@ export async function startMockStripe(o: MockStripeOptions): Promise<MockStripe>
       emit('payment_intent.payment_failed', pi);
       return err(402, 'card_error', 'Your card was declined.', { ...declined, payment_intent: structuredClone(pi) });
     }
-    if (THREEDS_REQUIRED.has(number) && !threeds) {
+    const asked = ((b.payment_method_options as FormObject | undefined)?.card as FormObject | undefined)?.request_three_d_secure === 'any';
+    if ((THREEDS_REQUIRED.has(number) || asked) && !threeds) {
+      // Stripe's own 3-D Secure: with a return_url, a redirect to the issuer's page (the mock's `GET /3ds/<id>`).
       pi.status = 'requires_action';
-      pi.next_action = { type: 'use_stripe_sdk' };
+      const return_url = str(b.return_url);
+      if (return_url) returnUrls.set(pi.id, return_url);
+      pi.next_action = return_url
+        ? { type: 'redirect_to_url', redirect_to_url: { url: `http://127.0.0.1:${port}/3ds/${pi.id}`, return_url } }
+        : { type: 'use_stripe_sdk' };
       return { status: 200, body: pi };
     }
+    approve(pi);
+    return { status: 200, body: pi };
+  }
+
+  function approve(pi: Intent): void {
     pi.latest_charge = id('ch');
-    if (manual) {
-      Object.assign(pi, { status: 'requires_capture', amount_capturable: amount });
+    if (pi.capture_method === 'manual') {
+      Object.assign(pi, { status: 'requires_capture', amount_capturable: pi.amount });
       emit('payment_intent.amount_capturable_updated', pi);
     } else {
-      Object.assign(pi, { status: 'succeeded', amount_received: amount });
+      Object.assign(pi, { status: 'succeeded', amount_received: pi.amount });
       emit('payment_intent.succeeded', pi);
     }
-    return { status: 200, body: pi };
+  }
+
+  /** The issuer's page of Stripe's 3-D Secure: `outcome=pass|fail`, then back to the return_url. */
+  function issuerPage(url: URL, res: http.ServerResponse): void {
+    const pi = intents.get(url.pathname.slice('/3ds/'.length));
+    const back = pi ? returnUrls.get(pi.id) : undefined;
+    const outcome = url.searchParams.get('outcome');
+    if (!pi || !back || pi.status !== 'requires_action' || (outcome !== 'pass' && outcome !== 'fail')) {
+      res.writeHead(404).end();
+      return;
+    }
+    if (outcome === 'pass') approve(pi);
+    else {
+      pi.status = 'requires_payment_method';
+      pi.last_payment_error = {
+        type: 'card_error',
+        code: 'payment_intent_authentication_failure',
+        message: 'The provided PaymentMethod has failed authentication.',
+      };
+      emit('payment_intent.payment_failed', pi);
+    }
+    pi.next_action = null;
+    const to = new URL(back);
+    to.searchParams.set('payment_intent', pi.id);
+    to.searchParams.set('redirect_status', outcome === 'pass' ? 'succeeded' : 'failed');
+    res.writeHead(302, { location: to.toString() }).end();
   }
 
   function capture(pi: Intent, b: FormObject): Answer {
@@ -283,6 +321,7 @@ export async function startMockStripe(o: MockStripeOptions): Promise<MockStripe>
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
       const url = new URL(req.url ?? '/', 'http://mock');
+      if (req.method === 'GET' && url.pathname.startsWith('/3ds/')) return issuerPage(url, res);
       const key = typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined;
       const send = (a: Answer, body = JSON.stringify(a.body)) => {
         res.writeHead(a.status, { 'content-type': 'application/json', 'request-id': id('req') });

@@ -48,6 +48,7 @@ export interface IntentLike {
   capture_method?: unknown;
   metadata?: unknown;
   last_payment_error?: { decline_code?: unknown; code?: unknown; message?: unknown } | null;
+  next_action?: { type?: unknown; redirect_to_url?: { url?: unknown } | null } | null;
 }
 
 /** The fields of a Refund this connector reads. */
@@ -82,10 +83,13 @@ export function metadataOf(x: { metadata?: unknown }): Record<string, string> {
 }
 
 /**
- * A PaymentIntent's status as the answer to an authorisation. `requires_action`: the issuer
- * wants 3-D Secure run by Stripe; the gateway runs its own (docs/contract.md §10), so it is
- * `challenge_required` and the payment after the challenge is a new PaymentIntent carrying
- * the result. `canceled`: it holds nothing (our void, or Stripe's expiry): declined 1007.
+ * A PaymentIntent's status as the answer to an authorisation. `requires_action` is Stripe
+ * running 3-D Secure with the shopper: `challenge_required` with the redirect
+ * (`next_action.redirect_to_url`, present when the gateway gave a `return_url`); any other
+ * action cannot be followed here and is declined `1007` (never a bare `challenge_required`,
+ * which would make the gateway run its own challenge). A decline after authentication
+ * failed (`payment_intent_authentication_failure`) is the shopper failing it (`1009`).
+ * `canceled`: it holds nothing (our void, or Stripe's expiry): declined 1007.
  */
 export function authoriseOfIntent(pi: unknown): AuthoriseOutcome | Unknown {
   if (!isIntent(pi)) return { kind: 'unknown', reason: 'Stripe answered without a readable PaymentIntent' };
@@ -95,10 +99,18 @@ export function authoriseOfIntent(pi: unknown): AuthoriseOutcome | Unknown {
       return { kind: 'approved', reference: pi.id };
     case 'processing':
       return { kind: 'pending', reference: pi.id };
-    case 'requires_action':
-      return { kind: 'challenge_required', reference: pi.id };
-    case 'requires_payment_method':
-      return { kind: 'declined', code: declineCode(pi.last_payment_error), reference: pi.id };
+    case 'requires_action': {
+      const url = pi.next_action?.type === 'redirect_to_url' ? pi.next_action.redirect_to_url?.url : undefined;
+      return typeof url === 'string' && /^https?:\/\//.test(url)
+        ? { kind: 'challenge_required', reference: pi.id, action: { url, method: 'GET', data: {} } }
+        : { kind: 'declined', code: '1007', reference: pi.id };
+    }
+    case 'requires_payment_method': {
+      const code = declineCode(pi.last_payment_error);
+      return pi.last_payment_error?.code === 'payment_intent_authentication_failure'
+        ? { kind: 'declined', code, reference: pi.id, authentication_failed: true }
+        : { kind: 'declined', code, reference: pi.id };
+    }
     case 'canceled':
       return { kind: 'declined', code: '1007', reference: pi.id };
     default:

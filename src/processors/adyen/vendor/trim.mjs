@@ -14,6 +14,7 @@ const from = process.argv[2] ?? path.resolve(here, '../../../../../shared/vendor
 
 const CHECKOUT_PATHS = [
   '/payments',
+  '/payments/details',
   '/payments/{paymentPspReference}/captures',
   '/payments/{paymentPspReference}/cancels',
   '/payments/{paymentPspReference}/refunds',
