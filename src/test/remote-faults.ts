@@ -28,7 +28,7 @@ export let hookUrl = '';
 export function useRemoteSandbox(): void {
   before(async () => {
     // A deadline a loaded machine meets with the sandbox's small latency; `hang-after` waits it out.
-    gw = await testGateway({ settings: { processor_timeout_ms: 1_000 } });
+    gw = await testGateway({ settings: { processor_timeout_ms: 2_000 } });
     await gw.app.listen({ port: 0, host: '127.0.0.1' });
     const port = (gw.app.server.address() as AddressInfo).port;
     const { store, keyring, deps } = gw.runtime;
@@ -248,6 +248,8 @@ export const OPERATIONS: Operation[] = [
       const body = directPayment(gw.merchant, { subscription: { contract_name: `plan-${Math.random().toString(36).slice(2, 10)}`, interval: 'day' } });
       const x = readXml(await gw.post('/v1/authorise', body));
       assert.equal(x.result_info, '0000:Success', JSON.stringify(x));
+      // CI once found no subscription here on PostgreSQL under load: say what the answer carried.
+      assert.ok(x.recurring_id, `the first payment's answer names its subscription: ${JSON.stringify({ ...x, card: undefined })}`);
       const sub = await db().selectFrom('subscriptions').selectAll().where('recurring_id', '=', x.recurring_id).executeTakeFirstOrThrow();
       return { recurring_id: x.recurring_id, order_no: body.order_no, due_at: Number(sub.next_at) };
     },
