@@ -10,15 +10,24 @@ import { cardAnswerRecord } from '../authorise/answer.js';
 import { type PaymentSnapshot, writeSnapshotPayment } from '../authorise/snapshot.js';
 import type { PaymentRow } from '../db/tables/payments.js';
 import { applyUnit, WriteUnit } from '../db/unit.js';
+import type { MinorUnits } from '../money/currency.js';
 import { REVIEW_WINDOW_MS, statusAfterApproval } from '../payments/approval.js';
-import { processorOfPayment, settlePaymentOperation } from '../payments/at-processor.js';
+import { processorOfPayment, processorReference, settlePaymentOperation } from '../payments/at-processor.js';
 import { movePayment, type PaymentMove } from '../payments/engine.js';
 import { paymentById } from '../payments/reader.js';
 import { applyTransition, MANUAL_CAPTURE_WINDOW_MS } from '../payments/states.js';
 import { sealAnswer } from '../payments/stored-answer.js';
 import { resolvePayoutAttempt, settlePayoutAttempt } from '../payouts/service.js';
 import { type AttemptEvent, type AttemptStatus, callWithDeadline, OPEN_ATTEMPT, type ProcessorAttemptRow, settleAttemptInto } from '../processors/attempts.js';
-import type { AttemptStatusAnswer, MoneyOperation, OperationStatusAnswer, PayoutOutcome, Processor } from '../processors/types.js';
+import type {
+  AttemptStatusAnswer,
+  MoneyOperation,
+  OperationOutcome,
+  OperationStatusAnswer,
+  PayoutOutcome,
+  Processor,
+  ProcessorCall,
+} from '../processors/types.js';
 import { settleRefundAttempt } from '../refunds/refund.js';
 import { settleDeduction } from '../subscriptions/deductions.js';
 import { isLive, releaseContractName } from '../subscriptions/engine.js';
@@ -75,7 +84,10 @@ export async function sweepAttempts(deps: Deps, now_ms: number, limit = 100): Pr
 /**
  * A capture, cancel or refund: the processor asked for the attempt, its answer settled as one
  * heard at once. There is nothing to void: one unknown for ever is asked about with the
- * longest backoff, and shows in `processor_attempts` for an operator.
+ * longest backoff, and shows in `processor_attempts` for an operator. A processor without
+ * status queries (Adyen) is sent the same operation again under the same attempt id, its
+ * idempotency key: it answers the first one's answer if that one arrived, or acts now if it
+ * never did (a 500 or reset before it acted), so a lost answer cannot leave it open for good.
  */
 async function resolveOperation(deps: Deps, a: ProcessorAttemptRow, now_ms: number): Promise<'settled' | 'open'> {
   const payment_id = a.operation === 'refund' ? await refundPaymentId(deps, a.object_id) : a.object_id;
@@ -87,12 +99,23 @@ async function resolveOperation(deps: Deps, a: ProcessorAttemptRow, now_ms: numb
   }
   const asked = { attempt_id: a.attempt_id, deadline_at: callDeadline(deps) };
   const answer: OperationStatusAnswer = await callWithDeadline(asked, deps.now, (call) =>
-    processor.operationStatus({ operation: a.operation as MoneyOperation, transaction_id: payment.transaction_id }, call),
+    processor.status_queries === false && a.status !== 'pending'
+      ? sendAgain(processor, a, payment, call)
+      : processor.operationStatus({ operation: a.operation as MoneyOperation, transaction_id: payment.transaction_id }, call),
   );
   const checks = a.checks + 1;
   if (a.operation === 'refund') await settleRefundAttempt(deps, a, answer, now_ms, checks);
   else await settlePaymentOperation(deps, payment, a, answer, now_ms, checks);
   return answer.kind === 'pending' || answer.kind === 'unknown' ? 'open' : 'settled';
+}
+
+/** The attempt's capture, cancel or refund as it was first sent (its amount, the payment's reference), under the same attempt id. */
+function sendAgain(processor: Processor, a: ProcessorAttemptRow, payment: PaymentRow, call: ProcessorCall): Promise<OperationOutcome> {
+  const base = { transaction_id: payment.transaction_id, reference: processorReference(payment) };
+  const amount = { amount_minor: Number(a.amount_minor) as MinorUnits, currency: a.currency };
+  if (a.operation === 'capture') return processor.capture({ ...base, ...amount }, call);
+  if (a.operation === 'cancel') return processor.cancel(base, call);
+  return processor.refund({ ...base, ...amount, refund_id: a.object_id }, call);
 }
 
 /**
@@ -200,7 +223,11 @@ export async function settleNotified(
   answer: AttemptStatusAnswer | OperationStatusAnswer | PayoutOutcome,
   now_ms: number,
 ): Promise<'settled' | 'open' | 'stale'> {
-  if (!OPEN_ATTEMPT.includes(a.status)) return 'stale';
+  if (!OPEN_ATTEMPT.includes(a.status)) {
+    if (a.operation === 'authorise' && (a.status === 'declined' || a.status === 'voided') && answer.kind === 'approved')
+      await voidLateApproval(deps, a, answer.reference);
+    return 'stale';
+  }
   if (a.operation === 'authorise') {
     let payment = await paymentById(deps.store.db, a.object_id);
     // A notification can come before the payment's first write (the call still in flight, its
@@ -226,6 +253,38 @@ export async function settleNotified(
     return !settled ? 'stale' : (answer as PayoutOutcome).kind === 'unknown' ? 'open' : 'settled';
   }
   return 'stale';
+}
+
+/**
+ * The processor approved an authorisation Tollgate settled as not made (not found, declined,
+ * voided): no payment holds it, so the shopper's funds would stay held at the issuer. It is
+ * cancelled at the processor by its reference, under `<attempt>.late` (a repeated
+ * notification sends the same cancel again). Written on the attempt before the call and after it;
+ * a payment that holds this very authorisation (the same reference) is left alone.
+ */
+async function voidLateApproval(deps: Deps, a: ProcessorAttemptRow, reference: string): Promise<void> {
+  const payment = await paymentById(deps.store.db, a.object_id);
+  const holding = payment && ['authorised', 'captured', 'review', 'refunded', 'partially_refunded'].includes(payment.status);
+  if (holding && processorReference(payment) === reference) return;
+  const processor = a.processor_id ? deps.processors.byProcessorId(a.processor_id)?.processor : undefined;
+  const note = (error: string) =>
+    deps.store.transaction((tx) =>
+      tx
+        .updateTable('processor_attempts')
+        .set({ last_error: error.slice(0, 500) })
+        .where('attempt_id', '=', a.attempt_id)
+        .execute(),
+    );
+  if (!processor) return void (await note('approved by the processor after it was settled; no processor to cancel it at'));
+  await note('approved by the processor after it was settled: its cancel is sent');
+  const voiding = { attempt_id: `${a.attempt_id}.late`, deadline_at: callDeadline(deps) };
+  const cancelled = await callWithDeadline(voiding, deps.now, (call) => processor.cancel({ transaction_id: a.object_id, reference }, call));
+  const done = cancelled.kind === 'approved' || cancelled.kind === 'pending';
+  await note(
+    done
+      ? 'approved by the processor after it was settled: cancelled at the processor'
+      : `approved by the processor after it was settled: its cancel got no yes (${cancelled.reason}); cancel it at the processor`,
+  );
 }
 
 /** An authorise attempt's answer (to a status query, or in a webhook) settled into its payment, which is `processing`. */

@@ -145,7 +145,15 @@ async function takeChallengeAnswer(ctx: ThreedsContext, request: FastifyRequest,
 
 const ReturnParams = Type.Object({ attempt_id: Type.String({ maxLength: 100, description: 'the authorise attempt the processor’s challenge belongs to' }) });
 /** What a processor puts on its return (Adyen: `redirectResult`, or `MD` and `PaRes`; Stripe: `payment_intent`…): strings, read as given. */
-const ReturnFields = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 20_000 }), { maxProperties: 20 });
+const field = (description: string) => Type.Optional(Type.String({ maxLength: 20_000, description }));
+const ReturnFields = Type.Object({
+  redirectResult: field('Adyen: the result to send to `/payments/details`'),
+  MD: field('Adyen, 3-D Secure 1: merchant data'),
+  PaRes: field('Adyen, 3-D Secure 1: the issuer’s answer'),
+  payment_intent: field('Stripe: the PaymentIntent (not trusted: the authorisation’s own is read)'),
+  payment_intent_client_secret: field('Stripe: not used'),
+  redirect_status: field('Stripe: not trusted; the PaymentIntent is read'),
+});
 
 const returnSchema = (method: 'GET' | 'POST') => ({
   operationId: method === 'GET' ? 'threedsProcessorReturn' : 'threedsProcessorReturnPost',

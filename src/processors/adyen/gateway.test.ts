@@ -288,6 +288,86 @@ describe('a live merchant on Adyen (the mock)', () => {
     assert.deepEqual(await mock.deliver(), [200]);
   });
 
+  test('a capture, a refund and a cancel whose answers were lost (a 500 before Adyen acted, no answer after it acted): the sweeper sends each again under its attempt id; Adyen acts once; the notifications settle each once', async () => {
+    mock.queued = [];
+    const p = await pay({ capture_method: 'manual' });
+    mock.queued = [];
+    const sweep = () => sweepAttempts(gw.runtime.deps, gw.clock.now + 60_000);
+    const sentTo = (suffix: string, key: string) => mock.requests.filter((r) => r.path.endsWith(suffix) && r.headers['idempotency-key'] === key).length;
+
+    mock.fault('500');
+    assert.equal((await captureBatch(gw, [item(p)], live)).capture_orders[0].capture_status, '2');
+    const cap = await attemptOf(p.transaction_id, 'capture');
+    assert.equal(cap.status, 'unknown');
+    assert.equal(mock.queued.length, 0, 'Adyen did not act');
+    await sweep();
+    assert.equal((await attemptOf(p.transaction_id, 'capture')).status, 'pending');
+    assert.equal(sentTo('/captures', cap.attempt_id), 2, 'sent again under its attempt id');
+    assert.deepEqual(await mock.deliver(), [200]);
+    assert.equal((await orderOf(gw, p.transaction_id, live)).payment_status, '3000');
+    assert.equal(await events(p.transaction_id, 'payment.captured'), 1);
+
+    mock.fault('hang-after');
+    const r = (await refundBatch(gw, [{ ...item(p), refund_amount: '4.00', refund_reason: 'lost answer' }], live)).refund_orders[0];
+    assert.equal(r.refund_status, '2');
+    assert.equal(mock.queued.length, 1, 'Adyen acted; its answer was lost');
+    const ref = await db()
+      .selectFrom('processor_attempts')
+      .selectAll()
+      .where('operation', '=', 'refund')
+      .where('object_id', '=', r.refund_reference_id)
+      .executeTakeFirstOrThrow();
+    assert.equal(ref.status, 'unknown');
+    await sweep();
+    assert.equal(sentTo('/refunds', ref.attempt_id), 2);
+    assert.equal(mock.queued.length, 1, 'the second send acted on nothing: the first answer came back');
+    assert.deepEqual(await mock.deliver({ twice: true }), [200, 200]);
+    assert.equal((await orderOf(gw, p.transaction_id, live)).refunded_amount, '4.00');
+
+    const q = await pay({ capture_method: 'manual' });
+    mock.queued = [];
+    mock.fault('500');
+    assert.equal((await cancelBatch(gw, [item(q)], live)).cancel_orders[0].cancel_status, '2');
+    await sweep();
+    assert.deepEqual(await mock.deliver(), [200]);
+    assert.equal((await orderOf(gw, q.transaction_id, live)).payment_status, '5000');
+    assert.equal(await events(q.transaction_id, 'payment.cancelled'), 1);
+    assert.deepEqual(
+      await db()
+        .selectFrom('processor_attempts')
+        .select('status')
+        .where('object_id', 'in', [p.transaction_id, q.transaction_id, r.refund_reference_id])
+        .where('status', 'in', ['sent', 'unknown', 'pending'])
+        .execute(),
+      [],
+      'nothing left open',
+    );
+  });
+
+  test('an approval notified after the sweeper voided the payment: cancelled again at Adyen by its pspReference, the payment still failed, no event', async () => {
+    mock.queued = [];
+    mock.fault('hang-after');
+    const x = await pay();
+    assert.equal(x.result_info, '0006:Pending at the processor');
+    const late = mock.queued.filter((n) => n.merchantReference === x.transaction_id && n.eventCode === 'AUTHORISATION');
+    assert.equal(late.length, 1);
+    mock.queued = [];
+    await sweepAttempts(gw.runtime.deps, gw.clock.now + gw.settings.processor_unknown_void_after_ms + 60_000);
+    const a = await attemptOf(x.transaction_id, 'authorise');
+    assert.equal(a.status, 'voided');
+    const eventsBefore = await db().selectFrom('events').select('event_type').where('object_id', '=', x.transaction_id).execute();
+    const posted = await mock.post(late);
+    assert.equal(posted.status, 200, posted.body);
+    const psp = pspOf(x.transaction_id);
+    const cancel = mock.requests.find((r) => r.path === `/payments/${psp}/cancels` && r.headers['idempotency-key'] === `${a.attempt_id}.late`);
+    assert.ok(cancel, 'cancelled at Adyen by its pspReference');
+    assert.match((await attemptOf(x.transaction_id, 'authorise')).last_error, /cancelled at the processor/);
+    const order = await orderOf(gw, x.transaction_id, live);
+    assert.deepEqual([order.payment_status, order.result_info], ['6000', '1007:Processing error']);
+    assert.equal((await db().selectFrom('events').select('event_type').where('object_id', '=', x.transaction_id).execute()).length, eventsBefore.length);
+    mock.queued = [];
+  });
+
   test('a webhook with a bad HMAC is refused (401) and changes nothing; the good one then settles', async () => {
     const p = await pay({ capture_method: 'manual' });
     mock.queued = [];
