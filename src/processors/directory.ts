@@ -27,6 +27,9 @@ export class ProcessorDirectory {
   /** The connectors made from the settings as last read, by processor id. */
   private byId = new Map<string, Route>();
   private stamp = '';
+  /** Reloads started, and the latest one whose reading was applied: an older reading that ends later is dropped. */
+  private started = 0;
+  private applied = 0;
 
   constructor(
     private readonly store: Store,
@@ -65,9 +68,16 @@ export class ProcessorDirectory {
     return this.byId.get(processor_id);
   }
 
-  /** Reads the settings again; connectors are made anew only for settings that changed. */
+  /**
+   * Reads the settings again; connectors are made anew only for settings that changed. Reloads
+   * overlap (the 2 s poll, an explicit one after a change): a reading older than one already
+   * applied is dropped, so the poll's stale reading cannot undo a change just read.
+   */
   async reload(): Promise<void> {
+    const mine = ++this.started;
     const rows = await this.store.db.selectFrom('processors').selectAll().orderBy('priority').orderBy('processor_id').execute();
+    if (mine < this.applied) return;
+    this.applied = mine;
     const stamp = rows.map((r) => `${r.processor_id}:${r.updated_at}`).join(',');
     if (stamp === this.stamp) return;
     const routes = new Map<string, Route[]>();
