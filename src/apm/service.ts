@@ -29,7 +29,16 @@ import { movePayment } from '../payments/engine.js';
 import { recordPaymentEvent } from '../payments/events.js';
 import { paymentById, paymentByOrderNo } from '../payments/reader.js';
 import { applyTransition, MANUAL_CAPTURE_WINDOW_MS } from '../payments/states.js';
-import { ABANDONED_START_MS, apmClaim, callWithDeadline, newAttempt, OPEN_ATTEMPT, settleAttemptInto } from '../processors/attempts.js';
+import {
+  ABANDONED_START_MS,
+  apmClaim,
+  callWithDeadline,
+  newAttempt,
+  OPEN_ATTEMPT,
+  type ProcessorAttemptRow,
+  settleAttemptInto,
+} from '../processors/attempts.js';
+import type { Processor } from '../processors/types.js';
 import type { Deps } from '../web/context.js';
 import type { ApmPaymentCommand, ApmPaymentResult } from './command.js';
 import type { IssuerPageRow } from './tables.js';
@@ -123,40 +132,8 @@ export class ApmService {
     if (!processor.startApm) throw notFound('payment_method', `payment_method "${method.payment_method}" is not served by this account's processor`);
     const now = deps.now();
     const transaction_id = pending ? pending.transaction_id : newId('payment', now);
-    // docs/contract.md §20: the start is an attempt, recorded before the call, and it claims
-    // the order_no (a checkout session's too): one start per order reaches the processor,
-    // whatever the concurrency. A start that fails lets the claim go; one that succeeds keeps
-    // it. One whose process died is closed by the sweeper a minute past its deadline.
-    const claimed = newAttempt(
-      {
-        account_id: account.account_id,
-        connector: processor.name,
-        processor_id: processor.processor_id,
-        operation: 'apm_start',
-        object_id: transaction_id,
-        amount_minor: cmd.amount_minor,
-        currency: cmd.currency,
-        claim_key: apmClaim(account.account_id, cmd.order_no),
-      },
-      now,
-      deps.settings.processor_timeout_ms,
-    );
-    const attempt = { ...claimed, next_check_at: claimed.deadline_at + ABANDONED_START_MS };
-    const won = await deps.store
-      .write(
-        new WriteUnit(deps.store.engine).insertRows('processor_attempts', [attempt], {
-          ignoreConflictOn: ['claim_key'],
-          expected: { rows: 1, error: () => new Lost() },
-        }),
-      )
-      .then(
-        () => true,
-        (e) => {
-          if (e instanceof Lost) return false;
-          throw e;
-        },
-      );
-    if (!won) return { kind: 'lost' };
+    const attempt = await this.claimStart(account.account_id, processor, cmd, transaction_id, now);
+    if (!attempt) return { kind: 'lost' };
     const startApm = processor.startApm.bind(processor);
     const started = await callWithDeadline(attempt, deps.now, (call) =>
       startApm({ transaction_id, payment_method: method.payment_method, amount_minor: cmd.amount_minor, currency: cmd.currency, fields: cmd.fields }, call),
@@ -166,8 +143,7 @@ export class ApmService {
       // merchant may try again. The attempt is closed, not left unknown: there is no status to
       // ask of a start and nothing the sweeper would settle (an unpaid issuer session the
       // processor may have opened lapses there, as a lost start's does below).
-      const error = `${started.reason}; refused 1007, safe to retry`;
-      await deps.store.write(settleAttemptInto(new WriteUnit(deps.store.engine), attempt, 'lose', { status: 'declined', error }, now, () => new Lost()));
+      await this.letGo(attempt, `${started.reason}; refused 1007, safe to retry`, now);
       throw new Refused(refuse('not_processed', 'the processor did not answer the start of the payment; it is safe to retry'));
     }
     const page_id = newId('apm_page'); // 32 url-safe characters, 192 random bits
@@ -178,8 +154,70 @@ export class ApmService {
     const record = apmAnswerRecord(row, issuer_url);
     row.answer = JSON.stringify(record);
     const page = started.issuer.kind === 'gateway_page' ? issuerPage(page_id, transaction_id, account, method, now, expires_at) : null;
+    if (!(await this.recordStarted(row, pending, page, attempt, started.reference, now))) {
+      // Another request took the order_no or the session first: this start is let go of (an unpaid issuer session lapses at the processor).
+      await this.letGo(attempt, 'lost the order to another request', now);
+      return { kind: 'lost' };
+    }
+    deps.metrics.payments.inc({ outcome: '0003' });
+    return { kind: 'started', record, issuer_url };
+  }
 
-    const wrote = await deps.store
+  /**
+   * docs/contract.md §20: the start is an attempt, recorded before the call, and it claims
+   * the order_no (a checkout session's too): one start per order reaches the processor,
+   * whatever the concurrency. A start that fails lets the claim go; one that succeeds keeps
+   * it. One whose process died is closed by the sweeper a minute past its deadline. Null:
+   * another start holds the claim.
+   */
+  private async claimStart(
+    account_id: string,
+    processor: Processor,
+    cmd: ApmPaymentCommand,
+    transaction_id: string,
+    now: number,
+  ): Promise<ProcessorAttemptRow | null> {
+    const { deps } = this;
+    const claimed = newAttempt(
+      {
+        account_id,
+        connector: processor.name,
+        processor_id: processor.processor_id,
+        operation: 'apm_start',
+        object_id: transaction_id,
+        amount_minor: cmd.amount_minor,
+        currency: cmd.currency,
+        claim_key: apmClaim(account_id, cmd.order_no),
+      },
+      now,
+      deps.settings.processor_timeout_ms,
+    );
+    const attempt = { ...claimed, next_check_at: claimed.deadline_at + ABANDONED_START_MS };
+    const unit = new WriteUnit(deps.store.engine).insertRows('processor_attempts', [attempt], {
+      ignoreConflictOn: ['claim_key'],
+      expected: { rows: 1, error: () => new Lost() },
+    });
+    return deps.store.write(unit).then(
+      () => attempt,
+      (e) => {
+        if (e instanceof Lost) return null;
+        throw e;
+      },
+    );
+  }
+
+  /** The started payment, its issuer page, its event and its attempt's answer in one transaction; false when another request was first. */
+  private recordStarted(
+    row: PaymentRow,
+    pending: PaymentRow | null,
+    page: ReturnType<typeof issuerPage> | null,
+    attempt: ProcessorAttemptRow,
+    reference: string,
+    now: number,
+  ): Promise<boolean> {
+    const { deps } = this;
+    const { transaction_id } = row;
+    return deps.store
       .transaction(async (tx) => {
         if (pending) {
           const { transaction_id: _t, status: _s, account_id: _a, merchant_id: _m, ...patch } = row;
@@ -192,7 +230,7 @@ export class ApmService {
         await recordPaymentEvent(tx, row, 'payment.pending', now);
         await applyUnit(
           tx,
-          settleAttemptInto(new WriteUnit(deps.store.engine), attempt, 'answer', { status: 'approved', reference: started.reference }, now, () => new Lost()),
+          settleAttemptInto(new WriteUnit(deps.store.engine), attempt, 'answer', { status: 'approved', reference }, now, () => new Lost()),
         );
         return true;
       })
@@ -200,22 +238,12 @@ export class ApmService {
         if (e instanceof Lost) return false;
         throw e;
       });
-    if (!wrote) {
-      // Another request took the order_no or the session first: this start is let go of (an unpaid issuer session lapses at the processor).
-      await deps.store.write(
-        settleAttemptInto(
-          new WriteUnit(deps.store.engine),
-          attempt,
-          'lose',
-          { status: 'declined', error: 'lost the order to another request' },
-          now,
-          () => new Lost(),
-        ),
-      );
-      return { kind: 'lost' };
-    }
-    deps.metrics.payments.inc({ outcome: '0003' });
-    return { kind: 'started', record, issuer_url };
+  }
+
+  /** Closes a start that did not become a payment, so its order_no claim goes. */
+  private async letGo(attempt: ProcessorAttemptRow, error: string, now: number): Promise<void> {
+    const { deps } = this;
+    await deps.store.write(settleAttemptInto(new WriteUnit(deps.store.engine), attempt, 'lose', { status: 'declined', error }, now, () => new Lost()));
   }
 }
 

@@ -123,6 +123,22 @@ export class AuthoriseService {
    * request was first (and only the first reaches the processor).
    */
   private async run(creds: AccountCredentials, cmd: CardPaymentCommand, pending: PaymentRow | null, opts: RunOptions = {}): Promise<Decided | 'lost'> {
+    const { p, processor } = await this.prepare(creds, cmd, pending, opts);
+    const { f, riskCtx } = await this.facts(p);
+    // A processor that runs 3-D Secure itself (Adyen, Stripe) is asked to; the sandbox challenge is for the sandbox only.
+    f.processor_authenticates = !!processor.completeAuthentication;
+    // Decided without the processor (Luhn, expiry, risk, a challenge first): one write.
+    if (beforeProcessor(f) !== null) return this.record(p, f, riskCtx, pending ? { kind: 'checkout_pay', before: pending } : { kind: 'insert' });
+    return this.throughProcessors(p, processor, f, riskCtx);
+  }
+
+  /** The payment's facts before any decision: its card, processor, 3-D Secure results, subscription and ids. */
+  private async prepare(
+    creds: AccountCredentials,
+    cmd: CardPaymentCommand,
+    pending: PaymentRow | null,
+    opts: RunOptions,
+  ): Promise<{ p: CardPayment; processor: Processor }> {
     const { deps } = this;
     const now = deps.now();
     const account = creds.account;
@@ -143,7 +159,6 @@ export class AuthoriseService {
     const subscription = await prepareSubscription(deps.store.db, account.account_id, asked, now, { taken: pending ? 'skip' : 'refuse' });
 
     const transaction_id = pending ? pending.transaction_id : (opts.transaction_id ?? newId('payment', now));
-    const capture_method = cmd.capture_method ?? (account.capture_method as CaptureMethod);
     const storeCard = facts.valid && resolved.card_id === null;
     const p: CardPayment = {
       account,
@@ -152,7 +167,7 @@ export class AuthoriseService {
       resolved,
       mpi,
       transaction_id,
-      capture_method,
+      capture_method: cmd.capture_method ?? (account.capture_method as CaptureMethod),
       subscription,
       connector: processor.name,
       processor_id: processor.processor_id,
@@ -161,23 +176,27 @@ export class AuthoriseService {
       opts,
       now,
     };
-    const { f, riskCtx } = await this.facts(p);
-    // A processor that runs 3-D Secure itself (Adyen, Stripe) is asked to; the sandbox challenge is for the sandbox only.
-    f.processor_authenticates = !!processor.completeAuthentication;
-    // Decided without the processor (Luhn, expiry, risk, a challenge first): one write.
-    if (beforeProcessor(f) !== null) return this.record(p, f, riskCtx, pending ? { kind: 'checkout_pay', before: pending } : { kind: 'insert' });
+    return { p, processor };
+  }
 
+  /**
+   * Asks the processor (docs/contract.md §20, §21): the attempt is committed, then the call
+   * is made; a processor that certainly did not take it (refused connection, open circuit)
+   * hands the payment to the next that takes the currency and brand; a decline or a call
+   * that may have reached it is final for this payment.
+   */
+  private async throughProcessors(p: CardPayment, processor: Processor, f: DecisionFacts, riskCtx: RiskContext | null): Promise<Decided | 'lost'> {
+    const { deps } = this;
+    const { cmd, mpi, transaction_id } = p;
+    const card = p.resolved.card;
     let sent = await this.send(p, f, riskCtx);
     if (sent === 'lost') return 'lost';
     const threeds = mpi ? { eci: mpi.eci, cavv: mpi.cavv, xid: mpi.xid, ds_trans_id: mpi.ds_trans_id } : undefined;
-    // docs/contract.md §21: a processor that certainly did not take the call (refused
-    // connection, open circuit) hands the payment to the next that takes it; a decline or a
-    // call that may have reached it is final for this payment.
-    const all = deps.processorsFor(account, { currency: cmd.currency, brand: facts.brand });
+    const all = deps.processorsFor(p.account, { currency: cmd.currency, brand: p.resolved.facts.brand });
     const next = all.slice(all.indexOf(processor) + 1 || all.length);
     let at = processor;
     // Held for review when approved: only authorised at the processor (the review captures or cancels it).
-    const sentCapture = processorCaptureMethod(f.risk?.action ?? 'ACCEPT', capture_method);
+    const sentCapture = processorCaptureMethod(f.risk?.action ?? 'ACCEPT', p.capture_method);
     const authentication = (to: Processor, attempt_id: string) =>
       to.completeAuthentication && !mpi && f.threeds !== 'never'
         ? {
@@ -205,6 +224,19 @@ export class AuthoriseService {
     // Not sent anywhere: nothing can have been authorised, so it fails now (safe to retry).
     if (outcome.kind === 'unknown' && outcome.not_sent) outcome = { kind: 'declined', code: '1007', reference: '' };
     if (outcome.kind === 'pending' || outcome.kind === 'unknown') return this.leaveOpen(p, sent, sent.lean ? riskCtx : null, outcome);
+    return this.settleAnswer(p, f, riskCtx, sent, at, outcome);
+  }
+
+  /** The processor's answer moves the payment on by compare-and-set; an approval nobody can record is voided. */
+  private async settleAnswer(
+    p: CardPayment,
+    f: DecisionFacts,
+    riskCtx: RiskContext | null,
+    sent: Sent,
+    at: Processor,
+    outcome: Exclude<AuthoriseOutcome, { kind: 'pending' | 'unknown' }>,
+  ): Promise<Decided | 'lost'> {
+    const { transaction_id } = p;
     let answered = await this.record(p, { ...f, outcome }, sent.lean ? riskCtx : null, {
       kind: 'processor_answer',
       before: sent.row,
@@ -215,7 +247,7 @@ export class AuthoriseService {
     if (answered === 'lost' && sent.lean) {
       // Past its deadline a repeat (or the sweeper) wrote this payment from the attempt's
       // snapshot (src/authorise/snapshot.ts): the answer settles into that row instead.
-      const written = await paymentById(deps.store.db, transaction_id);
+      const written = await paymentById(this.deps.store.db, transaction_id);
       if (written?.status === 'processing')
         answered = await this.record(p, { ...f, outcome }, riskCtx, { kind: 'processor_answer', before: written, attempt: sent.attempt, outcome, lean: false });
     }

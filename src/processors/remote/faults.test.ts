@@ -5,7 +5,7 @@
 // the merchant-visible state final and right (done when the sandbox acted, else failed or as
 // it was, and then done once when sent again), the sandbox acting at most once, no attempt
 // open, nothing `processing`, each posting and notification exactly once, and the ledger
-// balanced (docs/attempts.md, docs/remote-sandbox.md, decisions §20). The sandbox's webhooks
+// balanced (docs/attempts.md, docs/remote-sandbox.md, docs/contract.md §20). The sandbox's webhooks
 // are dropped here so that only the sweeper settles; faults-webhooks.test.ts lets them race.
 // The operations and checks: src/test/remote-faults.ts.
 import assert from 'node:assert/strict';

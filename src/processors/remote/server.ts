@@ -1,4 +1,4 @@
-// The sandbox as a remote processor (docs/remote-sandbox.md, decisions §20, issue 31 item 5):
+// The sandbox as a remote processor (docs/remote-sandbox.md, docs/contract.md §20, issue 31 item 5):
 // a separate HTTP server that answers through the SAME decision tables as the in-process
 // sandbox (the test cards of sandbox/cards.ts, the payout accounts of sandbox/payouts.ts),
 // with its own small JSON protocol (protocol.ts), a seeded latency distribution and faults
