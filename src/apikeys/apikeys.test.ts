@@ -95,18 +95,21 @@ describe('key shape and storage', () => {
       const r = await get(bad);
       assert.equal(r.statusCode, 401, bad);
       assert.equal(r.json().error.type, 'invalid_request_error');
-      assert.equal(r.json().error.code, 'api_key_invalid');
+      assert.equal(r.json().error.code, undefined, 'the family publishes no code for a bad key');
       assert.ok(!r.body.includes(body.slice(0, 12)), 'the answer does not echo the key');
     }
     assert.equal((await get(k.secret)).statusCode, 200, 'the real key still works');
     assert.equal((await get(l.secret)).statusCode, 200);
   });
 
-  test('only Authorization: Bearer: other schemes, a key in the query or in a body are 401', async () => {
+  test('Authorization: Bearer, or Basic with the key as the user name (docs/contract.md §24); other schemes, a key as the Basic password, in the query or in a body are 401', async () => {
     const k = await gw.runtime.apiKeys.create(gw.merchant.account_id);
     const as = async (headers: Record<string, string>, url = '/v1/accounts') => (await gw.app.inject({ method: 'GET', url, headers })).statusCode;
     assert.equal(await as({ authorization: `Bearer ${k.secret}` }), 200);
-    assert.equal(await as({ authorization: `Basic ${Buffer.from(`${k.secret}:`).toString('base64')}` }), 401);
+    assert.equal(await as({ authorization: `Basic ${Buffer.from(`${k.secret}:`).toString('base64')}` }), 200);
+    assert.equal(await as({ authorization: `Basic ${Buffer.from(k.secret).toString('base64')}` }), 200, 'no colon: all of it is the user name');
+    assert.equal(await as({ authorization: `Basic ${Buffer.from(`:${k.secret}`).toString('base64')}` }), 401, 'the key as the password');
+    assert.equal(await as({ authorization: 'Basic' }), 401);
     assert.equal(await as({ authorization: k.secret }), 401);
     assert.equal(await as({ authorization: `Token ${k.secret}` }), 401);
     assert.equal(await as({}, `/v1/accounts?key=${k.secret}`), 401);

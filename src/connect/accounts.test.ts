@@ -65,13 +65,14 @@ describe('connected accounts', () => {
     assert.equal(late.statusCode, 400, 'no transfer to a deleted account');
   });
 
-  test('one Idempotency-Key on two objects is two requests: 409, never the other object’s answer', async () => {
+  test('one Idempotency-Key on two objects is two requests: refused (400 idempotency_error), never the other object’s answer', async () => {
     const a = (await gw.generic('POST', '/v1/accounts', key, { country: 'US' })).json();
     const b = (await gw.generic('POST', '/v1/accounts', key, { country: 'US' })).json();
     const first = await gw.generic('POST', `/v1/accounts/${a.id}`, key, { metadata: { x: '1' } }, { headers: { 'idempotency-key': 'same-key-two-ids' } });
     assert.equal(first.json().id, a.id);
     const second = await gw.generic('POST', `/v1/accounts/${b.id}`, key, { metadata: { x: '1' } }, { headers: { 'idempotency-key': 'same-key-two-ids' } });
-    assert.equal(second.statusCode, 409);
+    assert.equal(second.statusCode, 400);
+    assert.equal(second.json().error.type, 'idempotency_error');
     assert.deepEqual((await gw.generic('GET', `/v1/accounts/${b.id}`, key)).json().metadata, {});
   });
 

@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { newId } from '../crypto/ids.js';
 import type { Tx } from '../db/store.js';
+import type { AccountRow } from '../db/tables/merchants.js';
 import { callerOf, genericRouteOptions } from '../generic/auth.js';
 import { CONNECT_TAG, errorAnswers, objectAnswers } from '../generic/docs.js';
 import {
@@ -97,15 +98,25 @@ const AccountObject = Type.Object(
     id: Type.String({ description: 'acct_…' }),
     object: Type.Literal('account'),
     type: Type.String({ enum: [...ACCOUNT_TYPES] }),
-    country: Type.String({ description: 'two-letter uppercase country code' }),
+    country: Type.Union([Type.String({ description: 'two-letter uppercase country code' }), Type.Null()], {
+      description: 'null for your own account (`GET /v1/account`)',
+    }),
     email: Type.Union([Type.String(), Type.Null()]),
-    default_currency: Type.Union([Type.String({ description: 'lowercase ISO 4217' }), Type.Null()]),
+    default_currency: Type.Union([Type.String({ description: 'lowercase ISO 4217: as set, else the country’s' }), Type.Null()]),
     business_type: Type.Union([Type.String(), Type.Null()]),
     business_profile: Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()])),
     capabilities: Type.Record(Type.String(), Type.String({ enum: ['active', 'inactive'] })),
     charges_enabled: Type.Boolean(),
     payouts_enabled: Type.Boolean(),
     details_submitted: Type.Boolean(),
+    controller: Type.Object({ type: Type.String({ enum: ['application', 'account'] }), is_controller: Type.Optional(Type.Boolean()) }),
+    requirements: Type.Object({}, { description: 'nothing is ever due: Tollgate does not verify accounts (every list empty)' }),
+    future_requirements: Type.Object({}, { description: 'as requirements' }),
+    settings: Type.Object({}, { description: 'dashboard name, no statement descriptors, manual payouts' }),
+    tos_acceptance: Type.Object({}, { description: 'date, ip and user_agent, all null' }),
+    external_accounts: Type.Object({}, { description: 'an empty list: bank accounts are payout beneficiaries here' }),
+    company: Type.Null(),
+    individual: Type.Null(),
     metadata: Type.Record(Type.String(), Type.String()),
     livemode: Type.Boolean(),
     created: Type.Integer({ description: 'Unix seconds' }),
@@ -118,19 +129,123 @@ const DeletedAccount = Type.Object(
   { description: 'The account is deleted.' },
 );
 
+/** A country's currency, for an account that named none (the platform family always answers one). */
+const COUNTRY_CURRENCY: Readonly<Record<string, string>> = {
+  US: 'usd',
+  GB: 'gbp',
+  CA: 'cad',
+  AU: 'aud',
+  NZ: 'nzd',
+  JP: 'jpy',
+  CH: 'chf',
+  SE: 'sek',
+  NO: 'nok',
+  DK: 'dkk',
+  PL: 'pln',
+  CZ: 'czk',
+  HU: 'huf',
+  RO: 'ron',
+  BG: 'bgn',
+  SG: 'sgd',
+  HK: 'hkd',
+  MX: 'mxn',
+  BR: 'brl',
+  IN: 'inr',
+  AE: 'aed',
+  MY: 'myr',
+  TH: 'thb',
+  ID: 'idr',
+  PH: 'php',
+  AT: 'eur',
+  BE: 'eur',
+  CY: 'eur',
+  DE: 'eur',
+  EE: 'eur',
+  ES: 'eur',
+  FI: 'eur',
+  FR: 'eur',
+  GR: 'eur',
+  HR: 'eur',
+  IE: 'eur',
+  IT: 'eur',
+  LT: 'eur',
+  LU: 'eur',
+  LV: 'eur',
+  MT: 'eur',
+  NL: 'eur',
+  PT: 'eur',
+  SI: 'eur',
+  SK: 'eur',
+};
+
+/** Nothing is due: Tollgate does not verify accounts (docs/interface.md lists what is not offered). */
+const NOTHING_DUE = {
+  alternatives: [],
+  current_deadline: null,
+  currently_due: [],
+  disabled_reason: null,
+  errors: [],
+  eventually_due: [],
+  past_due: [],
+  pending_verification: [],
+};
+
+/**
+ * The platform family's account members Tollgate has nothing for, empty as the family shows
+ * them empty (docs/contract.md §24): requirements, settings, terms acceptance, bank accounts.
+ */
+function emptyAccountParts(id: string, name: string | null) {
+  return {
+    requirements: NOTHING_DUE,
+    future_requirements: NOTHING_DUE,
+    settings: {
+      bacs_debit_payments: null,
+      branding: null,
+      card_issuing: null,
+      card_payments: null,
+      dashboard: { display_name: name, timezone: 'Etc/UTC' },
+      invoices: null,
+      payments: {
+        statement_descriptor: null,
+        statement_descriptor_kana: null,
+        statement_descriptor_kanji: null,
+        statement_descriptor_prefix_kana: null,
+        statement_descriptor_prefix_kanji: null,
+      },
+      payouts: { debit_negative_balances: false, schedule: { delay_days: 1, interval: 'manual' }, statement_descriptor: null },
+      sepa_debit_payments: null,
+    },
+    tos_acceptance: { date: null, ip: null, user_agent: null },
+    external_accounts: { object: 'list', data: [], has_more: false, total_count: 0, url: `/v1/accounts/${id}/external_accounts` },
+    company: null,
+    individual: null,
+  };
+}
+
+/** The members of `business_profile` Tollgate does not keep, null as the family shows them unset. */
+const PROFILE_UNSET = {
+  annual_revenue: null,
+  estimated_worker_count: null,
+  minority_owned_business_designation: null,
+  support_address: null,
+  support_url: null,
+};
+
 /** The wire object of a connected account. */
 export function accountObject(row: ConnectedAccountRow): Record<string, unknown> {
   const profile = JSON.parse(row.business_profile) as Record<string, string>;
   const caps = JSON.parse(row.capabilities) as Record<string, string>;
+  const currency = row.default_currency || COUNTRY_CURRENCY[row.country] || null;
   return {
     id: row.id,
     object: 'account',
     type: row.type,
     country: row.country,
     email: row.email || null,
-    default_currency: row.default_currency || null,
+    default_currency: currency,
     business_type: row.business_type || null,
     business_profile: {
+      ...PROFILE_UNSET,
       name: profile.name ?? null,
       industry: profile.industry ?? null,
       mcc: profile.mcc ?? null,
@@ -143,9 +258,51 @@ export function accountObject(row: ConnectedAccountRow): Record<string, unknown>
     charges_enabled: caps.card_payments === 'active',
     payouts_enabled: caps.transfers === 'active',
     details_submitted: true,
+    controller: { type: 'application', is_controller: true },
+    ...emptyAccountParts(row.id, profile.name ?? null),
     metadata: JSON.parse(row.metadata) as Record<string, string>,
     livemode: row.livemode === 1,
     created: unixSeconds(row.created_at),
+  };
+}
+
+/** The generic id of a platform account itself (its number after the family's prefix). */
+export const ownAccountId = (account_id: string): string => `acct_${account_id}`;
+
+/**
+ * The calling account itself, in the same shape (`GET /v1/account`): its merchant's name,
+ * card payments on when it has a processor; no country, e-mail or verification data, which
+ * Tollgate does not keep for its merchants.
+ */
+export function ownAccountObject(a: AccountRow, merchant_name: string, charges_enabled: boolean): Record<string, unknown> {
+  const id = ownAccountId(a.account_id);
+  return {
+    id,
+    object: 'account',
+    type: 'standard',
+    country: null,
+    email: null,
+    default_currency: null,
+    business_type: null,
+    business_profile: {
+      ...PROFILE_UNSET,
+      name: merchant_name || null,
+      industry: null,
+      mcc: null,
+      url: null,
+      product_description: null,
+      support_email: null,
+      support_phone: null,
+    },
+    capabilities: { card_payments: charges_enabled ? 'active' : 'inactive', transfers: 'active' },
+    charges_enabled,
+    payouts_enabled: true,
+    details_submitted: true,
+    controller: { type: 'account' },
+    ...emptyAccountParts(id, merchant_name || null),
+    metadata: {},
+    livemode: a.mode === 'live',
+    created: unixSeconds(a.created_at),
   };
 }
 
@@ -209,6 +366,15 @@ const retrieveAccountSchema = () => ({
   response: { ...objectAnswers(AccountObject, 'The connected account.'), ...errorAnswers([401, 403, 404, 429]) },
 });
 
+const retrieveOwnAccountSchema = () => ({
+  operationId: 'retrieveOwnAccount',
+  summary: 'Retrieve your own account',
+  description: 'The account the API key belongs to, in the connected accounts’ shape (`acct_` and its number).',
+  ...doc(),
+  querystring: RetrieveQuery,
+  response: { ...objectAnswers(AccountObject, 'Your account.'), ...errorAnswers([401, 403, 429]) },
+});
+
 const updateAccountSchema = () => ({
   operationId: 'updateAccount',
   summary: 'Update a connected account',
@@ -267,6 +433,15 @@ async function createConnectedAccount(deps: Deps, request: FastifyRequest<{ Body
   };
   await deps.store.transaction((tx) => tx.insertInto('connected_accounts').values(row).execute());
   return sendObject(request, reply, accountObject(row));
+}
+
+/** GET /v1/account: the calling account itself (docs/contract.md §24). */
+async function retrieveOwnAccount(deps: Deps, request: FastifyRequest, reply: FastifyReply) {
+  const caller = callerOf(request);
+  const account = caller.creds.account;
+  const merchant = await deps.store.db.selectFrom('merchants').select('name').where('merchant_id', '=', account.merchant_id).executeTakeFirst();
+  const charges = deps.processorFor(account) !== null;
+  return sendObject(request, reply, ownAccountObject(account, merchant?.name ?? '', charges));
 }
 
 /** GET /v1/accounts/:id */
@@ -368,4 +543,5 @@ export function registerAccountRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery }>('/v1/accounts', { ...opts, schema: listAccountsSchema() }, (request, reply) =>
     listConnectedAccounts(deps, request, reply),
   );
+  app.get('/v1/account', { ...opts, schema: retrieveOwnAccountSchema() }, (request, reply) => retrieveOwnAccount(deps, request, reply));
 }

@@ -262,7 +262,7 @@ const TRANSFER_REFUSAL: Readonly<Partial<Record<Outcome, (f: Readonly<Record<str
   invalid_state: (f) =>
     new GenericError(400, {
       type: 'invalid_request_error',
-      code: 'insufficient_capabilities_for_transfer',
+      code: 'transfers_not_allowed',
       param: 'destination',
       message: `Account ${f.destination} does not have the transfers capability active: request it with capabilities[transfers][requested]=true.`,
     }),

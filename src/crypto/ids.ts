@@ -93,6 +93,7 @@ const ID_MAKERS = {
   portal_user: ulid('usr_'),
   transfer: ulid('tr_'),
   transfer_reversal: ulid('trr_'),
+  customer: ulid('cus_'),
   processor_attempt: ulid('att_'),
   processor: ulid('prc_'),
   // Random, with a prefix naming the object.

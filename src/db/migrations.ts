@@ -6,6 +6,7 @@ import { apmIssuerPagesMigration } from './migrations/apm.js';
 import { attemptClaimsMigration, attemptProcessorMigration, processorAttemptsMigration } from './migrations/attempts.js';
 import { checkoutMigration } from './migrations/checkout.js';
 import { connectMigration } from './migrations/connect.js';
+import { customersMigration } from './migrations/customers.js';
 import { fxRatesMigration } from './migrations/fx.js';
 import { idempotencyMigration, idempotencySealedMigration } from './migrations/idempotency.js';
 import { ledgerBalanceSlotsMigration, ledgerMigration } from './migrations/ledger.js';
@@ -67,6 +68,7 @@ export function migrationsFor(ctx: MigrationContext): Record<string, Migration> 
     '0082_processors': processorsMigration,
     '0083_attempt_processor': attemptProcessorMigration,
     '0084_threeds_action': threedsActionMigration,
+    '0085_customers': customersMigration,
   };
 }
 

@@ -7,6 +7,7 @@ import type { ApmTables } from './tables/apm.js';
 import type { AttemptTables } from './tables/attempts.js';
 import type { CheckoutTables } from './tables/checkout.js';
 import type { ConnectTables } from './tables/connect.js';
+import type { CustomerTables } from './tables/customers.js';
 import type { FxTables } from './tables/fx.js';
 import type { IdempotencyTables } from './tables/idempotency.js';
 import type { LedgerTables } from './tables/ledger.js';
@@ -45,6 +46,7 @@ export interface DB
     PayoutTables,
     ApiKeyTables,
     ConnectTables,
+    CustomerTables,
     PortalTables,
     AttemptTables,
     ProcessorTables {}

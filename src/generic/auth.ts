@@ -1,5 +1,6 @@
-// Who calls the generic interface (docs/contract.md §12, §18; issue 13): `Authorization: Bearer
-// sk_test_…|sk_live_…` only, checked before the body is read; then the key's token bucket.
+// Who calls the generic interface (docs/contract.md §12, §18, §24; issues 13, 33): `Authorization:
+// Bearer sk_test_…|sk_live_…`, or Basic with the key as the user name (`curl -u sk_test_…:`),
+// checked before the body is read; then the key's token bucket.
 // The caller's account (and with it its mode) scopes every query of the request.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { TokenBuckets } from '../apikeys/rate-limit.js';
@@ -35,8 +36,29 @@ function redacted(presented: string): string {
   return m ? `${m[1]}…${presented.slice(-4)}` : '(not an sk_test_ or sk_live_ key)';
 }
 
+/** 401 as the platform family answers it: `invalid_request_error` without a code (its published codes have none for a bad key). */
 export function unauthenticated(message: string): GenericError {
-  return new GenericError(401, { type: 'invalid_request_error', code: 'api_key_invalid', message });
+  return new GenericError(401, { type: 'invalid_request_error', message });
+}
+
+/**
+ * The key an `Authorization` header presents: `Bearer <key>`, or `Basic base64(<key>:)` (the
+ * key as the user name, the password empty or ignored, as the platform family's own API reads
+ * `curl -u`). Null when the scheme is neither; '' when Basic carries no user name.
+ */
+export function presentedKey(header: string): string | null {
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (bearer) return bearer[1] as string;
+  const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+  if (!basic) return null;
+  const decoded = Buffer.from(basic[1] as string, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon === -1 ? decoded : decoded.slice(0, colon);
+}
+
+/** An `Authorization` header of a scheme the generic interface reads (docs/contract.md §24: such a request under /v1 is answered in its shape). */
+export function carriesApiKey(header: string | undefined): boolean {
+  return header !== undefined && /^(Bearer|Basic)\s/i.test(header);
 }
 
 /** The caller of a generic request (set by the hooks; a route without them has none). */
@@ -46,12 +68,13 @@ export function callerOf(request: FastifyRequest): KeyCaller {
   return caller;
 }
 
-/** The caller of `Authorization: Bearer <key>`, or a 401 saying what is wrong (never the key). */
+/** The caller of `Authorization: Bearer <key>` (or Basic), or a 401 saying what is wrong (never the key). */
 export async function bearerCaller(deps: Deps, header: string | undefined): Promise<KeyCaller> {
   if (!header) throw unauthenticated('You did not provide an API key. Send it in the Authorization header: "Authorization: Bearer sk_test_…".');
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!m) throw unauthenticated('The Authorization header must be "Bearer <API key>"; other schemes are not accepted.');
-  const presented = m[1] as string;
+  const presented = presentedKey(header);
+  if (presented === null)
+    throw unauthenticated('The Authorization header must be "Bearer <API key>" or Basic with the API key as the user name; other schemes are not accepted.');
+  if (presented === '') throw unauthenticated('You did not provide an API key: Basic authorization takes the API key as the user name ("sk_test_…:").');
   const caller = await deps.apiKeys.authenticate(presented);
   if (!caller) throw unauthenticated(`Invalid API Key provided: ${redacted(presented)}`);
   return caller;
@@ -101,7 +124,6 @@ export function genericRouteOptions(deps: Deps) {
     if (request.bodyFormat === 'xml')
       throw new GenericError(400, {
         type: 'invalid_request_error',
-        code: 'parameter_invalid',
         message: 'Send the parameters form-encoded or as JSON, not XML.',
       });
     // A POST without a body (the official client sends none when there are no parameters) has no parameters.
@@ -111,7 +133,6 @@ export function genericRouteOptions(deps: Deps) {
     if (at !== null)
       throw new GenericError(400, {
         type: 'invalid_request_error',
-        code: 'parameter_invalid',
         message: `Invalid ${at || 'path'}: it holds a NUL character.`,
         ...(at ? { param: at } : {}),
       });

@@ -222,7 +222,7 @@ describe('Idempotency-Key on generic POSTs (docs/contract.md §4)', () => {
     assert.equal(await countByMarker('idem-replay-1'), 1);
   });
 
-  test('the same key with a changed body, or on another path, is 409 idempotency_error and writes nothing', async () => {
+  test('the same key with a changed body, or on another path, is 400 idempotency_error (as the family documents it) and writes nothing', async () => {
     const first = await gw.generic('POST', '/v1/accounts', key, { metadata: { marker: 'idem-409-1' } }, { headers: { 'idempotency-key': 'conv-409-1' } });
     assert.equal(first.statusCode, 200, first.body);
     const changed = await gw.generic(
@@ -232,7 +232,7 @@ describe('Idempotency-Key on generic POSTs (docs/contract.md §4)', () => {
       { metadata: { marker: 'idem-409-1', more: 'x' } },
       { headers: { 'idempotency-key': 'conv-409-1' } },
     );
-    const e = assertErrorShape(changed, 409, 'changed body');
+    const e = assertErrorShape(changed, 400, 'changed body');
     assert.equal(e.type, 'idempotency_error');
     const elsewhere = await gw.generic(
       'POST',
@@ -241,7 +241,7 @@ describe('Idempotency-Key on generic POSTs (docs/contract.md §4)', () => {
       { metadata: { marker: 'idem-409-1' } },
       { headers: { 'idempotency-key': 'conv-409-1' } },
     );
-    assert.equal(assertErrorShape(elsewhere, 409, 'another path').type, 'idempotency_error');
+    assert.equal(assertErrorShape(elsewhere, 400, 'another path').type, 'idempotency_error');
     assert.equal(await countByMarker('idem-409-1'), 1);
     assert.deepEqual((await gw.generic('GET', `/v1/accounts/${first.json().id}`, key)).json().metadata, { marker: 'idem-409-1' }, 'the update did not run');
   });
@@ -278,13 +278,14 @@ describe('Idempotency-Key on generic POSTs (docs/contract.md §4)', () => {
     }
   });
 
-  test('the same key on another object’s path is 409 (docs/contract.md §4: "another body (or path)"), and that object is left alone', async () => {
+  test('the same key on another object’s path is refused (docs/contract.md §4: "another body (or path)"; 400 idempotency_error, §24), and that object is left alone', async () => {
     const a = (await gw.generic('POST', '/v1/accounts', key, {})).json().id as string;
     const b = (await gw.generic('POST', '/v1/accounts', key, {})).json().id as string;
     const body = { metadata: { marker: 'idem-path-1' } };
     assert.equal((await gw.generic('POST', `/v1/accounts/${a}`, key, body, { headers: { 'idempotency-key': 'conv-path-1' } })).statusCode, 200);
     const other = await gw.generic('POST', `/v1/accounts/${b}`, key, body, { headers: { 'idempotency-key': 'conv-path-1' } });
-    assert.equal(other.statusCode, 409, `answered ${other.statusCode} for ${other.json().id ?? other.body}`);
+    assert.equal(other.statusCode, 400, `answered ${other.statusCode} for ${other.json().id ?? other.body}`);
+    assert.equal(other.json().error.type, 'idempotency_error');
     assert.deepEqual((await gw.generic('GET', `/v1/accounts/${b}`, key)).json().metadata, {});
   });
 

@@ -5,6 +5,7 @@ import { type TSchema, Type } from 'typebox';
 
 export const PAYMENTS_TAG = 'generic: payments';
 export const CONNECT_TAG = 'generic: connect';
+export const CUSTOMERS_TAG = 'generic: customers';
 
 export const GENERIC_TAGS = [
   {
@@ -17,13 +18,17 @@ export const GENERIC_TAGS = [
     description:
       'The generic interface (Bearer key): connected accounts of your platform account, transfers of available balance to them, and their reversals.',
   },
+  {
+    name: CUSTOMERS_TAG,
+    description: 'The generic interface (Bearer key): customers of your account, in the platform family’s shape.',
+  },
 ];
 
 export const BEARER_SCHEME = {
   type: 'http' as const,
   scheme: 'bearer',
   description:
-    '`Authorization: Bearer sk_test_…` (a test account) or `sk_live_…` (a live account): keys from `npx tollgate apikey create --account ID`, shown once. A key sees only its own account’s objects of its own mode.',
+    '`Authorization: Bearer sk_test_…` (a test account) or `sk_live_…` (a live account): keys from `npx tollgate apikey create --account ID`, shown once; Basic with the key as the user name works too (`curl -u sk_test_…:`). A key sees only its own account’s objects of its own mode.',
 };
 
 const ErrorObject = Type.Object(
@@ -43,14 +48,14 @@ const ErrorObject = Type.Object(
 );
 
 const MEANING: Record<number, string> = {
-  400: 'A parameter is missing, unknown or invalid (`error.param` names it), or the operation is not possible in the object’s state. Nothing was done.',
+  400: 'A parameter is missing, unknown or invalid (`error.param` names it), the operation is not possible in the object’s state, or the `Idempotency-Key` was used with other parameters (`error.type` `idempotency_error`). Nothing was done.',
   401: 'No API key, a malformed one, an unknown or a revoked one.',
   402: 'The card was declined (`error.type` `card_error`, `error.decline_code`); the declined payment is in `error.payment`.',
-  403: '`ip_not_allowed`: reading data back (every GET) answers only addresses on the account’s IP allow-list (`npx tollgate ip add`). Nothing was read.',
+  403: 'Reading data back (every GET) answers only addresses on the account’s IP allow-list (`npx tollgate ip add`), or no processor takes the payment; the message says which. Nothing was done.',
   404: 'No such object for this key (another account’s or the other mode’s objects are not found either).',
-  409: 'The `Idempotency-Key` was used with other parameters, or its first request is still running.',
+  409: '`idempotency_key_in_use`: the first request under this `Idempotency-Key` is still running; retry later.',
   429: 'Too many requests with this key; see `Retry-After`.',
-  503: '`database_unavailable`, `storage_unavailable` or `overloaded`: nothing was done; retry after `Retry-After` seconds with the same `Idempotency-Key`.',
+  503: '`api_error`: the database or storage is unavailable, or the gateway is overloaded (the message says which); nothing was done. Retry after `Retry-After` seconds with the same `Idempotency-Key`.',
 };
 
 export function objectAnswers(schema: TSchema, description: string): Record<string, unknown> {

@@ -10,7 +10,7 @@ export interface RefusedAt {
   amountParam: string;
 }
 
-const unexpectedState = (message: string) => new GenericError(400, { type: 'invalid_request_error', code: 'payment_unexpected_state', message });
+const unexpectedState = (message: string) => new GenericError(400, { type: 'invalid_request_error', code: 'payment_intent_unexpected_state', message });
 
 const GENERIC: Readonly<Record<Outcome, (message: string, at: RefusedAt) => GenericError>> = {
   invalid_input: (message, at) => invalidParam(at.amountParam, message),
@@ -20,7 +20,7 @@ const GENERIC: Readonly<Record<Outcome, (message: string, at: RefusedAt) => Gene
   insufficient_funds: (message, at) => invalidParam(at.amountParam, message, 'balance_insufficient'),
   order_mismatch: unexpectedState,
   authorisation_expired: unexpectedState,
-  no_processor: (message) => new GenericError(403, { type: 'invalid_request_error', code: 'processor_not_configured', message }),
+  no_processor: (message) => new GenericError(403, { type: 'invalid_request_error', message }),
   conflict: (message) => new GenericError(409, { type: 'invalid_request_error', code: 'resource_already_exists', message }),
   not_processed: (message) => new GenericError(500, { type: 'api_error', message }),
   processor_declined: (message) => new GenericError(402, { type: 'card_error', code: 'card_declined', message }),
@@ -37,13 +37,13 @@ export function genericRefusal(r: Refusal, at: RefusedAt): GenericError {
  * the message, the field as `param`.
  */
 const THROWN: Readonly<Record<Outcome, { http: number; type: GenericErrorType; code?: string }>> = {
-  invalid_input: { http: 400, type: 'invalid_request_error', code: 'parameter_invalid' },
+  invalid_input: { http: 400, type: 'invalid_request_error' },
   not_found: { http: 404, type: 'invalid_request_error', code: 'resource_missing' },
-  no_processor: { http: 403, type: 'invalid_request_error', code: 'processor_not_configured' },
+  no_processor: { http: 403, type: 'invalid_request_error' },
   conflict: { http: 409, type: 'invalid_request_error', code: 'resource_already_exists' },
-  invalid_state: { http: 400, type: 'invalid_request_error', code: 'payment_unexpected_state' },
-  order_mismatch: { http: 400, type: 'invalid_request_error', code: 'payment_unexpected_state' },
-  authorisation_expired: { http: 400, type: 'invalid_request_error', code: 'payment_unexpected_state' },
+  invalid_state: { http: 400, type: 'invalid_request_error', code: 'payment_intent_unexpected_state' },
+  order_mismatch: { http: 400, type: 'invalid_request_error', code: 'payment_intent_unexpected_state' },
+  authorisation_expired: { http: 400, type: 'invalid_request_error', code: 'payment_intent_unexpected_state' },
   amount_exceeds: { http: 400, type: 'invalid_request_error', code: 'amount_too_large' },
   insufficient_funds: { http: 400, type: 'invalid_request_error', code: 'balance_insufficient' },
   not_processed: { http: 500, type: 'api_error' },

@@ -153,7 +153,7 @@ async function createRefund(deps: Deps, request: FastifyRequest<{ Body: Static<t
         })
       : new GenericError(400, {
           type: 'invalid_request_error',
-          code: 'payment_unexpected_state',
+          code: 'payment_intent_unexpected_state',
           message: `Cannot refund a payment that is ${describeStatus(payment.status)}.`,
         });
   }

@@ -207,11 +207,9 @@ describe("the library's typed errors", () => {
     const first = await stripe.accounts.create({ country: 'US', metadata: { run: 'idem-409' } }, { idempotencyKey: 'lib-conflict-1' });
     const e = await rejection(stripe.accounts.create({ country: 'GB', metadata: { run: 'idem-409' } }, { idempotencyKey: 'lib-conflict-1' }));
     assert.equal(e.rawType, 'idempotency_error');
-    // stripe-node (v23, Error.js generateV1Error) makes StripeIdempotencyError of an
-    // idempotency_error only at HTTP 400 or 404; the gateway answers 409 (docs/contract.md §4), which
-    // the library turns into StripeAPIError (and retries, when retries are on).
-    if (e.statusCode === 409) assert.ok(e instanceof StripeAPIError, e.constructor.name);
-    else assert.ok(e instanceof StripeIdempotencyError, `${e.constructor.name} at HTTP ${e.statusCode}`);
+    // docs/contract.md §24: HTTP 400, as the family documents it, so the library raises its own class.
+    assert.equal(e.statusCode, 400);
+    assert.ok(e instanceof StripeIdempotencyError, e.constructor.name);
     const mine = (await stripe.accounts.list({ limit: 100 })).data.filter((a) => a.metadata?.run === 'idem-409');
     assert.deepEqual(
       mine.map((a) => a.id),
@@ -233,9 +231,91 @@ describe("the library's typed errors", () => {
     }
   });
 
-  test('GET /v1/account (the library’s accounts.retrieveCurrent()) is refused in the error shape the library reads, not returned as an account', async () => {
-    const e = await rejection(stripe.accounts.retrieveCurrent());
-    assert.ok(e instanceof StripeInvalidRequestError, e.constructor.name);
+  test('an object not offered answers the platform family’s 404 (Unrecognized request URL), so the library raises instead of resolving', async () => {
+    // Before issue 33 these got the acquiring 404, which the library resolved as a success with id undefined.
+    const clock = await rejection(stripe.testHelpers.testClocks.create({ frozen_time: 1_700_000_000 }));
+    assert.ok(clock instanceof StripeInvalidRequestError, clock.constructor.name);
+    assert.equal(clock.statusCode, 404);
+    assert.match(clock.message, /^Unrecognized request URL \(POST: \/v1\/test_helpers\/test_clocks\)/);
+    const list = await rejection(stripe.balanceTransactions.list());
+    assert.ok(list instanceof StripeInvalidRequestError);
+    assert.equal(list.statusCode, 404);
+  });
+});
+
+describe('the calling account and connected accounts in the family’s full shape', () => {
+  test('accounts.retrieveCurrent() (GET /v1/account) answers the calling account itself', async () => {
+    const me = await stripe.accounts.retrieveCurrent();
+    assert.equal(me.object, 'account');
+    assert.equal(me.id, `acct_${s.gw.merchant.account_id}`);
+    assert.equal((me as unknown as { livemode: boolean }).livemode, false);
+    assert.equal(me.controller?.type, 'account');
+    assert.deepEqual(me.requirements?.currently_due, []);
+    assert.equal(me.requirements?.disabled_reason, null);
+    assert.equal(me.external_accounts?.object, 'list');
+    assert.deepEqual(me.external_accounts?.data, []);
+    assert.equal(me.charges_enabled, true, 'the test account has the sandbox');
+    assert.equal(me.tos_acceptance?.date, null);
+    // Another key's account is its own: a second merchant sees itself.
+    const other = await s.gw.newMerchant({ allow_ips: ['127.0.0.1'] });
+    const theirs = await s.client(await s.gw.apiKey(other)).accounts.retrieveCurrent();
+    assert.equal(theirs.id, `acct_${other.account_id}`);
+  });
+
+  test('a connected account carries requirements, settings, controller, terms, external accounts and its country’s currency', async () => {
+    const gb = await stripe.accounts.create({ type: 'custom', country: 'GB' });
+    assert.equal(gb.default_currency, 'gbp');
+    assert.equal(gb.controller?.type, 'application');
+    assert.deepEqual(gb.requirements?.eventually_due, []);
+    assert.deepEqual(gb.future_requirements?.past_due, []);
+    assert.equal(gb.settings?.payouts?.schedule?.interval, 'manual');
+    assert.equal(gb.tos_acceptance?.ip, null);
+    assert.equal(gb.external_accounts?.url, `/v1/accounts/${gb.id}/external_accounts`);
+    const chosen = await stripe.accounts.create({ type: 'custom', country: 'GB', default_currency: 'eur' });
+    assert.equal((await stripe.accounts.retrieve(chosen.id)).default_currency, 'eur');
+  });
+});
+
+describe('Basic authorization, as curl -u sends it', () => {
+  const call = (auth: string, path = '/v1/balance') => fetch(`http://127.0.0.1:${s.port}${path}`, { headers: { authorization: auth } });
+  const basic = (user: string, password = '') => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+  test('the key as the user name works wherever Bearer does; a wrong or missing one is 401 without a code', async () => {
+    const ok = await call(basic(key));
+    assert.equal(ok.status, 200, await ok.clone().text());
+    assert.equal(((await ok.json()) as { object: string }).object, 'balance');
+    assert.equal((await call(basic(key), '/v1/account')).status, 200);
+    const wrong = await call(basic(`sk_test_${'Z'.repeat(48)}`));
+    assert.equal(wrong.status, 401);
+    const werr = ((await wrong.json()) as { error: { type: string; code?: string; message: string } }).error;
+    assert.equal(werr.type, 'invalid_request_error');
+    assert.equal(werr.code, undefined);
+    assert.doesNotMatch(werr.message, /ZZZZZZZZ/);
+    const empty = await call(basic('', key));
+    assert.equal(empty.status, 401);
+    assert.match(((await empty.json()) as { error: { message: string } }).error.message, /user name/);
+    assert.equal((await call('Digest username="x"')).status, 401);
+  });
+
+  test('any /v1 path the acquiring interface does not own, asked with a key, answers in the family’s shape; without a key, or on an acquiring path, the acquiring one', async () => {
+    for (const auth of [`Bearer ${key}`, basic(key)]) {
+      const r = await call(auth, '/v1/setup_intents?limit=3');
+      assert.equal(r.status, 404);
+      const body = (await r.json()) as { error: { type: string; message: string } };
+      assert.equal(body.error.type, 'invalid_request_error');
+      assert.equal(body.error.message, 'Unrecognized request URL (GET: /v1/setup_intents).');
+      assert.ok(r.headers.get('request-id'));
+    }
+    // A bad key on an unknown path: 401 first, as on every generic route.
+    assert.equal((await call(basic('sk_test_nope'), '/v1/setup_intents')).status, 401);
+    // No key: the acquiring interface's 404 as before.
+    const bare = await fetch(`http://127.0.0.1:${s.port}/v1/setup_intents`);
+    assert.equal(bare.status, 404);
+    assert.equal(((await bare.json()) as { return_status: string }).return_status, '0');
+    // An acquiring path keeps its own shape even with a key.
+    const acq = await call(`Bearer ${key}`, '/v1/authorise');
+    assert.equal(acq.status, 404);
+    assert.equal(((await acq.json()) as { return_status: string }).return_status, '0');
   });
 });
 

@@ -6,6 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import { type TSchema, Type } from 'typebox';
+import { STILL_RUNNING } from '../idempotency/plugin.js';
 import { type AjvError, type ErrorAnswer, problemOf } from '../web/error-answer.js';
 import { RESULT_CODES, type ResultCode } from '../web/errors.js';
 
@@ -34,8 +35,20 @@ export class GenericError extends Error {
   }
 }
 
-export const invalidParam = (param: string, message: string, code = 'parameter_invalid'): GenericError =>
-  new GenericError(400, { type: 'invalid_request_error', code, message, param });
+/**
+ * A parameter's value refused. `code` only from the platform family's published list (its
+ * client libraries' `Code` union; a test holds every code we send to it): most invalid values
+ * carry none there, as here.
+ */
+export const invalidParam = (param: string, message: string, code?: string): GenericError =>
+  new GenericError(400, { type: 'invalid_request_error', ...(code ? { code } : {}), message, param });
+
+/** The published code of a refused value, where the family has one: an empty string, or not an integer. */
+function invalidValueCode(e: AjvError): string | undefined {
+  if (e.data === '') return 'parameter_invalid_empty';
+  if (e.keyword === 'type' && (e.params.type === 'integer' || e.params.type === 'number')) return 'parameter_invalid_integer';
+  return undefined;
+}
 
 export const missingParam = (param: string): GenericError =>
   new GenericError(400, { type: 'invalid_request_error', code: 'parameter_missing', message: `Missing required param: ${param}.`, param });
@@ -74,32 +87,44 @@ export function validationError(errors: AjvError[], where: 'body' | 'querystring
   const param = bracketParam(parts);
   if (!param)
     return new GenericError(400, { type: 'invalid_request_error', message: `The ${where === 'querystring' ? 'query' : 'body'} ${problemOf(first)}.` });
-  return invalidParam(param, `Invalid ${param}: ${problemOf(first).replace(/^is /, '')}.`);
+  return invalidParam(param, `Invalid ${param}: ${problemOf(first).replace(/^is /, '')}.`, invalidValueCode(first));
 }
 
 /** What the gateway's refusals (catalogue codes) are in the generic shape. */
 const FROM_CATALOGUE: Partial<Record<ResultCode, { type: GenericErrorType; code?: string }>> = {
-  '0400': { type: 'invalid_request_error', code: 'parameter_invalid' },
-  '0401': { type: 'invalid_request_error', code: 'api_key_invalid' },
-  '0403': { type: 'invalid_request_error', code: 'ip_not_allowed' },
+  '0400': { type: 'invalid_request_error' },
+  '0401': { type: 'invalid_request_error' },
+  '0403': { type: 'invalid_request_error' },
   '0404': { type: 'invalid_request_error', code: 'resource_missing' },
   '0405': { type: 'invalid_request_error' },
-  '0409': { type: 'idempotency_error', code: 'idempotency_key_in_use' },
-  '0413': { type: 'invalid_request_error', code: 'body_too_large' },
+  '0413': { type: 'invalid_request_error' },
   '0415': { type: 'invalid_request_error' },
   '0429': { type: 'invalid_request_error', code: 'rate_limit' },
   '0500': { type: 'api_error' },
   '0503': { type: 'api_error' },
-  '1016': { type: 'invalid_request_error', code: 'processor_not_configured' },
+  '1016': { type: 'invalid_request_error' },
 };
 
 /** A refusal of the shared plumbing (body parser, idempotency, router) in the generic shape. */
 export function fromCatalogue(a: ErrorAnswer): GenericError {
+  if (a.code === '0409') return idempotencyConflict(a.detail ?? '');
   const http = RESULT_CODES[a.code].http;
   const mapped = FROM_CATALOGUE[a.code] ?? { type: http >= 500 ? 'api_error' : 'invalid_request_error' };
   const message = a.detail ? a.detail.charAt(0).toUpperCase() + a.detail.slice(1) : RESULT_CODES[a.code].text;
   const param = a.field ? fieldParam(a.field) : undefined;
   return new GenericError(http, { type: mapped.type, ...(mapped.code ? { code: mapped.code } : {}), message, ...(param ? { param } : {}) });
+}
+
+/**
+ * An Idempotency-Key conflict as the platform family documents it: the key reused with other
+ * parameters is HTTP 400 `idempotency_error`; a request under the key still running is 409
+ * `idempotency_key_in_use`.
+ */
+function idempotencyConflict(detail: string): GenericError {
+  const message = detail ? detail.charAt(0).toUpperCase() + detail.slice(1) : RESULT_CODES['0409'].text;
+  return detail === STILL_RUNNING
+    ? new GenericError(409, { type: 'invalid_request_error', code: 'idempotency_key_in_use', message })
+    : new GenericError(400, { type: 'idempotency_error', message });
 }
 
 /** A dotted field path (`beneficiary.bank_details.iban`) as the platform family names a parameter (`beneficiary[bank_details][iban]`). */

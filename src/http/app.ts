@@ -11,7 +11,7 @@ import { registerCheckoutRoutes } from '../checkout/routes.js';
 import { Refused } from '../core/outcomes.js';
 import { newId } from '../crypto/ids.js';
 import { FaultLog, RETRY_AFTER_S, type StorageFault, storageFault } from '../db/faults.js';
-import { bearerCaller } from '../generic/auth.js';
+import { bearerCaller, carriesApiKey } from '../generic/auth.js';
 import { genericThrown } from '../generic/outcomes.js';
 import { fromCatalogue, GenericError, sendGenericError, validationError } from '../generic/wire.js';
 import { registerIdempotency } from '../idempotency/plugin.js';
@@ -93,13 +93,9 @@ function createFastify(deps: Deps, opts: { log_destination?: NodeJS.WritableStre
     // The router's own refusals (malformed URL, over-long path parameter) answer in our shape.
     frameworkErrors: (error, request, reply) => {
       const detail = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path parameter is too long' : 'the URL is malformed';
-      if (GENERIC_PATH.test(request.url)) {
+      if (genericRequest(request)) {
         reply.header('request-id', request.id);
-        void sendGenericError(
-          request,
-          reply,
-          new GenericError(400, { type: 'invalid_request_error', code: 'parameter_invalid', message: `The request URL is invalid: ${detail}.` }),
-        );
+        void sendGenericError(request, reply, new GenericError(400, { type: 'invalid_request_error', message: `The request URL is invalid: ${detail}.` }));
         return;
       }
       void sendError(request, reply, {
@@ -201,7 +197,7 @@ function errorHandler(deps: Deps, faults: FaultLog) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     // A generic path that matched no route (a hook refused it before the not-found handler
     // ran, e.g. a malformed Idempotency-Key) is answered in that interface's shape too.
-    const genericShape = request.routeOptions.config?.answer === 'generic' || (request.is404 && GENERIC_PATH.test(request.url));
+    const genericShape = request.routeOptions.config?.answer === 'generic' || (request.is404 && genericRequest(request));
     if (genericShape && request.is404) reply.header('request-id', request.id);
     // The database's state, not the request's: 503 with Retry-After, told once (issue 17).
     const fault: StorageFault | null = storageFault(error);
@@ -222,12 +218,7 @@ function errorHandler(deps: Deps, faults: FaultLog) {
       deps.metrics.shed.inc({ reason: error instanceof ProcessorsBusy ? 'processor_waits' : 'event_loop_delay' });
       reply.header('retry-after', '1');
       const detail = error instanceof ProcessorsBusy ? `this process is overloaded: ${error.message}` : 'this process is overloaded; retry in a moment';
-      if (genericShape)
-        return sendGenericError(
-          request,
-          reply,
-          new GenericError(503, { type: 'api_error', code: 'overloaded', message: `The gateway is ${detail.slice(5)}.` }),
-        );
+      if (genericShape) return sendGenericError(request, reply, new GenericError(503, { type: 'api_error', message: `The gateway is ${detail.slice(5)}.` }));
       return sendError(request, reply, { code: '0503', detail });
     }
     if (genericShape) return genericError(error, request, reply);
@@ -252,7 +243,7 @@ function registerNotFound(app: FastifyInstance, deps: Deps): void {
   // An unknown generic path: the key first, before the body is parsed, as on every generic
   // route (their onRequest hook): an unknown path or a bad body tells an unknown caller nothing.
   app.addHook('onRequest', async (request, reply) => {
-    if (!request.is404 || !GENERIC_PATH.test(request.url)) return;
+    if (!request.is404 || !genericRequest(request)) return;
     try {
       await bearerCaller(deps, request.headers.authorization);
     } catch (e) {
@@ -261,7 +252,7 @@ function registerNotFound(app: FastifyInstance, deps: Deps): void {
     }
   });
   app.setNotFoundHandler(async (request, reply) => {
-    if (GENERIC_PATH.test(request.url)) {
+    if (genericRequest(request)) {
       const path = request.url.split('?')[0] ?? '';
       return sendGenericError(
         request,
@@ -312,18 +303,30 @@ const routeRegistrars: readonly RouteRegistrar[] = [
 ];
 
 /** The generic interface's paths: an unknown one is answered in its shape. */
-const GENERIC_PATH = /^\/v1\/(payments|refunds|accounts?|transfers|balance)(\/|\?|$)/;
+const GENERIC_PATH = /^\/v1\/(payments|refunds|accounts?|transfers|balance|customers)(\/|\?|$)/;
+/** The acquiring interface's own paths (signed bodies): their refusals keep its shape whatever the headers. */
+const ACQUIRING_PATH =
+  /^\/v1\/(authorise|capture|cancel|refund|review|paymentmethods|checkout|cancelsubscription|payout|cancelpayout|retrieval[A-Za-z]*)(\/|\?|$)/;
 
+/**
+ * A request the generic interface answers, route or not (docs/contract.md §24): its own paths,
+ * and any other path under /v1 the acquiring interface does not own when it carries an API key
+ * (Bearer or Basic): the platform family's clients read only their own error shape.
+ */
+function genericRequest(request: FastifyRequest): boolean {
+  if (GENERIC_PATH.test(request.url)) return true;
+  return request.url.startsWith('/v1/') && !ACQUIRING_PATH.test(request.url) && carriesApiKey(request.headers.authorization);
+}
+
+/** A storage fault as the platform family says an outage: `api_error` without a code (its published codes have none); the message tells which. */
 function storageRefusal(fault: StorageFault): GenericError {
   return fault === 'storage'
     ? new GenericError(503, {
         type: 'api_error',
-        code: 'storage_unavailable',
         message: 'The gateway cannot write to its storage (full or read-only); nothing was done. Retry later with the same Idempotency-Key.',
       })
     : new GenericError(503, {
         type: 'api_error',
-        code: 'database_unavailable',
         message: 'The gateway cannot reach its database; nothing was done. Retry in a moment with the same Idempotency-Key.',
       });
 }

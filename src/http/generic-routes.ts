@@ -5,7 +5,8 @@
 // Where a URL's code is:
 //   /v1/payments[/:id[/capture|/cancel]]     src/generic/payments.ts (registrar: a list of named handlers)
 //   /v1/refunds[/:id]                        src/generic/refunds.ts (the same)
-//   /v1/accounts[/…]                         src/connect/accounts.ts
+//   /v1/customers[/:id]                      src/generic/customers.ts
+//   /v1/account, /v1/accounts[/…]            src/connect/accounts.ts
 //   /v1/transfers[/…]                        src/connect/transfers.ts
 //   /v1/balance                              src/connect/balance.ts (registered by transfers.ts)
 // The hooks of every generic route (Bearer key, rate limit, IP allow-list for reads, request-id)
@@ -14,6 +15,7 @@
 import type { FastifyInstance } from 'fastify';
 import { registerAccountRoutes } from '../connect/accounts.js';
 import { registerTransferRoutes } from '../connect/transfers.js';
+import { registerCustomerRoutes } from '../generic/customers.js';
 import { registerGenericPaymentRoutes } from '../generic/payments.js';
 import { registerGenericRefundRoutes } from '../generic/refunds.js';
 import type { RiskEngine } from '../risk/index.js';
@@ -23,6 +25,7 @@ import type { Deps } from '../web/context.js';
 export function registerGenericRoutes(app: FastifyInstance, deps: Deps, risk: RiskEngine): void {
   registerGenericPaymentRoutes(app, deps, risk);
   registerGenericRefundRoutes(app, deps);
+  registerCustomerRoutes(app, deps);
   registerAccountRoutes(app, deps);
   registerTransferRoutes(app, deps);
 }

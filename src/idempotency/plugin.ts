@@ -34,6 +34,9 @@ declare module 'fastify' {
   }
 }
 
+/** The conflict of a key whose first request is still running (the generic interface answers it 409, another body 400). */
+export const STILL_RUNNING = 'a request with this Idempotency-Key is still being processed; retry later';
+
 type Claim = { kind: 'owner'; id: string; rerun: boolean } | { kind: 'replay'; row: IdempotencyKeyRow } | { kind: 'conflict'; detail: string };
 
 /** Keys belong to the authenticated account; unauthenticated requests do no work to repeat. */
@@ -99,10 +102,10 @@ async function claim(deps: Deps, scope: string, key: string, hash: string): Prom
       );
       if (taken) return { kind: 'owner', id: row.id, rerun: true };
     }
-    if (Date.now() >= deadline) return { kind: 'conflict', detail: 'a request with this Idempotency-Key is still being processed; retry later' };
+    if (Date.now() >= deadline) return { kind: 'conflict', detail: STILL_RUNNING };
     await sleep(POLL_MS);
   }
-  return { kind: 'conflict', detail: 'a request with this Idempotency-Key is still being processed; retry later' };
+  return { kind: 'conflict', detail: STILL_RUNNING };
 }
 
 /** Runs `write`; when the storage fails under it, files `outcome` for repair (harmless if the write never landed) and rethrows. */

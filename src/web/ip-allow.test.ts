@@ -130,7 +130,7 @@ describe('generic interface reads (every GET)', () => {
       assert.equal(refused.statusCode, 403, path);
       assert.deepEqual(
         refused.json(),
-        { error: { type: 'invalid_request_error', code: 'ip_not_allowed', message: `Calls from ${UNLISTED} are not registered for this account` } },
+        { error: { type: 'invalid_request_error', message: `Calls from ${UNLISTED} are not registered for this account` } },
         path,
       );
       assert.ok(refused.headers['request-id'], path);

@@ -353,7 +353,7 @@ export class Load {
         final: { status: res.status, code: '0000', sig, answer: body, at: end },
       };
     }
-    const code = `${error?.type ?? '?'}/${error?.code ?? '?'}`;
+    const code = `${error?.type ?? '?'}/${error?.code ?? outageOf(res.status, error?.message)}`;
     const busy = res.status === 409 && /still being processed|in progress|idempotency/i.test(String(error?.message ?? ''));
     const attempt: Attempt = {
       ...base,
@@ -414,4 +414,14 @@ function readAnswer(kind: OpKind, a: Record<string, any>): { code: string; sig: 
     default:
       return { code: '0000', sig: kind };
   }
+}
+
+/** A generic 503 carries no code (the platform family publishes none for outages): which one, by its message. */
+function outageOf(status: number, message: unknown): string {
+  const m = String(message ?? '');
+  if (status !== 503) return '?';
+  if (/cannot write to its storage/.test(m)) return 'storage_unavailable';
+  if (/cannot reach its database/.test(m)) return 'database_unavailable';
+  if (/overloaded/.test(m)) return 'overloaded';
+  return '?';
 }

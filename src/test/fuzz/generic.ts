@@ -28,6 +28,7 @@ import { verifyLedger } from '../../ledger/verify.js';
 import type { CreatedMerchant } from '../../merchants/service.js';
 import { topUp } from '../../payouts/admin.js';
 import type { TestGateway } from '../harness.js';
+import { publishedErrorCodes } from '../published-codes.js';
 import { type Case, CONTENT_TYPES, describeCase, INJECTIONS, type Mutation, mutate, mutation, RAW } from './inputs.js';
 import type { Answer } from './shopper.js';
 
@@ -67,9 +68,10 @@ export interface Ids {
   /** Payments authorised only (manual capture): capture and cancel targets. */
   uncaptured: string[];
   refunds: string[];
+  customers: string[];
 }
 
-const emptyIds = (): Ids => ({ accounts: [], transfers: [], reversals: [], payments: [], uncaptured: [], refunds: [] });
+const emptyIds = (): Ids => ({ accounts: [], transfers: [], reversals: [], payments: [], uncaptured: [], refunds: [], customers: [] });
 
 export class GenericPool {
   /** P's objects (seeded, then every accepted create). */
@@ -103,7 +105,7 @@ const CARDS = ['4242424242424242', '4242424242424242', '5555555555554444', '4000
 // ---------- the routes ----------
 
 /** The kind of id each `:param` of a path holds ('reversal' takes a [transfer, reversal] pair for two params). */
-type IdKind = 'account' | 'transfer' | 'reversal' | 'payment' | 'uncaptured' | 'refund';
+type IdKind = 'account' | 'transfer' | 'reversal' | 'payment' | 'uncaptured' | 'refund' | 'customer';
 
 export interface GenericRoute {
   method: Method;
@@ -123,7 +125,7 @@ export interface GenericRoute {
 
 /** A list's query: a limit, sometimes a cursor among `kind`'s ids, a `created` range, `expand[]`. */
 const listQuery =
-  (kind: 'accounts' | 'transfers' | 'payments' | 'refunds') =>
+  (kind: 'accounts' | 'transfers' | 'payments' | 'refunds' | 'customers') =>
   (ids: Ids, n: number): Json => ({
     limit: 1 + (n % 100),
     ...(n % 3 === 0 ? { starting_after: pick(ids[kind], n, 'x_none') } : n % 7 === 1 ? { ending_before: pick(ids[kind], n, 'x_none') } : {}),
@@ -232,6 +234,34 @@ export const GENERIC_ROUTES: GenericRoute[] = [
   },
   { method: 'GET', path: '/v1/refunds/:id', ids: 'refund' },
   { method: 'POST', path: '/v1/refunds/:id', ids: 'refund', base: (_ids, n) => ({ metadata: { k: String(n) } }) },
+  // Customers (issue 33).
+  {
+    method: 'POST',
+    path: '/v1/customers',
+    creates: 'customers',
+    base: (_ids, n) => ({
+      name: `Customer ${n}`,
+      email: `c${n}@example.com`,
+      ...(n % 2 ? { phone: '+1 555 0100', description: `d${n}` } : {}),
+      ...(n % 3 === 0 ? { address: { line1: `${n} Main St`, city: 'Springfield', country: ['US', 'gb'][n % 2] } } : {}),
+      ...(n % 5 === 1 ? { shipping: { name: 'Recipient', address: { line1: '1 Dock Rd' } }, preferred_locales: ['en', 'fr'] } : {}),
+      metadata: { n: String(n) },
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/customers',
+    refs: CURSORS,
+    base: (ids, n) => ({ ...listQuery('customers')(ids, n), ...(n % 6 === 0 ? { email: `c${n}@example.com` } : {}) }),
+  },
+  { method: 'GET', path: '/v1/customers/:id', ids: 'customer' },
+  {
+    method: 'POST',
+    path: '/v1/customers/:id',
+    ids: 'customer',
+    base: (_ids, n) => ({ metadata: n % 6 === 0 ? '' : { k: String(n), n: '' }, email: `u${n}@example.com`, ...(n % 4 === 0 ? { address: '' } : {}) }),
+  },
+  { method: 'DELETE', path: '/v1/customers/:id', ids: 'customer' },
 ];
 
 export const routeLabel = (r: GenericRoute): string => `${r.method} ${r.path}`;
@@ -253,6 +283,8 @@ function paramsFrom(kind: IdKind | undefined, ids: Ids, n: number): string[] {
       return [pick(ids.uncaptured.length ? ids.uncaptured : ids.payments, n, 'pay_none')];
     case 'refund':
       return [pick(ids.refunds, n, 're_none')];
+    case 'customer':
+      return [pick(ids.customers, n, 'cus_none')];
   }
 }
 
@@ -304,7 +336,9 @@ export async function seedGeneric(gw: TestGateway): Promise<{ pool: GenericPool;
     `Bearer sk_test_${body.slice(0, 12)}${'A'.repeat(36)}`,
     `Bearer ${pk}x`,
     `Bearer ${pk} ${pk}`,
-    `Basic ${Buffer.from(`${pk}:`).toString('base64')}`,
+    `Basic ${Buffer.from(`:${pk}`).toString('base64')}`,
+    `Basic ${Buffer.from('sk_test_nope:').toString('base64')}`,
+    'Basic !!!',
     pk,
     `Token ${pk}`,
     `Bearer sk_test_${'A'.repeat(48)}`,
@@ -373,6 +407,11 @@ export async function seedGeneric(gw: TestGateway): Promise<{ pool: GenericPool;
       pool.addForeign('refunds', (await call(gw, bk, 'POST', '/v1/refunds', { payment: f1.id, amount: 100 })).id);
     }
   }
+  // Customers of each platform.
+  if (has('POST /v1/customers')) {
+    for (let i = 0; i < 6; i++) pool.own.customers.push((await call(gw, pk, 'POST', '/v1/customers', { name: `seed ${i}`, metadata: { seed: String(i) } })).id);
+    for (const key of [bk, lk]) pool.addForeign('customers', (await call(gw, key, 'POST', '/v1/customers', { email: 'foreign@example.com' })).id);
+  }
   return { pool, routes, missing };
 }
 
@@ -385,6 +424,7 @@ async function foreignSnapshot(gw: TestGateway, pool: GenericPool): Promise<stri
     await db.selectFrom('transfers').selectAll().where('platform_account_id', 'in', platforms).orderBy('id').execute(),
     await db.selectFrom('transfer_reversals').selectAll().where('platform_account_id', 'in', platforms).orderBy('id').execute(),
     await db.selectFrom('payments').selectAll().where('account_id', 'in', platforms).orderBy('transaction_id').execute(),
+    await db.selectFrom('customers').selectAll().where('account_id', 'in', platforms).orderBy('id').execute(),
   ];
   return JSON.stringify(parts, (_k, v) => (typeof v === 'bigint' ? String(v) : v));
 }
@@ -486,7 +526,7 @@ const RAW_QUERIES = [
 // ---------- checks ----------
 
 /** The generic interface's paths (src/http/app.ts answers unknown ones of these in the generic shape). */
-const GENERIC_PATH = /^\/v1\/(payments|refunds|accounts|transfers|balance)(\/|\?|$)/;
+const GENERIC_PATH = /^\/v1\/(payments|refunds|accounts?|transfers|balance|customers)(\/|\?|$)/;
 const ERROR_TYPES = new Set(['invalid_request_error', 'card_error', 'idempotency_error', 'rate_limit_error', 'api_error', 'authentication_error']);
 
 /**
@@ -524,7 +564,9 @@ function errorShapeProblem(a: Answer): string | null {
   if (e.param !== undefined && typeof e.param !== 'string') return `error.param ${JSON.stringify(e.param)}`;
   if (a.statusCode === 402 && (e.type !== 'card_error' || e.code !== 'card_declined' || typeof e.decline_code !== 'string'))
     return `a 402 that is not a card_declined card_error: ${a.body.slice(0, 200)}`;
-  if (a.statusCode === 409 && e.type !== 'idempotency_error') return `a 409 of type ${String(e.type)}`;
+  // docs/contract.md §24: only the family's published codes; a 409 is a key still in use (another body is a 400 idempotency_error).
+  if (e.code !== undefined && !publishedErrorCodes().has(String(e.code))) return `error.code ${JSON.stringify(e.code)} is not one of the published codes`;
+  if (a.statusCode === 409 && e.code !== 'idempotency_key_in_use') return `a 409 that is not idempotency_key_in_use: ${a.body.slice(0, 200)}`;
   if (!a.headers['request-id']) return `a ${a.statusCode} answer without a Request-Id header`;
   return null;
 }
