@@ -23,6 +23,8 @@ import { CONNECT_TAG, errorAnswers, objectAnswers } from '../generic/docs.js';
 import {
   CurrencyParam,
   Expand,
+  type Expanders,
+  expanded,
   GenericError,
   IdParams,
   invalidParam,
@@ -44,7 +46,7 @@ import {
 } from '../generic/wire.js';
 import { requireCurrency } from '../payments/validate.js';
 import type { Deps } from '../web/context.js';
-import { findAccount } from './accounts.js';
+import { accountObject, findAccount } from './accounts.js';
 import { registerBalanceRoute } from './balance.js';
 import { transferState } from './states.js';
 import type { TransferReversalRow, TransferRow } from './tables.js';
@@ -409,7 +411,29 @@ async function createTransfer(deps: Deps, request: FastifyRequest<{ Body: Create
   if (!outcome.ok) throw transferRefusal(outcome);
   const { row, made } = outcome;
   const [answer] = made ? await answerTransfers(deps.store.db, [row]) : [transferObject(row)];
-  return sendObject(request, reply, answer);
+  return sendObject(request, reply, await expanded(request, answer as Record<string, unknown>, transferExpanders(deps, request)));
+}
+
+/** `expand[]` on transfers: `destination`, the connected account (docs/contract.md §24). */
+function transferExpanders(deps: Deps, request: FastifyRequest): Expanders {
+  const s = scopeOf(request);
+  return {
+    destination: async (id) => {
+      const row = await findAccount(deps.store.db, s.platform, s.livemode === 1, id);
+      return row ? accountObject(row) : undefined;
+    },
+  };
+}
+
+/** `expand[]` on reversals: `transfer`. */
+function reversalExpanders(deps: Deps, request: FastifyRequest): Expanders {
+  const s = scopeOf(request);
+  return {
+    transfer: async (id) => {
+      const row = await findTransfer(deps.store.db, s.platform, s.livemode, id);
+      return row ? (await answerTransfers(deps.store.db, [row]))[0] : undefined;
+    },
+  };
 }
 
 /** GET /v1/transfers/:id */
@@ -418,7 +442,7 @@ async function retrieveTransfer(deps: Deps, request: IdRequest, reply: FastifyRe
   const row = await findTransfer(deps.store.db, s.platform, s.livemode, request.params.id);
   if (!row) throw noSuch('transfer', request.params.id);
   const [answer] = await answerTransfers(deps.store.db, [row]);
-  return sendObject(request, reply, answer);
+  return sendObject(request, reply, await expanded(request, answer as Record<string, unknown>, transferExpanders(deps, request)));
 }
 
 /** POST /v1/transfers/:id */
@@ -445,7 +469,7 @@ async function updateTransfer(deps: Deps, request: FastifyRequest<{ Params: { id
     return { ...row, ...patch };
   });
   const [answer] = await answerTransfers(deps.store.db, [updated]);
-  return sendObject(request, reply, answer);
+  return sendObject(request, reply, await expanded(request, answer as Record<string, unknown>, transferExpanders(deps, request)));
 }
 
 /** GET /v1/transfers */
@@ -472,7 +496,8 @@ async function listTransfers(deps: Deps, request: FastifyRequest<{ Querystring: 
   };
   // A cursor is any of the caller's transfers, filtered out or not.
   const page = await listPage<TransferRow>(q, 'transfer', filtered, (id) => mine().where('id', '=', id).executeTakeFirst());
-  return sendObject(request, reply, listObject('/v1/transfers', page, await answerTransfers(deps.store.db, page.rows)));
+  const list = listObject('/v1/transfers', page, await answerTransfers(deps.store.db, page.rows));
+  return sendObject(request, reply, await expanded(request, list, transferExpanders(deps, request)));
 }
 
 /** POST /v1/transfers/:id/reversals */
@@ -485,7 +510,7 @@ async function createReversal(deps: Deps, request: FastifyRequest<{ Params: { id
   const cmd = { transfer: t, amount_minor: b.amount ?? null, description: b.description ?? '', metadata, idempotency_ref: request.idempotency?.id ?? null };
   const outcome = await makeReversal(deps.store, cmd, deps.now());
   if (!outcome.ok) throw transferRefusal(outcome);
-  return sendObject(request, reply, reversalObject(outcome.row));
+  return sendObject(request, reply, await expanded(request, reversalObject(outcome.row), reversalExpanders(deps, request)));
 }
 
 /** GET /v1/transfers/:id/reversals */
@@ -495,7 +520,8 @@ async function listReversals(deps: Deps, request: FastifyRequest<{ Params: { id:
   if (!t) throw noSuch('transfer', request.params.id);
   const scoped = () => deps.store.db.selectFrom('transfer_reversals').selectAll().where('transfer_id', '=', t.id);
   const page = await listPage<TransferReversalRow>(request.query, 'transfer_reversal', scoped, (id) => scoped().where('id', '=', id).executeTakeFirst());
-  return sendObject(request, reply, listObject(`/v1/transfers/${t.id}/reversals`, page, page.rows.map(reversalObject)));
+  const list = listObject(`/v1/transfers/${t.id}/reversals`, page, page.rows.map(reversalObject));
+  return sendObject(request, reply, await expanded(request, list, reversalExpanders(deps, request)));
 }
 
 /** A reversal of one of the caller's transfers; both ids must match. */
@@ -516,7 +542,7 @@ async function findReversal(db: Db, request: ReversalRequest) {
 
 /** GET /v1/transfers/:id/reversals/:reversal_id */
 async function retrieveReversal(deps: Deps, request: ReversalRequest, reply: FastifyReply) {
-  return sendObject(request, reply, reversalObject(await findReversal(deps.store.db, request)));
+  return sendObject(request, reply, await expanded(request, reversalObject(await findReversal(deps.store.db, request)), reversalExpanders(deps, request)));
 }
 
 /** POST /v1/transfers/:id/reversals/:reversal_id */
@@ -539,7 +565,7 @@ async function updateReversal(deps: Deps, request: FastifyRequest<{ Params: { id
     await tx.updateTable('transfer_reversals').set({ metadata }).where('id', '=', row.id).execute();
     return { ...row, metadata };
   });
-  return sendObject(request, reply, reversalObject(updated));
+  return sendObject(request, reply, await expanded(request, reversalObject(updated), reversalExpanders(deps, request)));
 }
 
 export function registerTransferRoutes(app: FastifyInstance, deps: Deps): void {

@@ -23,6 +23,7 @@ const FORMATS: Record<IdKind, RegExp> = {
   transfer: new RegExp(`^tr_${ULID}$`),
   transfer_reversal: new RegExp(`^trr_${ULID}$`),
   customer: new RegExp(`^cus_${ULID}$`),
+  payment_method: new RegExp(`^pm_${ULID}$`),
   processor_attempt: new RegExp(`^att_${ULID}$`),
   processor: new RegExp(`^prc_${ULID}$`),
   connected_account: /^acct_[A-Za-z0-9]{16}$/,

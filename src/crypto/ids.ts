@@ -94,6 +94,7 @@ const ID_MAKERS = {
   transfer: ulid('tr_'),
   transfer_reversal: ulid('trr_'),
   customer: ulid('cus_'),
+  payment_method: ulid('pm_'),
   processor_attempt: ulid('att_'),
   processor: ulid('prc_'),
   // Random, with a prefix naming the object.

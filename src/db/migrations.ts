@@ -14,6 +14,7 @@ import { coreMigration } from './migrations/merchants.js';
 import { paymentMethodsMigration } from './migrations/methods.js';
 import { eventAttemptsMigration, notificationsMigration } from './migrations/notifications.js';
 import { frameOriginsMigration } from './migrations/pages.js';
+import { paymentMethodObjectsMigration } from './migrations/payment-methods.js';
 import { cardTokenHashMigration, paymentsMigration } from './migrations/payments.js';
 import { payoutBankDetailsMaskedMigration, payoutsMigration } from './migrations/payouts.js';
 import { portalMigration } from './migrations/portal.js';
@@ -69,6 +70,7 @@ export function migrationsFor(ctx: MigrationContext): Record<string, Migration> 
     '0083_attempt_processor': attemptProcessorMigration,
     '0084_threeds_action': threedsActionMigration,
     '0085_customers': customersMigration,
+    '0086_payment_method_objects': paymentMethodObjectsMigration,
   };
 }
 

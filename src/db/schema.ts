@@ -15,6 +15,7 @@ import type { CoreTables } from './tables/merchants.js';
 import type { MethodTables } from './tables/methods.js';
 import type { NotificationTables } from './tables/notifications.js';
 import type { PageTables } from './tables/pages.js';
+import type { PaymentMethodTables } from './tables/payment-methods.js';
 import type { PaymentTables } from './tables/payments.js';
 import type { PayoutTables } from './tables/payouts.js';
 import type { PortalTables } from './tables/portal.js';
@@ -47,6 +48,7 @@ export interface DB
     ApiKeyTables,
     ConnectTables,
     CustomerTables,
+    PaymentMethodTables,
     PortalTables,
     AttemptTables,
     ProcessorTables {}

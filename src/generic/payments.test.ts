@@ -129,6 +129,12 @@ describe('generic payments', () => {
     assert.equal(list.data[0].amount, 400, 'newest first');
     const one = await gw.generic('GET', `/v1/refunds/${r1.json().id}`, key);
     assert.deepEqual(one.json().metadata, { ticket: 'T-1' });
+    // docs/contract.md §24: expand[]=payment answers the refunded payment itself; data.payment in a list.
+    const expanded = (await gw.generic('GET', `/v1/refunds/${r1.json().id}?expand[]=payment`, key)).json();
+    assert.equal(expanded.payment.id, p.id);
+    assert.equal(expanded.payment.amount_refunded, 600);
+    const expandedList = (await gw.generic('GET', `/v1/refunds?payment=${p.id}&expand[]=data.payment`, key)).json();
+    assert.equal(expandedList.data[1].payment.object, 'payment');
     const report = await verifyLedger(gw.runtime.store.db);
     assert.ok(report.ok, report.problems.join('\n'));
   });

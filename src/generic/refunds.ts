@@ -11,9 +11,11 @@ import type { Deps } from '../web/context.js';
 import { callerOf, genericRouteOptions } from './auth.js';
 import { errorAnswers, objectAnswers, PAYMENTS_TAG } from './docs.js';
 import { genericRefusal } from './outcomes.js';
-import { findPayment, paymentId } from './payments.js';
+import { findPayment, paymentId, paymentObject } from './payments.js';
 import {
   Expand,
+  type Expanders,
+  expanded,
   GenericError,
   IdParams,
   ListEnvelope,
@@ -169,7 +171,7 @@ async function createRefund(deps: Deps, request: FastifyRequest<{ Body: Static<t
   };
   const outcome = await makeRefund(deps, request.log, cmd);
   if (!outcome.ok) throw genericRefusal(outcome, { what: 'payment', id: b.payment, amountParam: 'amount' });
-  return sendObject(request, reply, refundObject(outcome.refund, caller.livemode));
+  return sendObject(request, reply, await expanded(request, refundObject(outcome.refund, caller.livemode), refundExpanders(deps, request)));
 }
 
 function retrieveSchema() {
@@ -186,7 +188,8 @@ function retrieveSchema() {
 }
 
 async function retrieveRefund(deps: Deps, request: FastifyRequest<IdRoute>, reply: FastifyReply) {
-  return sendObject(request, reply, refundObject(await findRefund(deps, request, request.params.id), callerOf(request).livemode));
+  const refund = refundObject(await findRefund(deps, request, request.params.id), callerOf(request).livemode);
+  return sendObject(request, reply, await expanded(request, refund, refundExpanders(deps, request)));
 }
 
 function updateSchema() {
@@ -212,7 +215,7 @@ async function updateRefund(deps: Deps, request: FastifyRequest<IdRoute & { Body
     await tx.updateTable('refunds').set({ metadata }).where('refund_reference_id', '=', row.refund_reference_id).execute();
     return { ...current, metadata };
   });
-  return sendObject(request, reply, refundObject(updated, callerOf(request).livemode));
+  return sendObject(request, reply, await expanded(request, refundObject(updated, callerOf(request).livemode), refundExpanders(deps, request)));
 }
 
 function listSchema() {
@@ -265,13 +268,15 @@ async function listRefunds(deps: Deps, request: FastifyRequest<{ Querystring: Li
     },
     { created: 'refunds.created_at', id: 'refunds.refund_reference_id' },
   );
-  return sendObject(
-    request,
-    reply,
-    listObject(
-      '/v1/refunds',
-      page,
-      page.rows.map((r) => refundObject(r, caller.livemode)),
-    ),
+  const list = listObject(
+    '/v1/refunds',
+    page,
+    page.rows.map((r) => refundObject(r, caller.livemode)),
   );
+  return sendObject(request, reply, await expanded(request, list, refundExpanders(deps, request)));
+}
+
+/** `expand[]` on refunds: `payment`, the payment refunded (docs/contract.md §24). */
+function refundExpanders(deps: Deps, request: FastifyRequest): Expanders {
+  return { payment: async (id) => paymentObject(await findPayment(deps, request, id)) };
 }

@@ -365,6 +365,24 @@ describe('transfers and reversals through the official client library', () => {
     assert.equal(missing.code, 'parameter_missing');
   });
 
+  test('expand[]: a transfer’s destination and a reversal’s transfer are answered as their objects, in one object and in a list (docs/contract.md §24)', async (t) => {
+    if (!routes.transfers) return t.skip(NO_TRANSFERS);
+    await fund();
+    const dest = await destination();
+    const tr = await stripe.transfers.create({ amount: 700, currency: 'usd', destination: dest, expand: ['destination'] });
+    const made = tr.destination as Stripe.Account;
+    assert.equal(made.id, dest, 'transfer.destination.id');
+    assert.equal(made.object, 'account');
+    const got = await stripe.transfers.retrieve(tr.id, { expand: ['destination', 'not_offered'] });
+    assert.equal((got.destination as Stripe.Account).id, dest);
+    assert.equal((await stripe.transfers.retrieve(tr.id)).destination, dest, 'an id without expand[]');
+    const list = await stripe.transfers.list({ destination: dest, expand: ['data.destination'] });
+    assert.equal((list.data[0]?.destination as Stripe.Account).object, 'account');
+    const rev = await stripe.transfers.createReversal(tr.id, { amount: 100, expand: ['transfer'] });
+    assert.equal((rev.transfer as Stripe.Transfer).id, tr.id);
+    assert.equal((rev.transfer as Stripe.Transfer).amount_reversed, 100);
+  });
+
   test('a reversal (part, then the rest), listed on its transfer; more than was sent is refused', async (t) => {
     if (!routes.transfers) return t.skip(NO_TRANSFERS);
     await fund();

@@ -194,10 +194,46 @@ export function mergeMetadata(stored: string, given: MetadataInput | undefined):
   return out;
 }
 
-/** `expand[]` is accepted and ignored: every object is answered whole, and ids stay ids. */
+/**
+ * `expand[]`: the id fields a resource offers (`destination` of a transfer, …; `data.<field>`
+ * on a list) are answered as their objects; any other path is accepted and left an id
+ * (docs/contract.md §24).
+ */
 export const Expand = Type.Optional(
-  Type.Array(Type.String({ maxLength: 200 }), { maxItems: 20, description: 'accepted for compatibility and ignored: answers are never expanded' }),
+  Type.Array(Type.String({ maxLength: 200 }), {
+    maxItems: 20,
+    description:
+      'fields to answer as their objects instead of their ids (`data.<field>` on a list); the expandable fields are named on each resource, others stay ids',
+  }),
 );
+
+/** How `expand[]` replaces one id field of an object type by its object, for the caller (undefined: left an id). */
+export type Expanders = Readonly<Record<string, (id: string) => Promise<Record<string, unknown> | undefined>>>;
+
+/** The request's `expand[]`, from the query (GET) or the body. */
+function expansions(request: FastifyRequest): string[] {
+  const from = (request.query as { expand?: unknown } | undefined)?.expand ?? (request.body as { expand?: unknown } | undefined)?.expand;
+  return Array.isArray(from) ? from.filter((x): x is string => typeof x === 'string') : [];
+}
+
+/** `value` (an object, or a list of them) with the fields `expand[]` names and `table` offers answered as their objects. */
+export async function expanded(request: FastifyRequest, value: Record<string, unknown>, table: Expanders): Promise<Record<string, unknown>> {
+  const wanted = expansions(request);
+  if (wanted.length === 0) return value;
+  const list = value.object === 'list';
+  const fields = [...new Set(wanted.map((p) => (list ? (p.startsWith('data.') ? p.slice(5) : '') : p)))].filter((f) => Object.hasOwn(table, f));
+  if (fields.length === 0) return value;
+  const one = async (o: Record<string, unknown>) => {
+    const out = { ...o };
+    for (const f of fields) {
+      const id = o[f];
+      const object = typeof id === 'string' && id !== '' ? await (table[f] as Expanders[string])(id) : undefined;
+      if (object) out[f] = object;
+    }
+    return out;
+  };
+  return list ? { ...value, data: await Promise.all((value.data as Record<string, unknown>[]).map(one)) } : one(value);
+}
 
 /** The query of a retrieve: only `expand[]` (ignored); anything else is an unknown parameter. */
 export const RetrieveQuery = Type.Object({ expand: Expand }, { additionalProperties: false });

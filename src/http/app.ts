@@ -303,7 +303,7 @@ const routeRegistrars: readonly RouteRegistrar[] = [
 ];
 
 /** The generic interface's paths: an unknown one is answered in its shape. */
-const GENERIC_PATH = /^\/v1\/(payments|refunds|accounts?|transfers|balance|customers)(\/|\?|$)/;
+const GENERIC_PATH = /^\/v1\/(payments|refunds|accounts?|transfers|balance|customers|payment_methods)(\/|\?|$)/;
 /** The acquiring interface's own paths (signed bodies): their refusals keep its shape whatever the headers. */
 const ACQUIRING_PATH =
   /^\/v1\/(authorise|capture|cancel|refund|review|paymentmethods|checkout|cancelsubscription|payout|cancelpayout|retrieval[A-Za-z]*)(\/|\?|$)/;

@@ -6,6 +6,7 @@
 //   /v1/payments[/:id[/capture|/cancel]]     src/generic/payments.ts (registrar: a list of named handlers)
 //   /v1/refunds[/:id]                        src/generic/refunds.ts (the same)
 //   /v1/customers[/:id]                      src/generic/customers.ts
+//   /v1/payment_methods[/…], /v1/customers/:id/payment_methods   src/generic/payment-methods.ts
 //   /v1/account, /v1/accounts[/…]            src/connect/accounts.ts
 //   /v1/transfers[/…]                        src/connect/transfers.ts
 //   /v1/balance                              src/connect/balance.ts (registered by transfers.ts)
@@ -16,6 +17,7 @@ import type { FastifyInstance } from 'fastify';
 import { registerAccountRoutes } from '../connect/accounts.js';
 import { registerTransferRoutes } from '../connect/transfers.js';
 import { registerCustomerRoutes } from '../generic/customers.js';
+import { registerPaymentMethodObjectRoutes } from '../generic/payment-methods.js';
 import { registerGenericPaymentRoutes } from '../generic/payments.js';
 import { registerGenericRefundRoutes } from '../generic/refunds.js';
 import type { RiskEngine } from '../risk/index.js';
@@ -26,6 +28,7 @@ export function registerGenericRoutes(app: FastifyInstance, deps: Deps, risk: Ri
   registerGenericPaymentRoutes(app, deps, risk);
   registerGenericRefundRoutes(app, deps);
   registerCustomerRoutes(app, deps);
+  registerPaymentMethodObjectRoutes(app, deps);
   registerAccountRoutes(app, deps);
   registerTransferRoutes(app, deps);
 }

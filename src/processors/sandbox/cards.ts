@@ -57,6 +57,32 @@ export const TEST_CARDS: Readonly<Record<string, TestCard>> = {
   },
 };
 
+/**
+ * The platform family's documented test PaymentMethods (docs/contract.md §24), each one of the
+ * cards above: naming one on a test key makes a new PaymentMethod of that card.
+ */
+export const TEST_PAYMENT_METHODS: Readonly<Record<string, string>> = {
+  pm_card_visa: '4242424242424242',
+  pm_card_visa_debit: '4242424242424242',
+  pm_card_mastercard: '5555555555554444',
+  pm_card_amex: '378282246310005',
+  pm_card_discover: '6011111111111117',
+  pm_card_jcb: '3566002020360505',
+  pm_card_chargeDeclined: '4000000000000002',
+  pm_card_chargeDeclinedInsufficientFunds: '4000000000009995',
+  pm_card_chargeDeclinedLostCard: '4000000000009987',
+  pm_card_chargeDeclinedStolenCard: '4000000000009979',
+  pm_card_chargeDeclinedExpiredCard: '4000000000000069',
+  pm_card_chargeDeclinedIncorrectCvc: '4000000000000127',
+  pm_card_chargeDeclinedProcessingError: '4000000000000119',
+  pm_card_authenticationRequired: '4000000000003220',
+  pm_card_threeDSecure2Required: '4000000000003220',
+  pm_card_radarBlock: '4100000000000019',
+  pm_card_riskLevelHighest: '4100000000000019',
+  pm_card_riskLevelElevated: '4000000000009235',
+  pm_card_chargeCustomerFail: '4000000000000341',
+};
+
 /** The table's rows in a fixed order, plus the two rules for cards it does not list. */
 export function publishedTestCards(): Array<{ card: string; outcome: string }> {
   return [

@@ -69,9 +69,10 @@ export interface Ids {
   uncaptured: string[];
   refunds: string[];
   customers: string[];
+  payment_methods: string[];
 }
 
-const emptyIds = (): Ids => ({ accounts: [], transfers: [], reversals: [], payments: [], uncaptured: [], refunds: [], customers: [] });
+const emptyIds = (): Ids => ({ accounts: [], transfers: [], reversals: [], payments: [], uncaptured: [], refunds: [], customers: [], payment_methods: [] });
 
 export class GenericPool {
   /** P's objects (seeded, then every accepted create). */
@@ -105,7 +106,7 @@ const CARDS = ['4242424242424242', '4242424242424242', '5555555555554444', '4000
 // ---------- the routes ----------
 
 /** The kind of id each `:param` of a path holds ('reversal' takes a [transfer, reversal] pair for two params). */
-type IdKind = 'account' | 'transfer' | 'reversal' | 'payment' | 'uncaptured' | 'refund' | 'customer';
+type IdKind = 'account' | 'transfer' | 'reversal' | 'payment' | 'uncaptured' | 'refund' | 'customer' | 'payment_method';
 
 export interface GenericRoute {
   method: Method;
@@ -125,7 +126,7 @@ export interface GenericRoute {
 
 /** A list's query: a limit, sometimes a cursor among `kind`'s ids, a `created` range, `expand[]`. */
 const listQuery =
-  (kind: 'accounts' | 'transfers' | 'payments' | 'refunds' | 'customers') =>
+  (kind: 'accounts' | 'transfers' | 'payments' | 'refunds' | 'customers' | 'payment_methods') =>
   (ids: Ids, n: number): Json => ({
     limit: 1 + (n % 100),
     ...(n % 3 === 0 ? { starting_after: pick(ids[kind], n, 'x_none') } : n % 7 === 1 ? { ending_before: pick(ids[kind], n, 'x_none') } : {}),
@@ -262,6 +263,40 @@ export const GENERIC_ROUTES: GenericRoute[] = [
     base: (_ids, n) => ({ metadata: n % 6 === 0 ? '' : { k: String(n), n: '' }, email: `u${n}@example.com`, ...(n % 4 === 0 ? { address: '' } : {}) }),
   },
   { method: 'DELETE', path: '/v1/customers/:id', ids: 'customer' },
+  // PaymentMethods (issue 33).
+  {
+    method: 'POST',
+    path: '/v1/payment_methods',
+    creates: 'payment_methods',
+    base: (_ids, n) => ({
+      type: 'card',
+      card: { number: pick(CARDS, n, '4242424242424242'), exp_month: 1 + (n % 12), exp_year: YEAR, ...(n % 2 ? { cvc: '123' } : {}) },
+      ...(n % 3 === 0 ? { billing_details: { name: `Holder ${n}`, email: `h${n}@example.com`, address: { country: 'US', postal_code: '94102' } } } : {}),
+      metadata: { n: String(n) },
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/payment_methods',
+    refs: [...CURSORS, 'customer'],
+    base: (ids, n) => ({ ...listQuery('payment_methods')(ids, n), ...(n % 2 ? { customer: pick(ids.customers, n, 'cus_none') } : {}) }),
+  },
+  { method: 'GET', path: '/v1/payment_methods/:id', ids: 'payment_method' },
+  {
+    method: 'POST',
+    path: '/v1/payment_methods/:id',
+    ids: 'payment_method',
+    base: (_ids, n) => ({ metadata: { k: String(n) }, ...(n % 2 ? { billing_details: { name: `N${n}` } } : { card: { exp_month: 1 + (n % 12) } }) }),
+  },
+  {
+    method: 'POST',
+    path: '/v1/payment_methods/:id/attach',
+    ids: 'payment_method',
+    refs: ['customer'],
+    base: (ids, n) => ({ customer: pick(ids.customers, n, 'cus_none') }),
+  },
+  { method: 'POST', path: '/v1/payment_methods/:id/detach', ids: 'payment_method' },
+  { method: 'GET', path: '/v1/customers/:id/payment_methods', ids: 'customer', base: (_ids, n) => ({ limit: 1 + (n % 100) }) },
 ];
 
 export const routeLabel = (r: GenericRoute): string => `${r.method} ${r.path}`;
@@ -285,6 +320,8 @@ function paramsFrom(kind: IdKind | undefined, ids: Ids, n: number): string[] {
       return [pick(ids.refunds, n, 're_none')];
     case 'customer':
       return [pick(ids.customers, n, 'cus_none')];
+    case 'payment_method':
+      return [pick(ids.payment_methods, n, 'pm_none')];
   }
 }
 
@@ -412,6 +449,12 @@ export async function seedGeneric(gw: TestGateway): Promise<{ pool: GenericPool;
     for (let i = 0; i < 6; i++) pool.own.customers.push((await call(gw, pk, 'POST', '/v1/customers', { name: `seed ${i}`, metadata: { seed: String(i) } })).id);
     for (const key of [bk, lk]) pool.addForeign('customers', (await call(gw, key, 'POST', '/v1/customers', { email: 'foreign@example.com' })).id);
   }
+  // PaymentMethods of each platform (L's too: a live key keeps cards as well).
+  if (has('POST /v1/payment_methods')) {
+    const card = (i: number) => ({ type: 'card', card: { number: '4242424242424242', exp_month: 1 + i, exp_year: YEAR } });
+    for (let i = 0; i < 6; i++) pool.own.payment_methods.push((await call(gw, pk, 'POST', '/v1/payment_methods', card(i))).id);
+    for (const key of [bk, lk]) pool.addForeign('payment_methods', (await call(gw, key, 'POST', '/v1/payment_methods', card(0))).id);
+  }
   return { pool, routes, missing };
 }
 
@@ -425,6 +468,7 @@ async function foreignSnapshot(gw: TestGateway, pool: GenericPool): Promise<stri
     await db.selectFrom('transfer_reversals').selectAll().where('platform_account_id', 'in', platforms).orderBy('id').execute(),
     await db.selectFrom('payments').selectAll().where('account_id', 'in', platforms).orderBy('transaction_id').execute(),
     await db.selectFrom('customers').selectAll().where('account_id', 'in', platforms).orderBy('id').execute(),
+    await db.selectFrom('payment_methods').selectAll().where('account_id', 'in', platforms).orderBy('id').execute(),
   ];
   return JSON.stringify(parts, (_k, v) => (typeof v === 'bigint' ? String(v) : v));
 }
@@ -526,7 +570,9 @@ const RAW_QUERIES = [
 // ---------- checks ----------
 
 /** The generic interface's paths (src/http/app.ts answers unknown ones of these in the generic shape). */
-const GENERIC_PATH = /^\/v1\/(payments|refunds|accounts?|transfers|balance|customers)(\/|\?|$)/;
+const GENERIC_PATH = /^\/v1\/(payments|refunds|accounts?|transfers|balance|customers|payment_methods)(\/|\?|$)/;
+/** The routes that answer a card the issuer declined or the vault refused with 402 `card_error`. */
+const CARD_ERRORS_FROM = new Set(['POST /v1/payments', 'POST /v1/payment_methods', 'POST /v1/payment_methods/:id']);
 const ERROR_TYPES = new Set(['invalid_request_error', 'card_error', 'idempotency_error', 'rate_limit_error', 'api_error', 'authentication_error']);
 
 /**
@@ -562,8 +608,9 @@ function errorShapeProblem(a: Answer): string | null {
   if (!ERROR_TYPES.has(e.type)) return `error.type ${String(e.type)}`;
   if (typeof e.message !== 'string' || !e.message.trim()) return 'an error without a message';
   if (e.param !== undefined && typeof e.param !== 'string') return `error.param ${JSON.stringify(e.param)}`;
-  if (a.statusCode === 402 && (e.type !== 'card_error' || e.code !== 'card_declined' || typeof e.decline_code !== 'string'))
-    return `a 402 that is not a card_declined card_error: ${a.body.slice(0, 200)}`;
+  // A decline names its decline_code; a card the vault refuses (PaymentMethods) names the field.
+  if (a.statusCode === 402 && (e.type !== 'card_error' || (e.code === 'card_declined' ? typeof e.decline_code !== 'string' : typeof e.param !== 'string')))
+    return `a 402 that is not a card_error with its decline_code or field: ${a.body.slice(0, 200)}`;
   // docs/contract.md §24: only the family's published codes; a 409 is a key still in use (another body is a 400 idempotency_error).
   if (e.code !== undefined && !publishedErrorCodes().has(String(e.code))) return `error.code ${JSON.stringify(e.code)} is not one of the published codes`;
   if (a.statusCode === 409 && e.code !== 'idempotency_key_in_use') return `a 409 that is not idempotency_key_in_use: ${a.body.slice(0, 200)}`;
@@ -673,7 +720,7 @@ export async function fuzzGeneric(
       }
       const problem = errorShapeProblem(a);
       if (problem) throw new Error(`${problem}, for ${describeCase(c as Case)}`);
-      if (a.statusCode === 402 && label !== 'POST /v1/payments') throw new Error(`a 402 from ${label}, for ${describeCase(c as Case)}`);
+      if (a.statusCode === 402 && !CARD_ERRORS_FROM.has(label)) throw new Error(`a 402 from ${label}, for ${describeCase(c as Case)}`);
       if (opts.foreign) tally.foreignRefused++;
     } else {
       if (opts.auth === 'invalid') throw new Error(`an invalid Authorization answered ${a.statusCode}, for ${describeCase(c as Case)}`);
