@@ -200,6 +200,8 @@ export async function benchRemote(o: {
   node_args?: string[];
   /** Connectors measured through their mocks after the remote sandbox (default: adyen and stripe; [] for none). */
   connectors?: readonly ConnectorName[];
+  /** `--quick`: the in-process run at the bench's connections is left out (the one at 1,024 stands for both). */
+  quick?: boolean;
 }): Promise<RemoteReport> {
   const db: FreshDatabase = await freshDatabase(o.engine, 'benchrm', o.admin_url);
   let gw: GatewayProcess | null = null;
@@ -258,8 +260,9 @@ export async function benchRemote(o: {
       );
       return row;
     };
-    const in64 = await run('authorise, in-process sandbox', local, o.connections, false);
+    const narrow = o.quick ? null : await run('authorise, in-process sandbox', local, o.connections, false);
     const in1024 = await run('authorise, in-process sandbox', local, REMOTE_CONNECTIONS, false);
+    const in64 = narrow ?? in1024;
     const before = await sandbox.stats();
     const rem = await run('authorise, remote sandbox', remote, REMOTE_CONNECTIONS, true);
     // The same at an offered rate the gateway carries (open loop, half the in-process best):

@@ -18,7 +18,7 @@
 //    in-process rate; the sandbox's CPU beside the gateway's; then the same through the Adyen
 //    and Stripe connectors (live merchants) against their mocks at that latency
 //    (bench/connectors.ts, bench/connector-mock.ts, issue 32);
-// 3. the authorise scenario again with 1,000,000 stored transactions (100,000 in --quick),
+// 3. the authorise scenario again with 1,000,000 stored transactions (50,000 in --quick),
 //    then the merchant portal on that gateway (bench/portal.ts, issue 14): a signed-in
 //    owner's transactions list and filtered searches over the stored payments, p99 ≤ 100 ms;
 // 4. subscription deductions (bench/deductions.ts): 10,000 subscriptions due at one instant
@@ -108,12 +108,12 @@ const QUICK = args.quick === true;
 const CONNECTIONS = Number(args.connections ?? 64);
 const DURATION_S = Number(args.duration ?? (QUICK ? 3 : 20));
 /** Seconds per portal query: five queries, so shorter in --quick (each also runs 1 connection alone for up to 3 s, 1 s in --quick). */
-const PORTAL_DURATION_S_QUICK = 2;
+const PORTAL_DURATION_S_QUICK = 1;
 const PORTAL_DURATION_S = args.duration !== undefined || !QUICK ? DURATION_S : PORTAL_DURATION_S_QUICK;
 const WARMUP_S = QUICK ? 1 : 3;
 /** TOLLGATE_MAX_IN_FLIGHT of the throughput scenarios' gateways: no shedding (see where it is used). */
 const UNBOUNDED_IN_FLIGHT = 100_000;
-const SEED = Number(args.seed ?? (QUICK ? 100_000 : 1_000_000));
+const SEED = Number(args.seed ?? (QUICK ? 50_000 : 1_000_000));
 /** TOLLGATE_API_RATE_LIMIT of the bench's gateway: requests/s per API key, far above any rate it reaches. */
 const BENCH_API_RATE_LIMIT = 1_000_000;
 /** Payouts are measured at this concurrency (one account's funding row serialises them anyway). */
@@ -121,7 +121,7 @@ const PAYOUT_CONNECTIONS = 16;
 /** The portal's pages are measured at the connections of the other read scenario (query100, a latency target). */
 const PORTAL_CONNECTIONS = 16;
 /** Subscriptions due at once in the deductions scenario; a quarter as many run first for the memory comparison. */
-const SUBSCRIPTIONS = Number(args.subscriptions ?? (QUICK ? 1_000 : 10_000));
+const SUBSCRIPTIONS = Number(args.subscriptions ?? (QUICK ? 500 : 10_000));
 /** Seconds of each load-shedding sub-run (sustainable, then 2× load per bound): brief in --quick, as CI runs it. */
 const OVERLOAD_DURATION_S = Number(args['overload-duration'] ?? (QUICK ? 2 : DURATION_S));
 /** Settings tried under 2× the sustainable load: TOLLGATE_MAX_IN_FLIGHT values, then TOLLGATE_MAX_EVENT_LOOP_DELAY_MS values (a run without shedding is added). */
@@ -540,7 +540,7 @@ async function main(): Promise<void> {
       log,
     });
 
-    const remote: RemoteReport = await runRemote();
+    const remote: RemoteReport = await runRemote(QUICK);
 
     const stored = await storedThenPortal(env, db, ctx, merchant);
     const { seededLabel, portal } = stored;
@@ -1021,10 +1021,12 @@ const driveAuthorise: Drive = async (url, m, label, duration_s, connections, bod
   return { ...row, errors: row.errors + r.wrong_2xx };
 };
 
-/** The remote sandbox step (bench/remote.ts) with this run's settings. */
-function runRemote(): Promise<RemoteReport> {
+/** The remote sandbox step (bench/remote.ts) with this run's settings; `trimmed`: the whole bench's --quick (see below). */
+function runRemote(trimmed = false): Promise<RemoteReport> {
   log(
-    `remote sandbox: authorise in-process at ${CONNECTIONS} and ${REMOTE_CONNECTIONS} connections, then through the remote sandbox at ${REMOTE_CONNECTIONS}, then through the Adyen and Stripe connectors' mocks (live merchants), each remote also in an open loop (${DURATION_S} s each, a fresh gateway)…`,
+    trimmed
+      ? `remote sandbox (quick): authorise in-process at ${REMOTE_CONNECTIONS} connections, then through the remote sandbox at ${REMOTE_CONNECTIONS}, closed and open loop (${DURATION_S} s each, a fresh gateway; the connectors' mocks: --only remote)…`
+      : `remote sandbox: authorise in-process at ${CONNECTIONS} and ${REMOTE_CONNECTIONS} connections, then through the remote sandbox at ${REMOTE_CONNECTIONS}, then through the Adyen and Stripe connectors' mocks (live merchants), each remote also in an open loop (${DURATION_S} s each, a fresh gateway)…`,
   );
   return benchRemote({
     engine: ENGINE,
@@ -1035,6 +1037,10 @@ function runRemote(): Promise<RemoteReport> {
     connections: CONNECTIONS,
     extraEnv: { TOLLGATE_API_RATE_LIMIT: String(BENCH_API_RATE_LIMIT), TOLLGATE_MAX_IN_FLIGHT: String(UNBOUNDED_IN_FLIGHT) },
     drive: driveAuthorise,
+    // --quick (issue 36 item 9: two minutes): the remote sandbox alone, without the in-process
+    // run at the bench's connections and the connectors' mocks (`--only remote` and the full run measure them).
+    quick: trimmed,
+    ...(trimmed ? { connectors: [] } : {}),
     log,
     node_args: args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args['cpu-prof'])}`] : [],
   });
