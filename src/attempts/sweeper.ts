@@ -31,7 +31,7 @@ import type {
 import { settleRefundAttempt } from '../refunds/refund.js';
 import { settleDeduction } from '../subscriptions/deductions.js';
 import { isLive, releaseContractName } from '../subscriptions/engine.js';
-import { createForApproved } from '../subscriptions/service.js';
+import { answerFieldsOf, createForApproved } from '../subscriptions/service.js';
 import { applyChallengeTransition } from '../threeds/states.js';
 import type { Deps } from '../web/context.js';
 import type { ResultCode } from '../web/errors.js';
@@ -389,8 +389,13 @@ async function settlePayment(
     settleAttemptInto(unit, a, event, outcome, now_ms, () => new SettledMeanwhile());
     await applyUnit(tx, unit);
     // A first payment's hold on its contract_name ends with its outcome, unless it started a subscription that charges.
-    const started = await tx.selectFrom('subscriptions').select('status').where('first_transaction_id', '=', payment.transaction_id).executeTakeFirst();
+    const started = await tx.selectFrom('subscriptions').selectAll().where('first_transaction_id', '=', payment.transaction_id).executeTakeFirst();
     if (!(started && isLive(started.status))) await releaseContractName(tx, payment.transaction_id);
+    // It did: the stored answer (replayed to the merchant's repeat) names it, as the direct answer would.
+    else {
+      const answer = sealAnswer(deps.keyring, cardAnswerRecord(after, note, { token_id: '', subscription: answerFieldsOf(started) }));
+      await tx.updateTable('payments').set({ answer }).where('transaction_id', '=', payment.transaction_id).execute();
+    }
   });
 }
 

@@ -229,7 +229,8 @@ describe('a subscription’s first payment at the processor', () => {
   test('holds its contract_name (a second first payment is refused 400, nothing stored); a late approval creates the subscription, which keeps the name until cancelled', async () => {
     processor.answer = HANG;
     const sub = { contract_name: `late-${Date.now()}`, interval: 'month' };
-    const x = await pay({ amount: '9.99', currency: 'EUR', subscription: sub });
+    const first = directPayment(gw.merchant, { amount: '9.99', currency: 'EUR', subscription: sub });
+    const x = readXml(await gw.post('/v1/authorise', first));
     assert.equal(x.result_info, '0006:Pending at the processor');
     const claims = () => gw.runtime.store.db.selectFrom('subscription_name_claims').selectAll().where('contract_name', '=', sub.contract_name).execute();
     assert.equal((await claims()).length, 1);
@@ -251,6 +252,13 @@ describe('a subscription’s first payment at the processor', () => {
     const subs = await gw.runtime.store.db.selectFrom('subscriptions').selectAll().where('first_transaction_id', '=', x.transaction_id).execute();
     assert.equal(subs.length, 1);
     assert.equal(subs[0]?.status, 'Active');
+    // The merchant's repeat of the request is answered the approval with its subscription, as a
+    // direct answer would be (the sweeper's stored answer left the subscription fields empty).
+    const repeat = readXml(await gw.post('/v1/authorise', first));
+    assert.equal(repeat.result_info, '0000:Success');
+    assert.equal(repeat.recurring_id, subs[0]?.recurring_id);
+    assert.equal(repeat.contract_name, sub.contract_name);
+    assert.match(String(repeat.recurring_deduction_time), /^\d{4}-\d{2}-\d{2}/);
     // The name stays held while the subscription charges; cancelling it frees the name.
     assert.equal((await claims()).length, 1);
     const cancelled = await gw.post('/v1/cancelsubscription', {

@@ -14,7 +14,7 @@ import { topUp } from '../payouts/admin.js';
 import { type TestGateway, testGateway } from '../test/harness.js';
 
 const NEXT_YEAR = new Date().getUTCFullYear() + 1;
-const { StripeAuthenticationError, StripeInvalidRequestError, StripeCardError, StripeRateLimitError, StripeIdempotencyError, StripeAPIError } = Stripe.errors;
+const { StripeAuthenticationError, StripeInvalidRequestError, StripeCardError, StripeRateLimitError, StripeIdempotencyError } = Stripe.errors;
 
 /** A started gateway (listening on a real port) and the library pointed at it. */
 interface Served {
@@ -377,7 +377,7 @@ describe('transfers and reversals through the official client library', () => {
     assert.equal((got.destination as Stripe.Account).id, dest);
     assert.equal((await stripe.transfers.retrieve(tr.id)).destination, dest, 'an id without expand[]');
     const list = await stripe.transfers.list({ destination: dest, expand: ['data.destination'] });
-    assert.equal((list.data[0]?.destination as Stripe.Account).object, 'account');
+    assert.equal(((list.data[0] as Stripe.Transfer).destination as Stripe.Account).object, 'account');
     const rev = await stripe.transfers.createReversal(tr.id, { amount: 100, expand: ['transfer'] });
     assert.equal((rev.transfer as Stripe.Transfer).id, tr.id);
     assert.equal((rev.transfer as Stripe.Transfer).amount_reversed, 100);

@@ -176,6 +176,16 @@ export function answerFields(p: Prepared | null): Record<'contract_name' | 'recu
   };
 }
 
+/** The same fields for a subscription as written (a first payment settled after its call: the sweeper, a webhook). */
+export function answerFieldsOf(row: SubscriptionRow): ReturnType<typeof answerFields> {
+  return {
+    contract_name: row.contract_name,
+    recurring_id: row.recurring_id,
+    recurring_deduction_period: periodLabel(row.interval, row.interval_count),
+    recurring_deduction_time: row.next_at === null ? '' : formatDeductionTime(Number(row.next_at)),
+  };
+}
+
 /**
  * Writes the subscription in the transaction that approves its first payment. Undefined when
  * another first payment took its contract_name between the check and this write (the

@@ -120,7 +120,7 @@ export class ChallengeService {
       .select(['object_id', 'operation', 'status'])
       .where('attempt_id', '=', attempt_id)
       .executeTakeFirst();
-    if (!first || first.operation !== 'authorise' || first.status !== 'challenge') return { kind: 'not_found' };
+    if (first?.operation !== 'authorise' || first.status !== 'challenge') return { kind: 'not_found' };
     const challenge = await deps.store.db.selectFrom('threeds_challenges').selectAll().where('transaction_id', '=', first.object_id).executeTakeFirst();
     if (!challenge?.action_enc) return { kind: 'not_found' };
     const payment = await requirePayment(deps.store.db, challenge.transaction_id);

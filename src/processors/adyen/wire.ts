@@ -184,7 +184,7 @@ export function detailsRequest(params: Readonly<Record<string, string>>): { deta
 /** A redirect action (`action.type` `redirect`, GET or POST with `data`) as the shopper's next step; null for any other. */
 function redirectOf(action: unknown): ShopperAction | null {
   const a = action as { type?: unknown; url?: unknown; method?: unknown; data?: unknown } | undefined;
-  if (!a || a.type !== 'redirect' || typeof a.url !== 'string' || !/^https?:\/\//.test(a.url)) return null;
+  if (a?.type !== 'redirect' || typeof a.url !== 'string' || !/^https?:\/\//.test(a.url)) return null;
   const method = String(a.method ?? 'GET').toUpperCase() === 'POST' ? 'POST' : 'GET';
   const data: Record<string, string> = {};
   if (a.data && typeof a.data === 'object') for (const [k, v] of Object.entries(a.data)) if (typeof v === 'string') data[k] = v;
