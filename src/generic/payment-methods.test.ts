@@ -123,6 +123,8 @@ describe('PaymentMethods through the official client library', () => {
       assert.equal(pm.card?.brand, brand, id);
       assert.equal(pm.card?.last4, last4, id);
     }
+    // Names off the prototype are no test PaymentMethods (the fuzz found `constructor` answered 402).
+    for (const id of ['constructor', '__proto__', 'toString']) assert.equal((await rejection(stripe.paymentMethods.retrieve(id))).statusCode, 404, id);
     const live = await gw.newMerchant({ mode: 'live', allow_ips: ['127.0.0.1'] });
     const missing = await rejection(client(await gw.apiKey(live)).paymentMethods.retrieve('pm_card_visa'));
     assert.equal(missing.statusCode, 404);

@@ -235,7 +235,8 @@ async function vault(deps: Deps, caller: KeyCaller, card: Static<typeof CardInpu
  * family's test PaymentMethod of that name. Not found: `resource_missing` on `param`.
  */
 export async function resolvePaymentMethod(deps: Deps, caller: KeyCaller, id: string, param = 'id'): Promise<{ row: PaymentMethodRow; card: CardRow }> {
-  const test = TEST_PAYMENT_METHODS[id];
+  // Own keys only: an id such as `constructor` or `__proto__` is no test PaymentMethod (the fuzz found one read off the prototype).
+  const test = Object.hasOwn(TEST_PAYMENT_METHODS, id) ? TEST_PAYMENT_METHODS[id] : undefined;
   if (test !== undefined && !caller.livemode) {
     const year = new Date(deps.now()).getUTCFullYear() + 3;
     return vault(deps, caller, { number: test, exp_month: 12, exp_year: year }, {});
