@@ -613,7 +613,9 @@ function errorShapeProblem(a: Answer): string | null {
     return `a 402 that is not a card_error with its decline_code or field: ${a.body.slice(0, 200)}`;
   // docs/contract.md §24: only the family's published codes; a 409 is a key still in use (another body is a 400 idempotency_error).
   if (e.code !== undefined && !publishedErrorCodes().has(String(e.code))) return `error.code ${JSON.stringify(e.code)} is not one of the published codes`;
-  if (a.statusCode === 409 && e.code !== 'idempotency_key_in_use') return `a 409 that is not idempotency_key_in_use: ${a.body.slice(0, 200)}`;
+  // (or a PaymentMethod changed by a concurrent request: its compare-and-set answers lock_timeout).
+  if (a.statusCode === 409 && e.code !== 'idempotency_key_in_use' && e.code !== 'lock_timeout')
+    return `a 409 that is neither idempotency_key_in_use nor lock_timeout: ${a.body.slice(0, 200)}`;
   if (!a.headers['request-id']) return `a ${a.statusCode} answer without a Request-Id header`;
   return null;
 }
