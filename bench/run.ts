@@ -24,7 +24,9 @@
 // 4. subscription deductions (bench/deductions.ts): 10,000 subscriptions due at one instant
 //    (1,000 in --quick) run by the scheduler in one process, and a quarter as many, each on
 //    its own fresh database: deductions/s, peak memory of both sizes, outcome verified;
-// 5. a table of req/s, latency p50/p99/p99.9, peak RSS and each ratio to its baseline,
+// 5. finance (bench/finance.ts, issue 35): a day's settlement batch of 100,000 payments and the
+//    reconciliation of a 1,000,000-line Adyen report (20,000 and 50,000 in --quick), each on a fresh database;
+// 6. a table of req/s, latency p50/p99/p99.9, peak RSS and each ratio to its baseline,
 //    the targets met or missed, and bench/results/<stamp>-<engine>.{json,md}.
 // SQLite by default; PostgreSQL when DATABASE_URL is postgres://… (a fresh database is
 // created on that server for the run and dropped after).
@@ -33,6 +35,7 @@
 // gateway, each beside the bare route and authorise; with --cpu-prof the gateway runs under
 // `node --cpu-prof` and its profile is written to DIR when it stops. Nothing is saved.
 // `--only remote`: the remote sandbox step alone, the Adyen and Stripe connectors' mocks included.
+// `--only finance`: the settlement batch and reconciliation step alone (bench/finance.ts).
 // `--only portal`: step 3 alone (fresh database, merchant, seed, authorise with the stored
 // transactions, the portal scenario) and its report, without the baselines, the other
 // scenarios, payouts, load shedding and deductions: a few minutes instead of the whole bench.
@@ -61,6 +64,7 @@ import {
 } from '../src/test/process.js';
 import { benchDeductions, type DeductionsReport, MAX_LIVE_HEAP_GROWTH_MIB, MAX_PEAK_RSS_GROWTH } from './deductions.js';
 import { cpuMeter, type Stats } from './driver.js';
+import { benchFinance, type FinanceReport, financeMarkdown, financeTargets } from './finance.js';
 import { benchOverload, MAX_P99_RATIO, type OverloadReport, overloadMarkdown, shedSettings } from './overload.js';
 import { benchPayouts, type PayoutsReport } from './payouts.js';
 import { benchPortal, PORTAL_P99_TARGET_MS, type PortalReport, portalMarkdown, portalTargets } from './portal.js';
@@ -73,6 +77,7 @@ import {
   genericPayments,
   type PoolPayment,
   paymentFields,
+  paymentIntents,
   SCENARIOS,
   type Scenario,
   type SequenceRun,
@@ -99,11 +104,12 @@ const { values: args } = parseArgs({
     'gateway-output': { type: 'string' },
   },
 });
-if (args.only !== undefined && args.only !== 'portal' && args.only !== 'hot' && args.only !== 'remote')
-  throw new Error(`--only takes 'portal', 'hot' or 'remote' (got ${JSON.stringify(args.only)})`);
+if (args.only !== undefined && !['portal', 'hot', 'remote', 'finance'].includes(args.only))
+  throw new Error(`--only takes 'portal', 'hot', 'remote' or 'finance' (got ${JSON.stringify(args.only)})`);
 const ONLY_PORTAL = args.only === 'portal';
 const ONLY_HOT = args.only === 'hot';
 const ONLY_REMOTE = args.only === 'remote';
+const ONLY_FINANCE = args.only === 'finance';
 const QUICK = args.quick === true;
 const CONNECTIONS = Number(args.connections ?? 64);
 const DURATION_S = Number(args.duration ?? (QUICK ? 3 : 20));
@@ -111,6 +117,9 @@ const DURATION_S = Number(args.duration ?? (QUICK ? 3 : 20));
 const PORTAL_DURATION_S_QUICK = 1;
 const PORTAL_DURATION_S = args.duration !== undefined || !QUICK ? DURATION_S : PORTAL_DURATION_S_QUICK;
 const WARMUP_S = QUICK ? 1 : 3;
+/** Issue 33: POST /v1/payment_intents with confirm=true at least this share of authorise's req/s in the same run. */
+const PAYMENT_INTENTS_MIN_SHARE = 0.8;
+
 /** TOLLGATE_MAX_IN_FLIGHT of the throughput scenarios' gateways: no shedding (see where it is used). */
 const UNBOUNDED_IN_FLIGHT = 100_000;
 const SEED = Number(args.seed ?? (QUICK ? 50_000 : 1_000_000));
@@ -400,7 +409,8 @@ async function runScenario(gw: GatewayProcess, ctx: BenchContext, s: Scenario | 
   const { next, max_requests } = await s.prepare(ctx);
   const sender: Sender = s.auth === 'bearer' ? { bearer: ctx.apiKey(m) } : { secret: m.secret_key };
   // A capped scenario (batches from a pool) cannot keep more connections busy than it has requests.
-  const conns = Math.max(1, Math.min(s.connections ?? CONNECTIONS, max_requests ?? Number.POSITIVE_INFINITY));
+  const wanted = (QUICK ? s.quick_connections : undefined) ?? s.connections ?? CONNECTIONS;
+  const conns = Math.max(1, Math.min(wanted, max_requests ?? Number.POSITIVE_INFINITY));
   if (max_requests === undefined) await load(gw.url, s.path, sender, next, WARMUP_S, undefined, conns);
   resetPeakRss(gw.pid);
   const cpu = cpuMeter(gw.pid);
@@ -557,6 +567,8 @@ async function main(): Promise<void> {
       log,
     });
 
+    const finance = await benchFinance({ root: ROOT, engine: ENGINE, quick: QUICK, build: path.join(ROOT, 'dist'), log });
+
     const auth = results.find((r) => r.name === 'authorise') as Measured;
     const query = results.find((r) => r.name === 'query100') as Measured;
     const seeded = results.find((r) => r.name === seededLabel) as Measured;
@@ -619,6 +631,19 @@ async function main(): Promise<void> {
       log(
         `  ${gen.name} = ${pct(share)} of authorise: ${gen.req_per_s} vs ${auth.req_per_s} req/s, p50 ${gen.p50_ms} vs ${auth.p50_ms} ms, p99 ${gen.p99_ms} vs ${auth.p99_ms} ms`,
       );
+    }
+
+    // The platform family's PaymentIntent with confirm=true beside authorise, from this run (issue 33): within 20%.
+    const pis = results.find((r) => r.name === paymentIntents.name && !r.skipped);
+    if (pis) {
+      const share = ratio(pis.req_per_s, auth.req_per_s);
+      targets.push({
+        name: `${pis.name} confirm=true req/s vs authorise req/s`,
+        goal: `≥ ${pct(PAYMENT_INTENTS_MIN_SHARE)}`,
+        measured: `${pct(share)} (${pis.req_per_s} vs ${auth.req_per_s} req/s; p50 ${pis.p50_ms} vs ${auth.p50_ms} ms, p99 ${pis.p99_ms} vs ${auth.p99_ms} ms)`,
+        met: share >= PAYMENT_INTENTS_MIN_SHARE,
+      });
+      log(`  ${pis.name} = ${pct(share)} of authorise: ${pis.req_per_s} vs ${auth.req_per_s} req/s`);
     }
 
     // The hosted checkout beside authorise, both from this run (issue 10): informative, no target yet.
@@ -711,6 +736,7 @@ async function main(): Promise<void> {
         measured: String(dLarge.deductions_per_s),
         met: null,
       },
+      ...financeTargets(finance, QUICK),
     );
 
     const report = {
@@ -750,6 +776,7 @@ async function main(): Promise<void> {
       remote,
       portal,
       deductions,
+      finance,
       targets,
     };
     const md = markdown(report, bare, insert);
@@ -1152,9 +1179,28 @@ function markdown(report: any, bare: Measured, insert: { inserts_per_s: number; 
       );
     }
   }
+  if (report.finance) lines.push('', ...financeMarkdown(report.finance as FinanceReport));
   lines.push('', '| target | goal | measured | met |', '|---|---|---|---|');
   for (const t of report.targets) lines.push(`| ${t.name} | ${t.goal} | ${t.measured} | ${t.met === null ? '—' : t.met ? 'yes' : 'NO'} |`);
   return `${lines.join('\n')}\n`;
 }
 
-await (ONLY_PORTAL ? portalOnly() : ONLY_HOT ? hotOnly() : ONLY_REMOTE ? remoteOnly() : main());
+/** `--only finance`: the settlement batch and reconciliation step alone (bench/finance.ts). */
+async function financeOnly(): Promise<void> {
+  if (!args['no-build']) {
+    log('build (scripts/build-if-stale.mjs: tsc -p tsconfig.build.json when a source is newer than dist/)…');
+    buildIfStale();
+  }
+  const load = os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
+  log(`engine ${ENGINE}, --only finance${QUICK ? ' (quick)' : ''}; ${os.cpus().length} cores, load average ${load}`);
+  const report = await benchFinance({ root: ROOT, engine: ENGINE, quick: QUICK, build: path.join(ROOT, 'dist'), log });
+  log(`\n${financeMarkdown(report).join('\n')}\n`);
+  const targets = financeTargets(report, QUICK);
+  for (const t of targets) log(`${t.met === null ? 'INFO' : t.met ? 'MET' : 'MISSED'}  ${t.name}: ${t.measured} (goal ${t.goal})`);
+  if (targets.some((t) => t.met === false)) process.exitCode = 1;
+}
+
+await (ONLY_PORTAL ? portalOnly() : ONLY_HOT ? hotOnly() : ONLY_REMOTE ? remoteOnly() : ONLY_FINANCE ? financeOnly() : main());

@@ -11,6 +11,7 @@ import { processorWaits } from './processors/attempts.js';
 import { connectorFor } from './processors/connectors.js';
 import { ProcessorDirectory } from './processors/directory.js';
 import { createSandboxProcessor } from './processors/sandbox/index.js';
+import { lastRunMismatches } from './settlement/reconcile/runs.js';
 import type { Deps, Runtime } from './web/context.js';
 import { clockedNow } from './web/request-time.js';
 
@@ -78,6 +79,7 @@ export async function createRuntime(
     now: clockedNow(opts.now ?? Date.now),
   };
   deps.metrics.watchNotificationBacklog(() => notificationBacklog(store), deps.now);
+  deps.metrics.watchReconciliation(() => lastRunMismatches(store.db));
   processorWaits.max = settings.max_processor_waits;
   deps.metrics.watchProcessorWaits(() => processorWaits.now);
   return { settings, store, keyring, merchants, apiKeys, deps };

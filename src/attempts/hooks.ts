@@ -4,11 +4,13 @@
 // each outcome is settled by the function the sweeper uses, so a duplicate or a late one
 // changes nothing twice. Every notification is kept (`processor_notifications`); one that
 // names no attempt Tollgate knows is acknowledged, kept as `unmatched`, logged once and
-// counted in `processor status`. A bad signature is refused and changes nothing.
+// counted in `processor status`. Disputes it reports go to dispute-hooks.ts. A bad signature is
+// refused and changes nothing.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ProcessorConfigRow } from '../db/tables/processors.js';
 import type { ProcessorNotification } from '../processors/types.js';
 import type { Deps } from '../web/context.js';
+import { takeDisputeNotice } from './dispute-hooks.js';
 import { settleNotified } from './sweeper.js';
 
 /** The most a webhook body may be (a processor batches notifications: Adyen sends up to a few hundred). */
@@ -38,6 +40,8 @@ async function takeWebhook(deps: Deps, request: FastifyRequest, reply: FastifyRe
     return reply.code(parsed.status).type('text/plain').send(parsed.message);
   }
   for (const n of parsed.notifications) await takeNotification(deps, request, found.row, n);
+  // Disputes it reports (src/attempts/dispute-hooks.ts): opened or moved, or kept aside; accepted all the same.
+  for (const d of parsed.disputes ?? []) await takeDisputeNotice(deps, request.log, found.row, d);
   return reply.code(parsed.reply.status).type(parsed.reply.content_type).send(parsed.reply.body);
 }
 

@@ -63,13 +63,10 @@ export class AuthoriseService {
   private async resolveCard(creds: AccountCredentials, source: CardSource): Promise<ResolvedCard> {
     const keyring = this.deps.keyring;
     if (source.kind === 'refused') throw source.error;
-    if (source.kind === 'token') {
-      const row = await this.deps.store.db
-        .selectFrom('cards')
-        .selectAll()
-        .where('token_hash', '=', tokenHash(keyring, source.token_id))
-        .where('account_id', '=', creds.account.account_id)
-        .executeTakeFirst();
+    if (source.kind === 'token' || source.kind === 'stored') {
+      let q = this.deps.store.db.selectFrom('cards').selectAll().where('account_id', '=', creds.account.account_id);
+      q = source.kind === 'token' ? q.where('token_hash', '=', tokenHash(keyring, source.token_id)) : q.where('card_id', '=', source.card_id);
+      const row = await q.executeTakeFirst();
       if (!row) throw invalid('token_id', 'is not a token of this account');
       const pan = keyring.decrypt(row.pan_enc);
       return {
@@ -171,7 +168,7 @@ export class AuthoriseService {
       subscription,
       connector: processor.name,
       processor_id: processor.processor_id,
-      card_id: resolved.card_id ?? (storeCard ? newId('stored_card', now) : null),
+      card_id: resolved.card_id ?? (storeCard ? (opts.card_id ?? newId('stored_card', now)) : null),
       storeCard,
       opts,
       now,
@@ -436,6 +433,7 @@ export class AuthoriseService {
     const unit = new WriteUnit(deps.store.engine);
     if (lean) {
       unit.insertRows('processor_attempts', [attempt], { ignoreConflictOn: ['claim_key'], expected: { rows: 1, error: () => new OrderRace() } });
+      p.opts.alsoWrite?.(unit);
     } else {
       row.answer = sealAnswer(deps.keyring, cardAnswerRecord(row, note, { token_id: '' }));
       if (card) unit.insertRows('cards', [card]);
@@ -549,6 +547,7 @@ export class AuthoriseService {
     const tokenOnly = written && p.storeCard && p.card_id && wantsToken;
     const inserted = await this.write({
       claim,
+      also: claim.kind === 'insert' ? p.opts.alsoWrite : undefined,
       row,
       card: newCard ? this.cardRow(p.card_id as string, account.account_id, wantsToken ? token_id : null, p.resolved, now) : null,
       token: tokenOnly ? { card_id: p.card_id as string, token_id } : null,
@@ -626,6 +625,8 @@ export class AuthoriseService {
    */
   private async write(w: {
     claim: Claim;
+    /** The interface's rows written with a payment decided without the processor (RunOptions.alsoWrite). */
+    also: ((unit: WriteUnit) => void) | undefined;
     row: PaymentRow;
     card: CardRow | null;
     /** The token of a card stored before the processor was asked. */
@@ -649,6 +650,7 @@ export class AuthoriseService {
     // A new card id: there already only when the payment was written from its snapshot meanwhile (then the unit loses its order_no).
     if (w.card) unit.insertRows('cards', [w.card], { ignoreConflictOn: ['card_id'] });
     this.claimInto(unit, claim, row, now);
+    w.also?.(unit);
     if (w.token) {
       const token_hash = tokenHash(deps.keyring, w.token.token_id);
       unit.compareAndSet(unit.q.updateTable('cards').set({ token_hash }).where('card_id', '=', w.token.card_id), () => new Error('the stored card is missing'));
@@ -762,6 +764,15 @@ export interface RunOptions {
   transaction_id?: string;
   /** Kept in the payment's details beside the request's kept fields (the generic interface's metadata). */
   details?: Record<string, unknown>;
+  /** The id the card brought with the payment is stored under (the interface writes rows naming it, below). */
+  card_id?: string;
+  /**
+   * The interface's own rows of this payment (a PaymentIntent and its claim, src/generic/payment-intents.ts),
+   * added to the payment's first write: with its processor attempt, or with the payment when it
+   * is decided without the processor. So they commit with the payment's first trace or not at
+   * all; a compare-and-set among them that fails fails that write before the processor is asked.
+   */
+  alsoWrite?: (unit: WriteUnit) => void;
 }
 
 /** What a card payment's facts decide. */

@@ -55,12 +55,17 @@ export interface CardDetails {
 }
 
 /**
- * The card to charge: brought with the payment, or the token of an account's stored card.
+ * The card to charge: brought with the payment, the token of an account's stored card, or that card itself.
  * `refused`: the request's card fields are wrong, and the refusal is raised where the card
  * is resolved, so a replayed order_no (1011) and a live account without a processor (1016)
  * are answered first, as they always were.
  */
-export type CardSource = CardDetails | { kind: 'token'; token_id: string } | { kind: 'refused'; error: Refused };
+export type CardSource =
+  | CardDetails
+  | { kind: 'token'; token_id: string }
+  /** A card of the account's vault named by the interface itself (a PaymentMethod's, src/generic/payment-intents.ts), never by a shopper. */
+  | { kind: 'stored'; card_id: string }
+  | { kind: 'refused'; error: Refused };
 
 export interface CardPaymentCommand {
   order_no: string;

@@ -4,8 +4,10 @@
 // capabilities, because `serve`, `tollgate worker` and `clock advance` are what run them.
 
 import { attemptJobs } from '../attempts/tasks.js';
+import { connectObjectOf } from '../connect/events.js';
+import { disputeJobs } from '../disputes/tasks.js';
+import { platformEventBodies } from '../generic/events.js';
 import { REPAIR_EVERY_MS, repairKeyOutcomes } from '../idempotency/plugin.js';
-import { ledgerJobs } from '../ledger/cli.js';
 import { deliveryTask } from '../notifications/tasks.js';
 import { paymentJobs } from '../payments/tasks.js';
 import { payoutJobs } from '../payouts/tasks.js';
@@ -14,11 +16,22 @@ import { reviewJobs } from '../review/tasks.js';
 import type { Runtime } from '../runtime.js';
 import { buildScheduler, type JobSetup, pollJobs } from '../scheduler/jobs.js';
 import { Scheduler, type SchedulerOptions } from '../scheduler/scheduler.js';
+import { settlementJobs } from '../settlement/tasks.js';
 import { subscriptionJobs } from '../subscriptions/tasks.js';
 import { threedsJobs } from '../threeds/tasks.js';
 
 /** Every capability's job kinds and recurring sweeps. */
-export const jobList: readonly JobSetup[] = [ledgerJobs, threedsJobs, reviewJobs, paymentJobs, subscriptionJobs, payoutJobs, portalJobs, attemptJobs];
+export const jobList: readonly JobSetup[] = [
+  settlementJobs,
+  threedsJobs,
+  reviewJobs,
+  paymentJobs,
+  subscriptionJobs,
+  payoutJobs,
+  portalJobs,
+  attemptJobs,
+  disputeJobs,
+];
 
 /** A Scheduler with every job kind of the gateway. */
 export function createScheduler(rt: Runtime, opts: SchedulerOptions = {}): Scheduler {
@@ -48,7 +61,8 @@ export function backgroundWork(rt: Runtime, role: BackgroundRole): Scheduler {
   const scheduler = role.jobs ? createScheduler(rt) : new Scheduler(rt.store);
   if (role.jobs) {
     pollJobs(rt, scheduler);
-    deliveryTask(rt, scheduler);
+    // Notifications to notify_url, and the platform family's events to webhook endpoints.
+    deliveryTask(rt, scheduler, platformEventBodies(rt.store, connectObjectOf));
   }
   if (role.serving) {
     scheduler.local(REPAIR_TASK, REPAIR_EVERY_MS, () => repairKeyOutcomes(rt.deps));

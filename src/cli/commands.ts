@@ -301,6 +301,48 @@ export const commandList: readonly Listed[] = [
     'settle a PROCESSING payout by hand (the bank confirmed it, or returned it): COMPLETED, or FAILED with its funds released; notified',
   ),
   listed(
+    () => import('../disputes/cli.js'),
+    'disputes list',
+    (m) => m.disputesListCommand,
+    "an account's disputes, soonest due first; those that ask for a response within --due-within (default 3d) flagged",
+  ),
+  listed(
+    () => import('../disputes/cli.js'),
+    'pricing dispute',
+    (m) => m.pricingDisputeCommand,
+    'the fee each dispute costs the account in a currency, taken with the disputed amount when a chargeback opens',
+  ),
+  listed(
+    () => import('../settlement/cli.js'),
+    'settlement delay',
+    (m) => m.settlementDelayCommand,
+    "an account's settlement delay in days (default 1: T+1), for batches closed from now on",
+  ),
+  listed(
+    () => import('../settlement/cli.js'),
+    'settlement report',
+    (m) => m.settlementReportCommand,
+    "an account's settlement batches of a day with their lines (gross, fee, net), as text, JSON or CSV",
+  ),
+  listed(
+    () => import('../settlement/reconcile/cli.js'),
+    'reconcile',
+    (m) => m.reconcileCommand,
+    "match a processor's settlement report (Adyen settlement details, Stripe balance transactions CSV) to the account's ledger; the run is kept",
+  ),
+  listed(
+    () => import('../settlement/reconcile/cli.js'),
+    'reconcile show',
+    (m) => m.reconcileShowCommand,
+    'one kept reconciliation run: its counts per category and its mismatches',
+  ),
+  listed(
+    () => import('../settlement/reconcile/cli.js'),
+    'reconcile list',
+    (m) => m.reconcileListCommand,
+    "an account's reconciliation runs, newest first",
+  ),
+  listed(
     () => import('../attempts/cli.js'),
     'processor set',
     (m) => m.processorSetCommand,

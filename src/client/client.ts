@@ -5,6 +5,7 @@ import { apiErrorFor, SignatureVerificationError, TollgateError, UnexpectedAnswe
 import { type HeadersLike, type NotificationKeys, verifyNotification } from './notifications.js';
 import { DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type FetchLike, type RetryOptions, send } from './transport.js';
 import type {
+  AcceptDisputeRequest,
   ApmAnswer,
   ApmRequest,
   AuthoriseAnswer,
@@ -19,6 +20,8 @@ import type {
   CaptureRequest,
   CheckoutForm,
   CheckoutRequest,
+  DisputeAnswer,
+  DisputeEvidenceRequest,
   NotificationEvent,
   PaymentMethodsAnswer,
   PaymentMethodsRequest,
@@ -30,6 +33,10 @@ import type {
   RefundRequest,
   RetrievalPayoutAnswer,
   RetrievalPayoutRequest,
+  RetrieveDisputesAnswer,
+  RetrieveDisputesRequest,
+  RetrieveSettlementAnswer,
+  RetrieveSettlementRequest,
   ReviewAnswer,
   ReviewRequest,
   SearchRefundsAnswer,
@@ -94,6 +101,10 @@ export const ENDPOINTS = {
   createPayout: '/v1/payout',
   cancelPayout: '/v1/cancelpayout',
   retrievePayouts: '/v1/retrievalPayout',
+  retrieveDisputes: '/v1/retrievalDispute',
+  disputeEvidence: '/v1/disputeEvidence',
+  acceptDispute: '/v1/acceptDispute',
+  retrieveSettlement: '/v1/retrievalSettlement',
 } as const;
 
 /** Request and answer type of each endpoint. */
@@ -111,6 +122,10 @@ export interface Endpoints {
   createPayout: { request: PayoutRequest; answer: PayoutAnswer };
   cancelPayout: { request: CancelPayoutRequest; answer: CancelPayoutAnswer };
   retrievePayouts: { request: RetrievalPayoutRequest; answer: RetrievalPayoutAnswer };
+  retrieveDisputes: { request: RetrieveDisputesRequest; answer: RetrieveDisputesAnswer };
+  disputeEvidence: { request: DisputeEvidenceRequest; answer: DisputeAnswer };
+  acceptDispute: { request: AcceptDisputeRequest; answer: DisputeAnswer };
+  retrieveSettlement: { request: RetrieveSettlementRequest; answer: RetrieveSettlementAnswer };
 }
 
 export type EndpointName = keyof typeof ENDPOINTS & keyof Endpoints;
@@ -234,6 +249,40 @@ export class TollgateClient {
    */
   retrievePayouts(request: RetrievalPayoutRequest, options?: CallOptions): Promise<RetrievalPayoutAnswer> {
     return this.answer('retrievePayouts', request, options);
+  }
+
+  /**
+   * Disputes (chargebacks and inquiries) by `dispute_ids`, `transaction_ids` or `order_nos`
+   * (an unknown id, or another account's, is an item with `query_result` `0`), or by
+   * `start_date`/`end_date` with `cursor`. The caller's IP must be registered.
+   */
+  retrieveDisputes(request: RetrieveDisputesRequest, options?: CallOptions): Promise<RetrieveDisputesAnswer> {
+    return this.answer('retrieveDisputes', request, options);
+  }
+
+  /**
+   * Adds evidence (text fields, and `files` as base64: PDF, PNG or JPEG by content, 5 MB in
+   * all) to a dispute that asks for a response; `submit: '1'` sends it to the processor
+   * (`under_review`). Refusals store nothing: InvalidRequestError naming the field
+   * (`files[0].content_base64`, `files`), NotFoundError, ConflictError for a dispute under
+   * review or closed.
+   */
+  disputeEvidence(request: DisputeEvidenceRequest, options?: CallOptions): Promise<DisputeAnswer> {
+    return this.answer('disputeEvidence', request, options);
+  }
+
+  /** Accepts a dispute (closed as `accepted`, lost without defence); again for an accepted one answers it as it is. */
+  acceptDispute(request: AcceptDisputeRequest, options?: CallOptions): Promise<DisputeAnswer> {
+    return this.answer('acceptDispute', request, options);
+  }
+
+  /**
+   * The account's daily settlement batches from `start_date` to `end_date` (`YYYYMMDD`, UTC,
+   * at most 100 days; at most 100 batches), each with its lines (`format` `json`), or the
+   * report as CSV text in `csv` (`format` `csv`). The caller's IP must be registered.
+   */
+  retrieveSettlement(request: RetrieveSettlementRequest, options?: CallOptions): Promise<RetrieveSettlementAnswer> {
+    return this.answer('retrieveSettlement', request, options);
   }
 
   /**

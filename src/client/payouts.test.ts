@@ -159,6 +159,7 @@ const PAYOUT_RECORD_FIELDS: Tree<PayoutRecord> = {
   fee_paid_by: R,
   fx_rate: R,
   payment_date: R,
+  settlement_batches: { need: R, fields: { batch_id: R, day: R, amount: R } },
   swift_charge_option: O,
   reason: R,
   reference: R,

@@ -562,6 +562,16 @@ export interface PaymentMethodsAnswer extends Processed {
 // Mirrors src/payouts/schema.ts (payouts.test.ts beside this file checks every field, at
 // every depth, against those schemas and against the gateway's answers).
 
+/** A settlement batch a payout paid (`PayoutRecord.settlement_batches`). */
+export interface PayoutBatch {
+  /** The batch (`stl_…`, `retrieveSettlement`). */
+  batch_id: string;
+  /** Its day, `YYYY-MM-DD` (UTC). */
+  day: string;
+  /** What the payout took of it in `source_currency`, an integer in minor units; negative for a debit batch the payout carries. */
+  amount: number;
+}
+
 /** `SCHEDULED` (waits for `payment_date`; can be cancelled), `PROCESSING` (sent to the bank), `COMPLETED`, `FAILED` (see `failure_type`; the funds are released) or `CANCELLED`. */
 export type PayoutStatus = 'SCHEDULED' | 'PROCESSING' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
 /**
@@ -855,6 +865,12 @@ export interface PayoutRecord extends Identity {
   fx_rate: string;
   /** The payment date, `YYYY-MM-DD` (UTC). */
   payment_date: string;
+  /**
+   * The settlement batches the payout paid, oldest first (debit batches, then credit batches by
+   * day): empty until it is funded and again once it failed or was cancelled. Their sum is at most
+   * the amount and fee; money no available batch holds yet is named by none.
+   */
+  settlement_batches: PayoutBatch[];
   /** `SWIFT` payouts only. */
   swift_charge_option?: SwiftChargeOption;
   /** As sent. */
@@ -939,6 +955,199 @@ export interface RetrievalPayoutAnswer extends Processed {
   next_cursor?: string;
 }
 
+// ---------- POST /v1/retrievalDispute, /v1/disputeEvidence, /v1/acceptDispute (disputes) ----------
+// Mirrors src/disputes/schema.ts (src/disputes/client.test.ts checks the request types against it).
+
+/**
+ * `warning_needs_response` (an inquiry: no money moved yet) or `needs_response` (a
+ * chargeback: the amount and the fee have left the balance): answer by `evidence_due_by`;
+ * `under_review`: evidence submitted; `won` (the amount comes back), `lost` or `accepted`: closed.
+ */
+export type DisputeStatus = 'warning_needs_response' | 'needs_response' | 'under_review' | 'won' | 'lost' | 'accepted';
+
+/** Evidence text fields (each at most 20,000 characters). */
+export type DisputeEvidenceTextField =
+  | 'uncategorized_text'
+  | 'product_description'
+  | 'customer_communication'
+  | 'customer_name'
+  | 'customer_email_address'
+  | 'customer_purchase_ip'
+  | 'billing_address'
+  | 'shipping_address'
+  | 'shipping_carrier'
+  | 'shipping_date'
+  | 'shipping_tracking_number'
+  | 'service_date'
+  | 'access_activity_log'
+  | 'cancellation_policy_disclosure'
+  | 'cancellation_rebuttal'
+  | 'refund_policy_disclosure'
+  | 'refund_refusal_explanation'
+  | 'duplicate_charge_explanation'
+  | 'duplicate_charge_id';
+
+/** What an evidence file shows. */
+export type DisputeEvidenceFileField =
+  | 'receipt'
+  | 'customer_communication'
+  | 'customer_signature'
+  | 'shipping_documentation'
+  | 'service_documentation'
+  | 'cancellation_policy'
+  | 'refund_policy'
+  | 'duplicate_charge_documentation'
+  | 'uncategorized_file';
+
+/** Settlement batches of a range of UTC days (`YYYYMMDD`, inclusive, at most 100 days). */
+export interface RetrieveSettlementRequest {
+  start_date: string;
+  end_date: string;
+  /** Only this currency's batches. */
+  currency?: string;
+  /** `json` (default): batches with their `items`; `csv`: the lines as CSV text in `csv`. */
+  format?: 'json' | 'csv';
+}
+
+/** One balance movement of a batch: amounts in the currency's decimal form and in minor units. */
+export interface SettlementLine {
+  /** `capture` (with its fee), `refund`, `dispute` (with its fee), `dispute_won`, `payout_reserve`, `payout_release`, `transfer`, `top_up`, … */
+  kind: string;
+  transaction_id: string;
+  order_no: string;
+  /** The refund, payout, transfer or dispute it belongs to, or empty. */
+  reference: string;
+  created_at: string;
+  gross: string;
+  fee: string;
+  net: string;
+  gross_minor: number;
+  fee_minor: number;
+  net_minor: number;
+}
+
+/** A day's batch of one currency. */
+export interface SettlementBatch {
+  batch_id: string;
+  /** YYYY-MM-DD (UTC). */
+  day: string;
+  currency: string;
+  /** `pending` until its pending part becomes available at `available_at`. */
+  status: 'pending' | 'available';
+  lines: number;
+  gross: string;
+  fee: string;
+  net: string;
+  gross_minor: number;
+  fee_minor: number;
+  net_minor: number;
+  pending: string;
+  pending_minor: number;
+  delay_days: number;
+  closed_at: string;
+  available_at: string;
+  settled_at: string;
+  /** Its lines (format `json`). */
+  items?: SettlementLine[];
+}
+
+export interface RetrieveSettlementAnswer extends Processed {
+  format: 'json' | 'csv';
+  batches: SettlementBatch[];
+  /** Format `csv`: the lines as CSV (docs/finance.md). */
+  csv?: string;
+}
+
+/** By ids (at most 100 together), or by `start_date`/`end_date` (`YYYYMMDDhhmmss`, UTC, over the dispute's creation) with `cursor`. */
+export interface RetrieveDisputesRequest {
+  dispute_ids?: IdList;
+  transaction_ids?: IdList;
+  order_nos?: IdList;
+  start_date?: string;
+  end_date?: string;
+  cursor?: string;
+}
+
+/** One piece of evidence given (never its content). */
+export interface DisputeEvidenceEntry {
+  field: string;
+  type: 'text' | 'file';
+  /** `text`, `application/pdf`, `image/png` or `image/jpeg` (read from the file's content). */
+  content_type: string;
+  /** Empty for text. */
+  file_name: string;
+  /** Bytes. */
+  size: number;
+}
+
+/** A dispute: the `/v1/retrievalDispute` item, the evidence and accept answers, and the `data` of dispute notifications. */
+export interface DisputeRecord {
+  /** `dp_…` */
+  dispute_id: string;
+  transaction_id: string;
+  order_no: string;
+  amount: string;
+  currency: string;
+  /** The dispute fee charged to the account (not given back when won). */
+  fee: string;
+  /** `fraudulent`, `product_not_received`, `duplicate`, `general`, … */
+  reason: string;
+  kind: 'chargeback' | 'inquiry';
+  status: DisputeStatus;
+  /** ISO 8601, UTC. */
+  evidence_due_by: string;
+  /** ISO 8601, or empty before evidence is submitted. */
+  evidence_submitted_at: string;
+  evidence: DisputeEvidenceEntry[];
+  /** Why the processor refused your last answer (evidence: the dispute is back with you; or the acceptance); empty when it took it or none was sent. */
+  response_error: string;
+  created_at: string;
+  /** ISO 8601, or empty while open. */
+  closed_at: string;
+}
+
+export interface FoundDispute extends DisputeRecord {
+  query_result: '1';
+}
+
+/** A requested id that matches no dispute of the account: that id in its own field, every other field empty. */
+export interface NotFoundDispute extends Omit<DisputeRecord, 'kind' | 'status'> {
+  kind: '';
+  status: '';
+  query_result: '0';
+}
+
+export interface RetrieveDisputesAnswer extends Processed {
+  /** The matching disputes, oldest first, then one `query_result` `0` item per requested id that matches none. */
+  disputes: Array<FoundDispute | NotFoundDispute>;
+  /** Present when a date range has more disputes: send it as `cursor`. */
+  next_cursor?: string;
+}
+
+export interface DisputeEvidenceFile {
+  field: DisputeEvidenceFileField;
+  file_name: string;
+  /** The file's bytes in standard base64: a PDF, PNG or JPEG by its content. */
+  content_base64: string;
+}
+
+/**
+ * Evidence for a dispute that asks for a response: text fields and files (at most 5 MB in
+ * all per dispute); `submit` `1` sends it all to the processor (`under_review`).
+ */
+export type DisputeEvidenceRequest = {
+  dispute_id: string;
+  files?: DisputeEvidenceFile[];
+  submit?: Flag;
+} & { [K in DisputeEvidenceTextField]?: string };
+
+export interface AcceptDisputeRequest {
+  dispute_id: string;
+}
+
+/** The dispute as it is after the request. */
+export interface DisputeAnswer extends Processed, DisputeRecord {}
+
 // ---------- refusals and notifications ----------
 
 /** A request refused as a whole (HTTP 4xx/5xx). Unsigned: see errors.ts. */
@@ -976,6 +1185,8 @@ export type RefundEventType = 'refund.succeeded' | 'refund.failed';
 /** A payout's outcome, sent to the payout's `notify_url`; `data` is the payout record. */
 export type PayoutEventType = 'payout.completed' | 'payout.failed' | 'payout.cancelled';
 
+export type DisputeEventType = 'dispute.created' | 'dispute.updated' | 'dispute.closed';
+
 interface EventBase {
   /** Also the `webhook-id` header; the same on every retry: deduplicate by it. */
   event_id: string;
@@ -999,8 +1210,13 @@ export interface PayoutEvent extends EventBase {
   data: PayoutRecord;
 }
 
+export interface DisputeEvent extends EventBase {
+  event_type: DisputeEventType;
+  data: DisputeRecord;
+}
+
 /** A notification posted to `notify_url`; narrow on `event_type`. */
-export type NotificationEvent = PaymentEvent | RefundEvent | PayoutEvent;
+export type NotificationEvent = PaymentEvent | RefundEvent | PayoutEvent | DisputeEvent;
 
 /** What the shopper carries back to `return_url` (or `cancel_url`) after a 3-D Secure challenge, an issuer page or the hosted checkout. */
 export interface ThreeDSReturn extends Identity {

@@ -30,6 +30,7 @@ import {
 import { accountBalances } from '../ledger/balances.js';
 import { checkCountry as checkIsoCountry, requireCurrency } from '../payments/validate.js';
 import type { Deps } from '../web/context.js';
+import { recordConnectEvent } from './events.js';
 import { deleteAccount } from './states.js';
 import type { ConnectedAccountRow } from './tables.js';
 
@@ -369,10 +370,14 @@ const retrieveAccountSchema = () => ({
 const retrieveOwnAccountSchema = () => ({
   operationId: 'retrieveOwnAccount',
   summary: 'Retrieve your own account',
-  description: 'The account the API key belongs to, in the connected accounts’ shape (`acct_` and its number).',
+  description:
+    'The account the API key belongs to, in the connected accounts’ shape (`acct_` and its number); with the `Stripe-Account` header, that connected account of yours (as `GET /v1/accounts/:id`).',
   ...doc(),
+  headers: Type.Object({
+    'stripe-account': Type.Optional(Type.String({ description: 'the id (acct_…) of one of your connected accounts: that account instead of yours' })),
+  }),
   querystring: RetrieveQuery,
-  response: { ...objectAnswers(AccountObject, 'Your account.'), ...errorAnswers([401, 403, 429]) },
+  response: { ...objectAnswers(AccountObject, 'Your account.'), ...errorAnswers([401, 403, 404, 429]) },
 });
 
 const updateAccountSchema = () => ({
@@ -439,6 +444,14 @@ async function createConnectedAccount(deps: Deps, request: FastifyRequest<{ Body
 async function retrieveOwnAccount(deps: Deps, request: FastifyRequest, reply: FastifyReply) {
   const caller = callerOf(request);
   const account = caller.creds.account;
+  const as = request.headers['stripe-account'];
+  if (as !== undefined) {
+    // The platform acting for one of its connected accounts (docs/contract.md §24): that account.
+    const id = Array.isArray(as) ? String(as[0]) : as;
+    const row = await findAccount(deps.store.db, account.account_id, caller.livemode, id);
+    if (!row) throw noSuch('account', id, 'Stripe-Account');
+    return sendObject(request, reply, accountObject(row));
+  }
   const merchant = await deps.store.db.selectFrom('merchants').select('name').where('merchant_id', '=', account.merchant_id).executeTakeFirst();
   const charges = deps.processorFor(account) !== null;
   return sendObject(request, reply, ownAccountObject(account, merchant?.name ?? '', charges));
@@ -482,6 +495,7 @@ async function updateConnectedAccount(deps: Deps, request: FastifyRequest<{ Para
     };
     const { id, platform_account_id, merchant_id, livemode, created_at, deleted, ...patch } = next;
     await tx.updateTable('connected_accounts').set(patch).where('id', '=', id).where('deleted', '=', 0).execute();
+    await recordConnectEvent(tx, { merchant_id, account_id: platform_account_id }, 'account.updated', id, { account_id: id, deleted: false }, deps.now());
     return next;
   });
   return sendObject(request, reply, accountObject(updated));

@@ -2,6 +2,11 @@
 // ledger's materialised sums (src/ledger/balances.ts), or, with `Stripe-Account: acct_…`,
 // those of one of its connected accounts of its mode. Only this route reads that header:
 // acting as a connected account is not offered elsewhere.
+//
+// The object has the platform family's members (issue 33 item 7): Tollgate keeps one balance
+// per currency, not one per source of funds, so each amount's `source_types` has only the
+// family's `card` (the balance transfers and payouts take from, their `source_type`), and
+// `connect_reserved` is empty: nothing is ever held back for connected accounts.
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { callerOf, genericRouteOptions } from '../generic/auth.js';
@@ -15,6 +20,10 @@ const Funds = Type.Array(
   Type.Object({
     amount: Type.Integer({ description: 'minor units; available may be negative after refunds' }),
     currency: Type.String({ description: 'lowercase ISO 4217' }),
+    source_types: Type.Object(
+      { card: Type.Integer({ description: 'the same as `amount`' }) },
+      { description: 'by source of funds: Tollgate keeps one balance per currency, the one the family calls `card`' },
+    ),
   }),
 );
 
@@ -24,6 +33,10 @@ const BalanceObject = Type.Object(
     livemode: Type.Boolean(),
     available: Funds,
     pending: Funds,
+    connect_reserved: Type.Array(Type.Object({ amount: Type.Integer(), currency: Type.String() }), {
+      maxItems: 0,
+      description: 'always empty: nothing is held back for connected accounts’ negative balances',
+    }),
   },
   { description: 'Available (settled; what transfers and payouts take from) and pending (captured, not settled yet) funds per currency.' },
 );
@@ -31,6 +44,9 @@ const BalanceObject = Type.Object(
 const BalanceHeaders = Type.Object({
   'stripe-account': Type.Optional(Type.String({ description: 'the id (acct_…) of one of your connected accounts: its balance instead of yours' })),
 });
+
+/** One currency's amount of the balance, with the one source type Tollgate has. */
+const funds = (amount: number, currency: string) => ({ amount, currency: lower(currency), source_types: { card: amount } });
 
 export function registerBalanceRoute(app: FastifyInstance, deps: Deps): void {
   app.get(
@@ -62,8 +78,9 @@ export function registerBalanceRoute(app: FastifyInstance, deps: Deps): void {
       return sendObject(request, reply, {
         object: 'balance',
         livemode: caller.livemode,
-        available: balances.map((b) => ({ amount: b.available_minor, currency: lower(b.currency) })),
-        pending: balances.map((b) => ({ amount: b.pending_minor, currency: lower(b.currency) })),
+        available: balances.map((b) => funds(b.available_minor, b.currency)),
+        pending: balances.map((b) => funds(b.pending_minor, b.currency)),
+        connect_reserved: [],
       });
     },
   );

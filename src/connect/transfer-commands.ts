@@ -7,6 +7,7 @@ import { type Refusal, Refused, refuse, refusedAsValue } from '../core/outcomes.
 import { newId } from '../crypto/ids.js';
 import type { Store, Tx } from '../db/store.js';
 import { availableMinor } from '../payouts/service.js';
+import { recordConnectEvent, transferRecord } from './events.js';
 import { postMove } from './ledger.js';
 import { canApplyTransfer, reserveReversal, transferState } from './states.js';
 import type { TransferReversalRow, TransferRow } from './tables.js';
@@ -110,6 +111,7 @@ async function transferIn(tx: Tx, cmd: TransferCommand, now: number): Promise<{ 
   };
   await tx.insertInto('transfers').values(row).execute();
   await postMove(tx, { from: platform, to: row.destination, currency, amount_minor: amount, reason: 'transfer', ref: row.id }, now);
+  await recordConnectEvent(tx, { merchant_id: row.merchant_id, account_id: platform }, 'transfer.created', row.id, transferRecord(row), now);
   return { ok: true, row, made: false };
 }
 
@@ -156,5 +158,13 @@ async function reversalIn(tx: Tx, cmd: ReversalCommand, now: number): Promise<{ 
   };
   await tx.insertInto('transfer_reversals').values(row).execute();
   await postMove(tx, { from: t.destination, to: t.platform_account_id, currency: t.currency, amount_minor: n, reason: 'transfer_reversal', ref: row.id }, now);
+  await recordConnectEvent(
+    tx,
+    { merchant_id: t.merchant_id, account_id: t.platform_account_id },
+    'transfer.reversed',
+    t.id,
+    { ...transferRecord({ ...t, reversed_minor: Number(current.reversed_minor) + n }), reversal_id: row.id, reversal_amount_minor: n },
+    now,
+  );
   return { ok: true, row };
 }

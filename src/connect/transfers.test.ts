@@ -123,6 +123,7 @@ describe('transfers', () => {
       transfer_group: 'ORDER_1',
       balance_transaction: null,
       source_transaction: null,
+      source_type: 'card',
     });
     assert.equal(await available(p.m.account_id), 100_000 - 1500);
     assert.equal(await available(dest), 1500);
@@ -559,25 +560,22 @@ describe('GET /v1/balance', () => {
     const empty = await connected(p);
     await ok(transfer(p, { amount: 1234, currency: 'usd', destination: dest }));
     const mine = await ok(gw.generic('GET', '/v1/balance', p.key));
+    const funds = (amount: number, currency: string) => ({ amount, currency, source_types: { card: amount } });
     assert.deepEqual(mine, {
       object: 'balance',
       livemode: false,
-      available: [
-        { amount: 500, currency: 'eur' },
-        { amount: 10_000 - 1234, currency: 'usd' },
-      ],
-      pending: [
-        { amount: 0, currency: 'eur' },
-        { amount: 0, currency: 'usd' },
-      ],
+      available: [funds(500, 'eur'), funds(10_000 - 1234, 'usd')],
+      pending: [funds(0, 'eur'), funds(0, 'usd')],
+      connect_reserved: [],
     });
     const theirs = await ok(gw.generic('GET', '/v1/balance', p.key, undefined, { headers: { 'stripe-account': dest } }));
-    assert.deepEqual(theirs, { object: 'balance', livemode: false, available: [{ amount: 1234, currency: 'usd' }], pending: [{ amount: 0, currency: 'usd' }] });
+    assert.deepEqual(theirs, { object: 'balance', livemode: false, available: [funds(1234, 'usd')], pending: [funds(0, 'usd')], connect_reserved: [] });
     assert.deepEqual(await ok(gw.generic('GET', '/v1/balance', p.key, undefined, { headers: { 'stripe-account': empty } })), {
       object: 'balance',
       livemode: false,
       available: [],
       pending: [],
+      connect_reserved: [],
     });
     refused(
       await gw.generic('GET', '/v1/balance', p.key, undefined, { headers: { 'stripe-account': 'acct_nothing' } }),

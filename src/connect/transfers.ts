@@ -147,6 +147,7 @@ const TransferObject = Type.Object(
     transfer_group: Type.Union([Type.String(), Type.Null()]),
     balance_transaction: Type.Null(),
     source_transaction: Type.Null(),
+    source_type: Type.Literal('card', { description: 'the balance it came from: Tollgate keeps one per currency, the one the family calls `card`' }),
   },
   { description: 'Available balance moved from your account to one of your connected accounts.' },
 );
@@ -186,6 +187,8 @@ export function transferObject(t: TransferRow, reversals: ListPage<TransferRever
     transfer_group: t.transfer_group || null,
     balance_transaction: null,
     source_transaction: null,
+    // One balance per currency (src/connect/balance.ts): the family's `card` balance.
+    source_type: 'card',
   };
 }
 
@@ -208,7 +211,7 @@ function findTransfer(db: Db, platform: string, livemode: number, id: string): P
 }
 
 /** The newest reversals of each transfer (a bounded sublist each), in one query. */
-async function embeddedReversals(db: Db, transfer_ids: string[]): Promise<Map<string, ListPage<TransferReversalRow>>> {
+export async function embeddedReversals(db: Db, transfer_ids: string[]): Promise<Map<string, ListPage<TransferReversalRow>>> {
   const out = new Map<string, ListPage<TransferReversalRow>>();
   if (transfer_ids.length === 0) return out;
   const rows = await db

@@ -95,8 +95,14 @@ const ID_MAKERS = {
   transfer_reversal: ulid('trr_'),
   customer: ulid('cus_'),
   payment_method: ulid('pm_'),
+  payment_intent: ulid('pi_'),
+  dispute: ulid('dp_'),
+  dispute_evidence: ulid('dpe_'),
   processor_attempt: ulid('att_'),
   processor: ulid('prc_'),
+  webhook_endpoint: ulid('we_'),
+  reconciliation_run: ulid('rcn_'),
+  settlement_batch: ulid('stl_'),
   // Random, with a prefix naming the object.
   connected_account: () => `acct_${randomToken(12).replace(/[-_]/g, 'x')}`,
   checkout_session: token('cs_', 24),
@@ -112,6 +118,7 @@ const ID_MAKERS = {
   webhook_secret: () => `whsec_${randomBytes(24).toString('base64')}`,
   secret_key_test: () => `sk_test_${randomChars(ALPHANUMERIC, 48)}`,
   secret_key_live: () => `sk_live_${randomChars(ALPHANUMERIC, 48)}`,
+  payment_intent_secret: () => randomChars(ALPHANUMERIC, 24),
   portal_session: token('', 32),
   portal_user_link: token('', 32),
   // Single-use tokens of a form or a claim.

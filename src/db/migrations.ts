@@ -7,6 +7,8 @@ import { attemptClaimsMigration, attemptProcessorMigration, processorAttemptsMig
 import { checkoutMigration } from './migrations/checkout.js';
 import { connectMigration } from './migrations/connect.js';
 import { customersMigration } from './migrations/customers.js';
+import { disputeOrphansMigration } from './migrations/dispute-orphans.js';
+import { disputeRequestRefsMigration, disputeResponseErrorMigration, disputesMigration } from './migrations/disputes.js';
 import { fxRatesMigration } from './migrations/fx.js';
 import { idempotencyMigration, idempotencySealedMigration } from './migrations/idempotency.js';
 import { ledgerBalanceSlotsMigration, ledgerMigration } from './migrations/ledger.js';
@@ -14,6 +16,7 @@ import { coreMigration } from './migrations/merchants.js';
 import { paymentMethodsMigration } from './migrations/methods.js';
 import { eventAttemptsMigration, notificationsMigration } from './migrations/notifications.js';
 import { frameOriginsMigration } from './migrations/pages.js';
+import { paymentIntentsMigration } from './migrations/payment-intents.js';
 import { paymentMethodObjectsMigration } from './migrations/payment-methods.js';
 import { cardTokenHashMigration, paymentsMigration } from './migrations/payments.js';
 import { payoutBankDetailsMaskedMigration, payoutsMigration } from './migrations/payouts.js';
@@ -21,12 +24,15 @@ import { portalMigration } from './migrations/portal.js';
 import { portalEmailPerMerchantMigration } from './migrations/portal-email.js';
 import { portalSearchMigration } from './migrations/portal-search.js';
 import { processorsMigration } from './migrations/processors.js';
+import { reconciliationMigration } from './migrations/reconciliation.js';
 import { refundIdempotencyMigration, refundMetadataMigration, refundsMigration } from './migrations/refunds.js';
 import { reviewMigration } from './migrations/review.js';
 import { riskMigration } from './migrations/risk.js';
 import { scheduledJobsMigration, testClocksMigration } from './migrations/scheduler.js';
+import { payoutBatchesMigration, settlementBatchesMigration } from './migrations/settlement.js';
 import { subscriptionDeductionsMigration, subscriptionsMigration } from './migrations/subscriptions.js';
 import { threedsActionMigration, threedsMigration } from './migrations/threeds.js';
+import { webhookEndpointsMigration } from './migrations/webhooks.js';
 import type { MigrationContext } from './rewrite.js';
 
 // Names sort in the order they must run. Migrations that rewrite stored data with the master
@@ -71,6 +77,15 @@ export function migrationsFor(ctx: MigrationContext): Record<string, Migration> 
     '0084_threeds_action': threedsActionMigration,
     '0085_customers': customersMigration,
     '0086_payment_method_objects': paymentMethodObjectsMigration,
+    '0087_payment_intents': paymentIntentsMigration,
+    '0088_webhook_endpoints': webhookEndpointsMigration,
+    '0089_disputes': disputesMigration,
+    '0090_dispute_orphans': disputeOrphansMigration,
+    '0091_dispute_request_refs': disputeRequestRefsMigration,
+    '0092_dispute_response_error': disputeResponseErrorMigration,
+    '0093_reconciliation': reconciliationMigration,
+    '0094_settlement_batches': settlementBatchesMigration,
+    '0095_payout_batches': payoutBatchesMigration,
   };
 }
 

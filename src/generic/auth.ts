@@ -84,6 +84,9 @@ export async function bearerCaller(deps: Deps, header: string | undefined): Prom
 const bucketsOf = new WeakMap<Deps, TokenBuckets>();
 
 /** Route options of every generic route: the answer style, the hooks, string answers. */
+/** The routes where a platform acts for one of its connected accounts with `Stripe-Account`. */
+const STRIPE_ACCOUNT_ROUTES: ReadonlySet<string> = new Set(['GET /v1/balance', 'GET /v1/account']);
+
 export function genericRouteOptions(deps: Deps) {
   let buckets = bucketsOf.get(deps);
   if (!buckets) {
@@ -102,14 +105,16 @@ export function genericRouteOptions(deps: Deps) {
         message: `Too many requests with this key: at most ${deps.settings.api_rate_limit} per second. Retry after ${decision.retry_after_s} s.`,
       });
     }
-    // The connected-account header is honoured on GET /v1/balance only; elsewhere it would
-    // silently act on the platform's own objects (a transfer paid from the platform).
-    if (request.headers['stripe-account'] !== undefined && request.routeOptions.url !== '/v1/balance') {
+    // The connected-account header is honoured where a platform reads for a connected account
+    // (its balance, its account); elsewhere it would silently act on the platform's own objects
+    // (a transfer paid from the platform). Connected accounts hold a balance fed by transfers and
+    // take no payments of their own, so nothing is created on one (docs/contract.md §24).
+    if (request.headers['stripe-account'] !== undefined && !STRIPE_ACCOUNT_ROUTES.has(`${request.method} ${request.routeOptions.url}`)) {
       throw new GenericError(400, {
         type: 'invalid_request_error',
         code: 'parameter_unknown',
         param: 'Stripe-Account',
-        message: 'The Stripe-Account header is only honoured on GET /v1/balance; act on a connected account through its own routes.',
+        message: `The Stripe-Account header is honoured on ${[...STRIPE_ACCOUNT_ROUTES].join(' and ')} only: connected accounts take no payments of their own; act on one through /v1/accounts/:id and /v1/transfers.`,
       });
     }
     request.apiKey = caller;

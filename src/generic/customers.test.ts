@@ -125,5 +125,16 @@ describe('shapes against the family’s example objects', () => {
     // Not offered for your own account (docs/interface.md): Tollgate keeps no country for a merchant.
     const me = await stripe.accounts.retrieveCurrent();
     assert.deepEqual(shapeProblems('account', me as unknown as Record<string, unknown>, ['country', 'default_currency']), []);
+    // With Stripe-Account: that connected account, as GET /v1/accounts/:id answers it; another's is resource_missing.
+    const as = await stripe.accounts.retrieveCurrent({}, { stripeAccount: a.id });
+    assert.equal(as.id, a.id);
+    assert.deepEqual(as, await stripe.accounts.retrieve(a.id));
+    const missing = await rejection(stripe.accounts.retrieveCurrent({}, { stripeAccount: 'acct_nope' }));
+    assert.equal(missing.code, 'resource_missing');
+    assert.equal(missing.param, 'Stripe-Account');
+    // Nothing is created on a connected account: elsewhere the header is refused, naming it.
+    const refused = await rejection(stripe.customers.create({ name: 'x' }, { stripeAccount: a.id }));
+    assert.equal(refused.code, 'parameter_unknown');
+    assert.equal(refused.param, 'Stripe-Account');
   });
 });

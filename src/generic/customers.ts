@@ -287,85 +287,62 @@ async function listCustomers(deps: Deps, request: FastifyRequest<{ Querystring: 
 // ---- routes -----------------------------------------------------------------------------
 
 const doc = () => ({ tags: [CUSTOMERS_TAG], security: [{ bearer: [] }] });
+const answers = (description: string, errors: number[]) => ({ ...objectAnswers(CustomerObject, description), ...errorAnswers(errors) });
+
+/** The schemas of the routes, built per app (Fastify normalises a route's schema in place). */
+const SCHEMAS = {
+  create: () => ({
+    operationId: 'createCustomer',
+    summary: 'Create a customer',
+    description: 'A customer of your account in your key’s mode; every field is optional. Card data is never kept here.',
+    ...doc(),
+    body: CreateCustomer,
+    response: answers('The new customer.', [400, 401, 429]),
+  }),
+  retrieve: () => ({
+    operationId: 'retrieveCustomer',
+    summary: 'Retrieve a customer',
+    description: 'Another account’s id, a deleted one or one of the other mode is 404.',
+    ...doc(),
+    params: IdParams('cus_'),
+    querystring: RetrieveQuery,
+    response: answers('The customer.', [401, 403, 404, 429]),
+  }),
+  update: () => ({
+    operationId: 'updateCustomer',
+    summary: 'Update a customer',
+    description: 'Changes the given fields; `metadata` keys are merged (a key set to an empty string is removed).',
+    ...doc(),
+    params: IdParams('cus_'),
+    body: UpdateCustomer,
+    response: answers('The customer as changed.', [400, 401, 404, 429]),
+  }),
+  delete: () => ({
+    operationId: 'deleteCustomer',
+    summary: 'Delete a customer',
+    description: 'Answered 404 afterwards; the payments that name it keep the name.',
+    ...doc(),
+    params: IdParams('cus_'),
+    response: { ...objectAnswers(DeletedCustomer, 'The customer is deleted.'), ...errorAnswers([401, 404, 429]) },
+  }),
+  list: () => ({
+    operationId: 'listCustomers',
+    summary: 'List customers',
+    description: 'Newest first; `email` keeps those with that address.',
+    ...doc(),
+    querystring: ListCustomers,
+    response: { ...objectAnswers(ListEnvelope(CustomerObject, 'A page of customers.'), 'A page of customers.'), ...errorAnswers([400, 401, 403, 429]) },
+  }),
+};
+
+type Id = { Params: { id: string } };
 
 export function registerCustomerRoutes(app: FastifyInstance, deps: Deps): void {
   const opts = genericRouteOptions(deps);
-  const answers = (description: string, errors: number[]) => ({ ...objectAnswers(CustomerObject, description), ...errorAnswers(errors) });
-  app.post<{ Body: CreateCustomer }>(
-    '/v1/customers',
-    {
-      ...opts,
-      schema: {
-        operationId: 'createCustomer',
-        summary: 'Create a customer',
-        description: 'A customer of your account in your key’s mode; every field is optional. Card data is never kept here.',
-        ...doc(),
-        body: CreateCustomer,
-        response: answers('The new customer.', [400, 401, 429]),
-      },
-    },
-    (request, reply) => createCustomer(deps, request, reply),
-  );
-  app.get<{ Params: { id: string } }>(
-    '/v1/customers/:id',
-    {
-      ...opts,
-      schema: {
-        operationId: 'retrieveCustomer',
-        summary: 'Retrieve a customer',
-        description: 'Another account’s id, a deleted one or one of the other mode is 404.',
-        ...doc(),
-        params: IdParams('cus_'),
-        querystring: RetrieveQuery,
-        response: answers('The customer.', [401, 403, 404, 429]),
-      },
-    },
-    (request, reply) => retrieveCustomer(deps, request, reply),
-  );
-  app.post<{ Params: { id: string }; Body: CreateCustomer }>(
-    '/v1/customers/:id',
-    {
-      ...opts,
-      schema: {
-        operationId: 'updateCustomer',
-        summary: 'Update a customer',
-        description: 'Changes the given fields; `metadata` keys are merged (a key set to an empty string is removed).',
-        ...doc(),
-        params: IdParams('cus_'),
-        body: UpdateCustomer,
-        response: answers('The customer as changed.', [400, 401, 404, 429]),
-      },
-    },
-    (request, reply) => updateCustomer(deps, request, reply),
-  );
-  app.delete<{ Params: { id: string } }>(
-    '/v1/customers/:id',
-    {
-      ...opts,
-      schema: {
-        operationId: 'deleteCustomer',
-        summary: 'Delete a customer',
-        description: 'Answered 404 afterwards; the payments that name it keep the name.',
-        ...doc(),
-        params: IdParams('cus_'),
-        response: { ...objectAnswers(DeletedCustomer, 'The customer is deleted.'), ...errorAnswers([401, 404, 429]) },
-      },
-    },
-    (request, reply) => deleteCustomer(deps, request, reply),
-  );
-  app.get<{ Querystring: ListQuery & { email?: string } }>(
-    '/v1/customers',
-    {
-      ...opts,
-      schema: {
-        operationId: 'listCustomers',
-        summary: 'List customers',
-        description: 'Newest first; `email` keeps those with that address.',
-        ...doc(),
-        querystring: ListCustomers,
-        response: { ...objectAnswers(ListEnvelope(CustomerObject, 'A page of customers.'), 'A page of customers.'), ...errorAnswers([400, 401, 403, 429]) },
-      },
-    },
-    (request, reply) => listCustomers(deps, request, reply),
-  );
+  const with_ = (schema: () => object) => ({ ...opts, schema: schema() });
+  app.post<{ Body: CreateCustomer }>('/v1/customers', with_(SCHEMAS.create), (rq, rp) => createCustomer(deps, rq, rp));
+  app.get<Id>('/v1/customers/:id', with_(SCHEMAS.retrieve), (rq, rp) => retrieveCustomer(deps, rq, rp));
+  app.post<Id & { Body: CreateCustomer }>('/v1/customers/:id', with_(SCHEMAS.update), (rq, rp) => updateCustomer(deps, rq, rp));
+  app.delete<Id>('/v1/customers/:id', with_(SCHEMAS.delete), (rq, rp) => deleteCustomer(deps, rq, rp));
+  app.get<{ Querystring: ListQuery & { email?: string } }>('/v1/customers', with_(SCHEMAS.list), (rq, rp) => listCustomers(deps, rq, rp));
 }

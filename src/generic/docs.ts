@@ -6,6 +6,7 @@ import { type TSchema, Type } from 'typebox';
 export const PAYMENTS_TAG = 'generic: payments';
 export const CONNECT_TAG = 'generic: connect';
 export const CUSTOMERS_TAG = 'generic: customers';
+export const WEBHOOKS_TAG = 'generic: webhooks';
 
 export const GENERIC_TAGS = [
   {
@@ -21,6 +22,11 @@ export const GENERIC_TAGS = [
   {
     name: CUSTOMERS_TAG,
     description: 'The generic interface (Bearer key): customers of your account, in the platform family’s shape.',
+  },
+  {
+    name: WEBHOOKS_TAG,
+    description:
+      'The generic interface (Bearer key): webhook endpoints and the events sent to them, in the platform family’s shape, signed with `Stripe-Signature` so the family’s own libraries verify them.',
   },
 ];
 

@@ -110,7 +110,8 @@ describe('PaymentMethods through the official client library', () => {
     assert.equal(noCustomer.param, 'customer');
   });
 
-  test('the family’s test PaymentMethods map onto the sandbox’s cards on a test key, and do not exist on a live one', async () => {
+  test('the family’s test PaymentMethods map onto the sandbox’s cards on a test key (attach makes one), and do not exist on a live one', async () => {
+    const cus = await stripe.customers.create({ name: 'Test cards' });
     for (const [id, brand, last4] of [
       ['pm_card_visa', 'visa', '4242'],
       ['pm_card_mastercard', 'mastercard', '4444'],
@@ -118,13 +119,23 @@ describe('PaymentMethods through the official client library', () => {
       ['pm_card_chargeDeclinedInsufficientFunds', 'visa', '9995'],
       ['pm_card_authenticationRequired', 'visa', '3220'],
     ] as const) {
-      const pm = await stripe.paymentMethods.retrieve(id);
+      const pm = await stripe.paymentMethods.attach(id, { customer: cus.id });
       assert.match(pm.id, /^pm_[0-9A-Z]{26}$/, id);
+      assert.equal(pm.customer, cus.id);
       assert.equal(pm.card?.brand, brand, id);
       assert.equal(pm.card?.last4, last4, id);
     }
     // Names off the prototype are no test PaymentMethods (the fuzz found `constructor` answered 402).
     for (const id of ['constructor', '__proto__', 'toString']) assert.equal((await rejection(stripe.paymentMethods.retrieve(id))).statusCode, 404, id);
+    // Retrieve, update and detach name an existing PaymentMethod: a test name is none, and nothing is written (the fuzz found a GET that vaulted one).
+    const before = await cardCount();
+    for (const call of [
+      () => stripe.paymentMethods.retrieve('pm_card_visa'),
+      () => stripe.paymentMethods.update('pm_card_visa', { metadata: { k: '1' } }),
+      () => stripe.paymentMethods.detach('pm_card_visa'),
+    ])
+      assert.equal((await rejection(call())).code, 'resource_missing');
+    assert.equal(await cardCount(), before);
     const live = await gw.newMerchant({ mode: 'live', allow_ips: ['127.0.0.1'] });
     const missing = await rejection(client(await gw.apiKey(live)).paymentMethods.retrieve('pm_card_visa'));
     assert.equal(missing.statusCode, 404);

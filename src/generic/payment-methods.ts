@@ -3,7 +3,8 @@
 // and never kept) as the platform family's PaymentMethod; retrieve, update, attach to and
 // detach from a customer, list a customer's. The family's documented test PaymentMethods
 // (`pm_card_visa`, `pm_card_chargeDeclined`, …) name sandbox cards on a test key: naming one
-// makes a new PaymentMethod of that card, as the family does.
+// where the family makes one (attach, a PaymentIntent's payment_method) makes a new
+// PaymentMethod of that card; a retrieve, update or detach of one is `resource_missing`.
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
@@ -51,7 +52,7 @@ const Address = Type.Object(
   },
   { additionalProperties: false },
 );
-const BillingDetails = Type.Object(
+export const BillingDetails = Type.Object(
   {
     name: Type.Optional(Type.String({ maxLength: 256 })),
     email: Type.Optional(Type.String({ maxLength: 512, pattern: '^$|^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', description: 'an e-mail address' })),
@@ -60,7 +61,7 @@ const BillingDetails = Type.Object(
   },
   { additionalProperties: false, description: 'the cardholder as the merchant knows them' },
 );
-const CardInput = Type.Object(
+export const CardInput = Type.Object(
   {
     number: Type.String({ pattern: '^\\d{12,19}$', description: '12 to 19 digits' }),
     exp_month: Type.Integer({ minimum: 1, maximum: 12 }),
@@ -188,8 +189,24 @@ export function paymentMethodObject(row: PaymentMethodRow, card: CardRow): Recor
 /** The family's card errors for a card that cannot be kept: 402 `card_error` naming the field. */
 const cardError = (code: string, param: string, message: string) => new GenericError(402, { type: 'card_error', code, param, message });
 
+type VaultExtra = { billing_details?: unknown; metadata?: MetadataInput };
+
 /** A new PaymentMethod of `card`, vaulted: the number encrypted, the security code only checked for its length. */
-async function vault(deps: Deps, caller: KeyCaller, card: Static<typeof CardInput>, extra: { billing_details?: unknown; metadata?: MetadataInput }) {
+export async function vault(deps: Deps, caller: KeyCaller, card: Static<typeof CardInput>, extra: VaultExtra) {
+  const made = vaultRows(deps, caller, card, extra);
+  await deps.store.transaction(async (tx) => {
+    await tx.insertInto('cards').values(made.card).execute();
+    await tx.insertInto('payment_methods').values(made.row).execute();
+  });
+  return made;
+}
+
+/**
+ * The rows of a new PaymentMethod of `card` (the card checked: number, expiry, security code's
+ * length; 402 naming the field), not written: `vault` writes them, and a PaymentIntent's confirm
+ * writes them with its payment (src/generic/payment-intents.ts).
+ */
+export function vaultRows(deps: Deps, caller: KeyCaller, card: Static<typeof CardInput>, extra: VaultExtra): { row: PaymentMethodRow; card: CardRow } {
   const facts = cardFacts(card.number);
   if (!facts.valid) throw cardError('incorrect_number', 'card[number]', 'Your card number is incorrect.');
   const now = deps.now();
@@ -223,24 +240,35 @@ async function vault(deps: Deps, caller: KeyCaller, card: Static<typeof CardInpu
     created_at: now,
     updated_at: now,
   };
-  await deps.store.transaction(async (tx) => {
-    await tx.insertInto('cards').values(cardRow).execute();
-    await tx.insertInto('payment_methods').values(row).execute();
-  });
   return { row, card: cardRow };
 }
 
-/**
- * The PaymentMethod `id` names for this caller: its own, or on a test key a new one of the
- * family's test PaymentMethod of that name. Not found: `resource_missing` on `param`.
- */
-export async function resolvePaymentMethod(deps: Deps, caller: KeyCaller, id: string, param = 'id'): Promise<{ row: PaymentMethodRow; card: CardRow }> {
+/** The card number of the family's test PaymentMethod `id` on a test key (undefined: not one, or a live key). */
+export function testCardOf(caller: KeyCaller, id: string): string | undefined {
   // Own keys only: an id such as `constructor` or `__proto__` is no test PaymentMethod (the fuzz found one read off the prototype).
-  const test = Object.hasOwn(TEST_PAYMENT_METHODS, id) ? TEST_PAYMENT_METHODS[id] : undefined;
-  if (test !== undefined && !caller.livemode) {
-    const year = new Date(deps.now()).getUTCFullYear() + 3;
-    return vault(deps, caller, { number: test, exp_month: 12, exp_year: year }, {});
-  }
+  return !caller.livemode && Object.hasOwn(TEST_PAYMENT_METHODS, id) ? TEST_PAYMENT_METHODS[id] : undefined;
+}
+
+/** A test PaymentMethod's card as the vault takes it: expiring in December three years on, no security code. */
+export function testCardInput(deps: Deps, number: string): Static<typeof CardInput> {
+  return { number, exp_month: 12, exp_year: new Date(deps.now()).getUTCFullYear() + 3 };
+}
+
+/**
+ * The PaymentMethod `id` names for this caller: its own, or (`opts.test`, on a test key) a new one
+ * of the family's test PaymentMethod of that name. Not found: `resource_missing` on `param`.
+ */
+export async function resolvePaymentMethod(
+  deps: Deps,
+  caller: KeyCaller,
+  id: string,
+  param = 'id',
+  opts: { test?: boolean } = {},
+): Promise<{ row: PaymentMethodRow; card: CardRow }> {
+  // Only where the family makes one of a test name (attach, a payment's payment_method): a retrieve,
+  // update or detach names an existing PaymentMethod, and a read never writes.
+  const test = opts.test ? testCardOf(caller, id) : undefined;
+  if (test !== undefined) return vault(deps, caller, testCardInput(deps, test), {});
   const row = await deps.store.db
     .selectFrom('payment_methods')
     .selectAll()
@@ -332,7 +360,7 @@ async function attachPaymentMethod(deps: Deps, request: IdRequest<{ customer: st
   const caller = callerOf(request);
   const customer = await findCustomer(deps.store.db, caller.creds.account.account_id, caller.livemode, request.body.customer);
   if (!customer) throw noSuch('customer', request.body.customer, 'customer');
-  const pm = await resolvePaymentMethod(deps, caller, request.params.id);
+  const pm = await resolvePaymentMethod(deps, caller, request.params.id, 'id', { test: true });
   const { row } = pm;
   if (row.detached === 1 || (row.customer_id !== '' && row.customer_id !== customer.id))
     throw unexpectedState(
@@ -399,93 +427,89 @@ async function listPaymentMethods(
 
 const doc = () => ({ tags: [CUSTOMERS_TAG], security: [{ bearer: [] }] });
 
-export function registerPaymentMethodObjectRoutes(app: FastifyInstance, deps: Deps): void {
-  const opts = genericRouteOptions(deps);
-  const answers = (description: string, errors: number[]) => ({ ...objectAnswers(PaymentMethodObject, description), ...errorAnswers(errors) });
-  const schema = (operationId: string, summary: string, description: string, rest: Record<string, unknown>, errors: number[]) => ({
-    ...opts,
-    schema: { operationId, summary, description, ...doc(), ...rest, response: answers(summary, errors) },
-  });
-  app.post<{ Body: CreatePaymentMethod }>(
-    '/v1/payment_methods',
-    schema(
+const answers = (description: string, errors: number[]) => ({ ...objectAnswers(PaymentMethodObject, description), ...errorAnswers(errors) });
+const routeSchema = (operationId: string, summary: string, description: string, rest: Record<string, unknown>, errors: number[]) => ({
+  operationId,
+  summary,
+  description,
+  ...doc(),
+  ...rest,
+  response: answers(summary, errors),
+});
+const listSchema = (operationId: string, summary: string, rest: Record<string, unknown>) => ({
+  operationId,
+  summary,
+  description: 'Newest first.',
+  ...doc(),
+  ...rest,
+  response: {
+    ...objectAnswers(ListEnvelope(PaymentMethodObject, 'A page of PaymentMethods.'), 'A page of PaymentMethods.'),
+    ...errorAnswers([400, 401, 403, 404, 429]),
+  },
+});
+
+/** The schemas of the routes, built per app (Fastify normalises a route's schema in place). */
+const SCHEMAS = {
+  create: () =>
+    routeSchema(
       'createPaymentMethod',
       'Create a PaymentMethod',
       'Keeps a card in the vault: the number encrypted, the security code checked for its length and never kept. A number that fails its check, or a past expiry, is a 402 `card_error` naming the field.',
       { body: CreatePaymentMethod },
       [400, 401, 402, 429],
     ),
-    (request, reply) => createPaymentMethod(deps, request, reply),
-  );
-  app.get<{ Params: { id: string } }>(
-    '/v1/payment_methods/:id',
-    schema(
+  retrieve: () =>
+    routeSchema(
       'retrievePaymentMethod',
       'Retrieve a PaymentMethod',
-      'One of your PaymentMethods; on a test key the family’s test ids (`pm_card_visa`, …) answer a new PaymentMethod of that card.',
+      'One of your PaymentMethods (a test name such as `pm_card_visa` is none: attach one, or name it as a PaymentIntent’s `payment_method`).',
       { params: IdParams('pm_'), querystring: RetrieveQuery },
       [401, 403, 404, 429],
     ),
-    (request, reply) => retrievePaymentMethod(deps, request as IdRequest, reply),
-  );
-  app.post<{ Params: { id: string }; Body: UpdatePaymentMethod }>(
-    '/v1/payment_methods/:id',
-    schema(
+  update: () =>
+    routeSchema(
       'updatePaymentMethod',
       'Update a PaymentMethod',
       'Billing details (merged), the card’s expiry, metadata (merged).',
       { params: IdParams('pm_'), body: UpdatePaymentMethod },
       [400, 401, 402, 404, 429],
     ),
-    (request, reply) => updatePaymentMethod(deps, request, reply),
-  );
-  app.post<{ Params: { id: string }; Body: { customer: string } }>(
-    '/v1/payment_methods/:id/attach',
-    schema(
+  attach: () =>
+    routeSchema(
       'attachPaymentMethod',
       'Attach a PaymentMethod to a customer',
-      'A detached PaymentMethod, or one of another customer, is refused (`payment_method_unexpected_state`).',
+      'A detached PaymentMethod, or one of another customer, is refused (`payment_method_unexpected_state`); on a test key a test name (`pm_card_visa`, …) attaches a new PaymentMethod of that card.',
       { params: IdParams('pm_'), body: Attach },
       [400, 401, 404, 429],
     ),
-    (request, reply) => attachPaymentMethod(deps, request, reply),
-  );
-  app.post<{ Params: { id: string } }>(
-    '/v1/payment_methods/:id/detach',
-    schema(
+  detach: () =>
+    routeSchema(
       'detachPaymentMethod',
       'Detach a PaymentMethod from its customer',
       'It may not be used or attached again afterwards.',
       { params: IdParams('pm_'), body: Detach },
       [400, 401, 404, 429],
     ),
-    (request, reply) => detachPaymentMethod(deps, request as IdRequest, reply),
-  );
-  const listSchema = (operationId: string, summary: string, rest: Record<string, unknown>) => ({
-    ...opts,
-    schema: {
-      operationId,
-      summary,
-      description: 'Newest first.',
-      ...doc(),
-      ...rest,
-      response: {
-        ...objectAnswers(ListEnvelope(PaymentMethodObject, 'A page of PaymentMethods.'), 'A page of PaymentMethods.'),
-        ...errorAnswers([400, 401, 403, 404, 429]),
-      },
-    },
-  });
-  app.get<{ Querystring: ListQuery & { customer?: string } }>(
-    '/v1/payment_methods',
-    listSchema('listPaymentMethods', 'List PaymentMethods (of a customer with `customer`)', { querystring: ListPaymentMethods }),
-    (request, reply) => listPaymentMethods(deps, request, reply),
-  );
-  app.get<{ Params: { id: string }; Querystring: ListQuery }>(
-    '/v1/customers/:id/payment_methods',
+  list: () => listSchema('listPaymentMethods', 'List PaymentMethods (of a customer with `customer`)', { querystring: ListPaymentMethods }),
+  listCustomer: () =>
     listSchema('listCustomerPaymentMethods', 'List a customer’s PaymentMethods', {
       params: IdParams('cus_'),
       querystring: Type.Object({ ...listParams, type: Type.Optional(Type.Literal('card')) }, { additionalProperties: false }),
     }),
-    (request, reply) => listPaymentMethods(deps, request, reply, request.params.id),
+};
+
+type Id = { Params: { id: string } };
+
+export function registerPaymentMethodObjectRoutes(app: FastifyInstance, deps: Deps): void {
+  const opts = genericRouteOptions(deps);
+  const with_ = (schema: () => object) => ({ ...opts, schema: schema() });
+  app.post<{ Body: CreatePaymentMethod }>('/v1/payment_methods', with_(SCHEMAS.create), (rq, rp) => createPaymentMethod(deps, rq, rp));
+  app.get<Id>('/v1/payment_methods/:id', with_(SCHEMAS.retrieve), (rq, rp) => retrievePaymentMethod(deps, rq as IdRequest, rp));
+  app.post<Id & { Body: UpdatePaymentMethod }>('/v1/payment_methods/:id', with_(SCHEMAS.update), (rq, rp) => updatePaymentMethod(deps, rq, rp));
+  app.post<Id & { Body: { customer: string } }>('/v1/payment_methods/:id/attach', with_(SCHEMAS.attach), (rq, rp) => attachPaymentMethod(deps, rq, rp));
+  app.post<Id>('/v1/payment_methods/:id/detach', with_(SCHEMAS.detach), (rq, rp) => detachPaymentMethod(deps, rq as IdRequest, rp));
+  app.get<{ Querystring: ListQuery & { customer?: string } }>('/v1/payment_methods', with_(SCHEMAS.list), (rq, rp) => listPaymentMethods(deps, rq, rp));
+  app.get<Id & { Querystring: ListQuery }>('/v1/customers/:id/payment_methods', with_(SCHEMAS.listCustomer), (rq, rp) =>
+    listPaymentMethods(deps, rq, rp, rq.params.id),
   );
 }

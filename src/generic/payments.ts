@@ -96,17 +96,18 @@ export const PAYMENT_ID_PREFIX = 'pay_';
 export const paymentId = (transaction_id: string): string => `${PAYMENT_ID_PREFIX}${transaction_id}`;
 const transactionIdOf = (id: string): string | null => (id.startsWith(PAYMENT_ID_PREFIX) ? id.slice(PAYMENT_ID_PREFIX.length) : null);
 
-function lastError(row: PaymentRow): Record<string, unknown> | null {
-  if (row.status !== 'declined') return null;
+/** A declined payment's decline in the family's terms: `decline_code`, the message, the parameter at fault if any. */
+export function declineOf(row: PaymentRow): { decline_code: string; message: string; param?: string } {
   const code = row.result_code as ResultCode;
   const d = DECLINE[code] ?? { decline_code: 'generic_decline' };
-  return {
-    type: 'card_error',
-    code: 'card_declined',
-    decline_code: d.decline_code,
-    message: `The card was declined: ${RESULT_CODES[code]?.text ?? 'declined'}.`,
-    ...(d.param ? { param: d.param } : {}),
-  };
+  return { ...d, message: `The card was declined: ${RESULT_CODES[code]?.text ?? 'declined'}.` };
+}
+
+/** A declined payment's `last_payment_error` (null when not declined). */
+export function lastError(row: PaymentRow): Record<string, unknown> | null {
+  if (row.status !== 'declined') return null;
+  const d = declineOf(row);
+  return { type: 'card_error', code: 'card_declined', decline_code: d.decline_code, message: d.message, ...(d.param ? { param: d.param } : {}) };
 }
 
 /** The wire object of any payment of the account (card, checkout, APM, deduction): the generic interface's one payment shape (the acquiring shapes are in src/authorise/answer.ts). */
@@ -207,7 +208,8 @@ const CreatePayment = Type.Object(
 );
 type CreatePayment = Static<typeof CreatePayment>;
 
-const CapturePayment = Type.Object(
+/** The body of a capture: of a payment here, of a PaymentIntent (src/generic/payment-intents.ts). */
+export const CapturePayment = Type.Object(
   {
     amount_to_capture: Type.Optional(
       Type.Integer({ minimum: 1, maximum: 999_999_999_999, description: 'at most the authorised amount; the rest is released (default: all)' }),
@@ -217,7 +219,8 @@ const CapturePayment = Type.Object(
   },
   { additionalProperties: false },
 );
-const CancelPayment = Type.Object(
+/** The body of a cancel: of a payment here, of a PaymentIntent. */
+export const CancelPayment = Type.Object(
   {
     cancellation_reason: Type.Optional(Type.String({ enum: ['duplicate', 'fraudulent', 'requested_by_customer', 'abandoned'] })),
     expand: Expand,

@@ -4,13 +4,16 @@
 // its `idempotency_ref`, so a re-run after a crash finds the refund it already made.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
+import type { PaymentRow } from '../db/tables/payments.js';
 import type { RefundRow } from '../db/tables/refunds.js';
 import { describeStatus } from '../payments/lifecycle.js';
 import { makeRefund } from '../refunds/refund.js';
 import type { Deps } from '../web/context.js';
 import { callerOf, genericRouteOptions } from './auth.js';
+import { chargeId, chargeObjects, findCharge } from './charges.js';
 import { errorAnswers, objectAnswers, PAYMENTS_TAG } from './docs.js';
 import { genericRefusal } from './outcomes.js';
+import { intentById, intentIdsOf, latestPaymentOfIntent } from './payment-intents.js';
 import { findPayment, paymentId, paymentObject } from './payments.js';
 import {
   Expand,
@@ -27,6 +30,7 @@ import {
   Metadata,
   type MetadataInput,
   mergeMetadata,
+  missingParam,
   newMetadata,
   noSuch,
   RetrieveQuery,
@@ -40,27 +44,46 @@ const refOf = (id: string): string | null => (id.startsWith(REFUND_ID_PREFIX) ? 
 
 const REASONS = ['duplicate', 'fraudulent', 'requested_by_customer'] as const;
 
-export function refundObject(r: RefundRow, livemode: boolean): Record<string, unknown> {
+/** The refund's wire object; `intent` is the PaymentIntent whose charge it refunds (null when the payment was not one's). */
+export function refundObject(r: RefundRow, livemode: boolean, intent: string | null): Record<string, unknown> {
   const reason = (REASONS as readonly string[]).includes(r.refund_reason) ? r.refund_reason : null;
   return {
     id: refundId(r.refund_reference_id),
     object: 'refund',
     amount: Number(r.refund_amount_minor),
-    currency: lower(r.currency),
-    payment: paymentId(r.transaction_id),
-    status: r.status,
-    reason,
+    balance_transaction: null,
+    charge: chargeId(r.transaction_id),
     created: unixSeconds(r.created_at),
+    currency: lower(r.currency),
+    customer: null,
+    customer_account: null,
+    destination_details: { card: { type: 'refund' }, type: 'card' },
     livemode,
     metadata: JSON.parse(r.metadata || '{}') as Record<string, string>,
+    payment: paymentId(r.transaction_id),
+    payment_intent: intent,
+    payment_method: null,
+    reason,
+    receipt_number: null,
+    source_transfer_reversal: null,
+    status: r.status,
+    transfer_reversal: null,
     refund_reference_id: r.refund_reference_id,
     result_code: r.result_code,
   };
 }
 
+/** `rows` as refund objects, their PaymentIntents read in one query. */
+async function refundObjects(deps: Deps, rows: readonly RefundRow[], livemode: boolean): Promise<Record<string, unknown>[]> {
+  const intents = await intentIdsOf(deps, [...new Set(rows.map((r) => r.transaction_id))]);
+  return rows.map((r) => refundObject(r, livemode, intents.get(r.transaction_id) ?? null));
+}
+
 const CreateRefund = Type.Object(
   {
-    payment: Type.String({ maxLength: 80, description: 'the id of the payment to refund (pay_…)' }),
+    payment_intent: Type.Optional(Type.String({ maxLength: 80, description: 'the PaymentIntent to refund (pi_…): its latest charge' })),
+    charge: Type.Optional(Type.String({ maxLength: 80, description: 'the charge to refund (ch_…)' })),
+    payment: Type.Optional(Type.String({ maxLength: 80, description: 'the payment to refund (pay_…); send one of payment_intent, charge, payment' })),
     amount: Type.Optional(Type.Integer({ minimum: 1, maximum: 999_999_999_999, description: 'minor units; default: all that is left to refund' })),
     reason: Type.Optional(Type.String({ enum: [...REASONS] })),
     metadata: Type.Optional(Metadata),
@@ -70,7 +93,12 @@ const CreateRefund = Type.Object(
 );
 const UpdateRefund = Type.Object({ metadata: Type.Optional(Metadata), expand: Expand }, { additionalProperties: false });
 const ListRefunds = Type.Object(
-  { ...listParams, payment: Type.Optional(Type.String({ maxLength: 80, description: 'only the refunds of this payment (pay_…)' })) },
+  {
+    ...listParams,
+    payment_intent: Type.Optional(Type.String({ maxLength: 80, description: 'only the refunds of this PaymentIntent’s charges (pi_…)' })),
+    charge: Type.Optional(Type.String({ maxLength: 80, description: 'only the refunds of this charge (ch_…)' })),
+    payment: Type.Optional(Type.String({ maxLength: 80, description: 'only the refunds of this payment (pay_…)' })),
+  },
   { additionalProperties: false },
 );
 
@@ -81,6 +109,8 @@ const RefundObject = Type.Object(
     amount: Type.Integer(),
     currency: Type.String(),
     payment: Type.String({ description: 'pay_…' }),
+    charge: Type.String({ description: 'ch_…: the same payment as a charge' }),
+    payment_intent: Type.Union([Type.String({ description: 'pi_…' }), Type.Null()]),
     status: Type.String({ enum: ['succeeded', 'pending', 'failed'] }),
     reason: Type.Union([Type.String({ enum: [...REASONS] }), Type.Null()]),
     created: Type.Integer(),
@@ -89,7 +119,7 @@ const RefundObject = Type.Object(
     refund_reference_id: Type.String({ description: 'the acquiring interface’s refund_reference_id' }),
     result_code: Type.String(),
   },
-  { description: 'A refund of (part of) a payment.' },
+  { additionalProperties: true, description: 'A refund of (part of) a payment.' },
 );
 
 async function findRefund(deps: Deps, request: FastifyRequest, id: string): Promise<RefundRow> {
@@ -121,9 +151,7 @@ export function registerGenericRefundRoutes(app: FastifyInstance, deps: Deps): v
   app.post<IdRoute & { Body: Static<typeof UpdateRefund> }>('/v1/refunds/:id', { ...opts, schema: updateSchema() }, (request, reply) =>
     updateRefund(deps, request, reply),
   );
-  app.get<{ Querystring: ListQuery & { payment?: string } }>('/v1/refunds', { ...opts, schema: listSchema() }, (request, reply) =>
-    listRefunds(deps, request, reply),
-  );
+  app.get<{ Querystring: ListQuery & RefundFilters }>('/v1/refunds', { ...opts, schema: listSchema() }, (request, reply) => listRefunds(deps, request, reply));
 }
 
 function createSchema() {
@@ -142,16 +170,17 @@ function createSchema() {
 async function createRefund(deps: Deps, request: FastifyRequest<{ Body: Static<typeof CreateRefund> }>, reply: FastifyReply) {
   const caller = callerOf(request);
   const b = request.body;
-  const payment = await findPayment(deps, request, b.payment).catch((e: unknown) => {
-    throw e instanceof GenericError && e.http === 404 ? noSuch('payment', b.payment, 'payment') : e;
-  });
+  const payment = await refundedPayment(deps, request, b);
+  const named = (b.payment_intent ?? b.charge ?? b.payment) as string;
   const n = b.amount ?? Number(payment.captured_minor) - Number(payment.refunded_minor);
-  if (n <= 0) {
-    throw payment.status === 'refunded'
+  // Refunded in full already (whatever amount is asked), unless this is the re-run of the request that did it.
+  const full = payment.status === 'refunded' || (Number(payment.refunded_minor) > 0 && Number(payment.refunded_minor) >= Number(payment.captured_minor));
+  if (n <= 0 || (full && !request.idempotency?.rerun)) {
+    throw full
       ? new GenericError(400, {
           type: 'invalid_request_error',
           code: 'charge_already_refunded',
-          message: `Payment ${b.payment} has already been refunded in full.`,
+          message: `Charge ${chargeId(payment.transaction_id)} has already been refunded in full.`,
         })
       : new GenericError(400, {
           type: 'invalid_request_error',
@@ -170,8 +199,9 @@ async function createRefund(deps: Deps, request: FastifyRequest<{ Body: Static<t
     metadata,
   };
   const outcome = await makeRefund(deps, request.log, cmd);
-  if (!outcome.ok) throw genericRefusal(outcome, { what: 'payment', id: b.payment, amountParam: 'amount' });
-  return sendObject(request, reply, await expanded(request, refundObject(outcome.refund, caller.livemode), refundExpanders(deps, request)));
+  if (!outcome.ok) throw genericRefusal(outcome, { what: 'payment', id: named, amountParam: 'amount' });
+  const [refund] = await refundObjects(deps, [outcome.refund], caller.livemode);
+  return sendObject(request, reply, await expanded(request, refund as Record<string, unknown>, refundExpanders(deps, request)));
 }
 
 function retrieveSchema() {
@@ -188,8 +218,8 @@ function retrieveSchema() {
 }
 
 async function retrieveRefund(deps: Deps, request: FastifyRequest<IdRoute>, reply: FastifyReply) {
-  const refund = refundObject(await findRefund(deps, request, request.params.id), callerOf(request).livemode);
-  return sendObject(request, reply, await expanded(request, refund, refundExpanders(deps, request)));
+  const [refund] = await refundObjects(deps, [await findRefund(deps, request, request.params.id)], callerOf(request).livemode);
+  return sendObject(request, reply, await expanded(request, refund as Record<string, unknown>, refundExpanders(deps, request)));
 }
 
 function updateSchema() {
@@ -215,7 +245,8 @@ async function updateRefund(deps: Deps, request: FastifyRequest<IdRoute & { Body
     await tx.updateTable('refunds').set({ metadata }).where('refund_reference_id', '=', row.refund_reference_id).execute();
     return { ...current, metadata };
   });
-  return sendObject(request, reply, await expanded(request, refundObject(updated, callerOf(request).livemode), refundExpanders(deps, request)));
+  const [refund] = await refundObjects(deps, [updated], callerOf(request).livemode);
+  return sendObject(request, reply, await expanded(request, refund as Record<string, unknown>, refundExpanders(deps, request)));
 }
 
 function listSchema() {
@@ -233,20 +264,16 @@ function listSchema() {
   };
 }
 
-async function listRefunds(deps: Deps, request: FastifyRequest<{ Querystring: ListQuery & { payment?: string } }>, reply: FastifyReply) {
+type RefundFilters = { payment?: string; charge?: string; payment_intent?: string };
+
+async function listRefunds(deps: Deps, request: FastifyRequest<{ Querystring: ListQuery & RefundFilters }>, reply: FastifyReply) {
   const caller = callerOf(request);
   const account_id = caller.creds.account.account_id;
   const livemode = caller.livemode ? 1 : 0;
-  const payment = request.query.payment;
-  // A payment that is not this key's is "no such payment", as on its own route.
-  const tid =
-    payment === undefined
-      ? null
-      : (
-          await findPayment(deps, request, payment).catch((e: unknown) => {
-            throw e instanceof GenericError && e.http === 404 ? noSuch('payment', payment, 'payment') : e;
-          })
-        ).transaction_id;
+  const { payment, charge, payment_intent } = request.query;
+  // A payment, charge or intent that is not this key's is "no such …", as on its own route.
+  const tid = payment !== undefined || charge !== undefined ? (await refundedPayment(deps, request, { payment, charge })).transaction_id : null;
+  if (payment_intent !== undefined && !(await intentById(deps, request, payment_intent))) throw noSuch('payment_intent', payment_intent, 'payment_intent');
   const scoped = () => {
     let q = deps.store.db
       .selectFrom('refunds')
@@ -255,6 +282,12 @@ async function listRefunds(deps: Deps, request: FastifyRequest<{ Querystring: Li
       .where('refunds.account_id', '=', account_id)
       .where('payments.livemode', '=', livemode);
     if (tid !== null) q = q.where('refunds.transaction_id', '=', tid);
+    if (payment_intent !== undefined)
+      q = q.where(
+        'refunds.transaction_id',
+        'in',
+        deps.store.db.selectFrom('payment_intent_charges').select('transaction_id').where('intent_id', '=', payment_intent),
+      );
     return q;
   };
   const page = await listPage<RefundRow>(
@@ -268,15 +301,38 @@ async function listRefunds(deps: Deps, request: FastifyRequest<{ Querystring: Li
     },
     { created: 'refunds.created_at', id: 'refunds.refund_reference_id' },
   );
-  const list = listObject(
-    '/v1/refunds',
-    page,
-    page.rows.map((r) => refundObject(r, caller.livemode)),
-  );
+  const list = listObject('/v1/refunds', page, await refundObjects(deps, page.rows, caller.livemode));
   return sendObject(request, reply, await expanded(request, list, refundExpanders(deps, request)));
 }
 
-/** `expand[]` on refunds: `payment`, the payment refunded (docs/contract.md §24). */
+/** `expand[]` on refunds: `payment`, `charge` (the payment refunded) and `payment_intent` (docs/contract.md §24). */
 function refundExpanders(deps: Deps, request: FastifyRequest): Expanders {
-  return { payment: async (id) => paymentObject(await findPayment(deps, request, id)) };
+  return {
+    payment: async (id) => paymentObject(await findPayment(deps, request, id)),
+    charge: async (id) => (await chargeObjects(deps.store.db, [await findCharge(deps, request, id)]))[0],
+    payment_intent: (id) => intentById(deps, request, id),
+  };
+}
+
+/**
+ * The payment a refund (or a refund list) names: by `payment_intent` (its latest charge), `charge`
+ * or `payment`, exactly one of them on create. Another account's or mode's is "no such …" on
+ * the parameter that named it.
+ */
+async function refundedPayment(deps: Deps, request: FastifyRequest, b: RefundFilters): Promise<PaymentRow> {
+  const given = (['payment_intent', 'charge', 'payment'] as const).filter((k) => b[k] !== undefined);
+  if (given.length === 0) throw missingParam('payment_intent');
+  if (given.length > 1)
+    throw new GenericError(400, {
+      type: 'invalid_request_error',
+      code: 'parameters_exclusive',
+      message: `You may only specify one of these parameters: ${given.join(', ')}.`,
+      param: given[1],
+    });
+  if (b.payment_intent !== undefined) return latestPaymentOfIntent(deps, callerOf(request), b.payment_intent, 'payment_intent');
+  if (b.charge !== undefined) return findCharge(deps, request, b.charge, 'charge');
+  const id = b.payment as string;
+  return findPayment(deps, request, id).catch((e: unknown) => {
+    throw e instanceof GenericError && e.http === 404 ? noSuch('payment', id, 'payment') : e;
+  });
 }

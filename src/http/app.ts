@@ -11,6 +11,7 @@ import { registerCheckoutRoutes } from '../checkout/routes.js';
 import { Refused } from '../core/outcomes.js';
 import { newId } from '../crypto/ids.js';
 import { FaultLog, RETRY_AFTER_S, type StorageFault, storageFault } from '../db/faults.js';
+import { registerDisputeRoutes } from '../disputes/routes.js';
 import { bearerCaller, carriesApiKey } from '../generic/auth.js';
 import { genericThrown } from '../generic/outcomes.js';
 import { fromCatalogue, GenericError, sendGenericError, validationError } from '../generic/wire.js';
@@ -25,6 +26,7 @@ import { registerRefundRoutes } from '../refunds/routes.js';
 import { registerReviewRoutes } from '../review/routes.js';
 import { createRiskEngine } from '../risk/engine.js';
 import { basicRiskEngine, type RiskEngine } from '../risk/index.js';
+import { registerSettlementRoutes } from '../settlement/routes.js';
 import { registerSubscriptionRoutes } from '../subscriptions/routes.js';
 import { registerThreedsRoutes } from '../threeds/routes.js';
 import { BodyParseError, parseBody } from '../web/body.js';
@@ -227,7 +229,10 @@ function errorHandler(deps: Deps, faults: FaultLog) {
     if (error.validation) return sendError(request, reply, describeValidation(error));
     if (error instanceof BodyParseError) return sendError(request, reply, { code: '0400', detail: error.message });
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return sendError(request, reply, { code: '0413', detail: `the body is larger than ${deps.settings.body_limit_bytes} bytes` });
+      return sendError(request, reply, {
+        code: '0413',
+        detail: `the body is larger than ${request.routeOptions.bodyLimit ?? deps.settings.body_limit_bytes} bytes`,
+      });
     }
     if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
       const code: ResultCode = error.statusCode === 413 ? '0413' : error.statusCode === 415 ? '0415' : error.statusCode === 429 ? '0429' : '0400';
@@ -296,6 +301,8 @@ const routeRegistrars: readonly RouteRegistrar[] = [
   registerPayoutRoutes,
   registerLifecycleRoutes,
   registerRefundRoutes,
+  registerDisputeRoutes,
+  registerSettlementRoutes,
   registerPaymentMethodRoutes,
   registerGenericRoutes,
   registerPortal,
@@ -303,10 +310,11 @@ const routeRegistrars: readonly RouteRegistrar[] = [
 ];
 
 /** The generic interface's paths: an unknown one is answered in its shape. */
-const GENERIC_PATH = /^\/v1\/(payments|refunds|accounts?|transfers|balance|customers|payment_methods)(\/|\?|$)/;
+const GENERIC_PATH =
+  /^\/v1\/(payments|refunds|accounts?|transfers|balance|customers|payment_methods|webhook_endpoints|events|payment_intents|charges|disputes)(\/|\?|$)/;
 /** The acquiring interface's own paths (signed bodies): their refusals keep its shape whatever the headers. */
 const ACQUIRING_PATH =
-  /^\/v1\/(authorise|capture|cancel|refund|review|paymentmethods|checkout|cancelsubscription|payout|cancelpayout|retrieval[A-Za-z]*)(\/|\?|$)/;
+  /^\/v1\/(authorise|capture|cancel|refund|review|paymentmethods|checkout|cancelsubscription|payout|cancelpayout|disputeEvidence|acceptDispute|retrieval[A-Za-z]*)(\/|\?|$)/;
 
 /**
  * A request the generic interface answers, route or not (docs/contract.md §24): its own paths,

@@ -22,6 +22,8 @@ export const DOCS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 const GUIDES = [
   { slug: 'quickstart', file: 'quickstart.md', title: 'Quickstart' },
   { slug: 'interface', file: 'interface.md', title: 'Merchant interface' },
+  { slug: 'platform-sdk', file: 'platform-sdk.md', title: 'Point your platform SDK at Tollgate' },
+  { slug: 'disputes', file: 'disputes.md', title: 'Disputes' },
 ] as const;
 
 export interface Guide {
@@ -61,6 +63,15 @@ const TAGS = [
   { name: 'refunds', description: 'Refunds of captured payments and the refund search.' },
   { name: 'risk', description: 'Decisions on payments held for risk review.' },
   { name: 'subscriptions', description: 'Recurring payments created by a payment’s `subscription` object.' },
+  {
+    name: 'disputes',
+    description: 'Chargebacks and inquiries of captured payments: the dispute search, evidence (text and PDF, PNG or JPEG files) and accepting a dispute.',
+  },
+  {
+    name: 'settlement',
+    description:
+      'Daily settlement batches: every balance movement of a day with gross, fee and net, and when the captured money becomes available (JSON or CSV).',
+  },
   {
     name: 'shopper pages',
     description:

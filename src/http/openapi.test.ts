@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { canonicalString, sign, verify } from '../crypto/signature.js';
+import { EVIDENCE_BODY_LIMIT } from '../disputes/routes.js';
+import { openDispute } from '../disputes/service.js';
 import type { CreatedMerchant } from '../merchants/service.js';
 import { publishedTestCards } from '../processors/sandbox/cards.js';
 import { directPayment, encodeBody, type TestGateway, testGateway } from '../test/harness.js';
@@ -54,7 +56,18 @@ const SIGNED_ROUTES = [
   '/v1/retrievalRefund',
   '/v1/review',
   '/v1/paymentmethods',
+  '/v1/retrievalDispute',
+  '/v1/disputeEvidence',
+  '/v1/acceptDispute',
 ];
+
+/** A chargeback on a new captured payment of the test merchant, opened as the sandbox would. */
+async function openedDispute(): Promise<string> {
+  const p = await pay(gw);
+  const payment = await gw.runtime.store.db.selectFrom('payments').selectAll().where('transaction_id', '=', p.transaction_id).executeTakeFirstOrThrow();
+  const notice = { connector: 'sandbox', processor_ref: `openapi:${p.transaction_id}`, payment, kind: 'chargeback', reason: 'fraudulent' } as const;
+  return (await openDispute(gw.runtime.deps, notice, gw.runtime.deps.now())).dispute.dispute_id;
+}
 
 const openapiPath = (url: string) => url.replace(/:(\w+)/g, '{$1}');
 
@@ -279,6 +292,39 @@ describe('every answer is what the document says', () => {
     );
   });
 
+  test('disputes: found and unknown ids, evidence given, refused (400, 404, 409), accepted', async () => {
+    const secret = gw.merchant.secret_key;
+    const id = await openedDispute();
+    const q = holdToDocument('/v1/retrievalDispute', await gw.post('/v1/retrievalDispute', { ...ids(), dispute_ids: [id, 'dp_unknown'] }), secret);
+    assert.deepEqual(
+      q.disputes.map((d: Json) => d.query_result),
+      ['1', '0'],
+    );
+    const file = (bytes: string) => [{ field: 'receipt', file_name: 'receipt.pdf', content_base64: Buffer.from(bytes).toString('base64') }];
+    const given = holdToDocument(
+      '/v1/disputeEvidence',
+      await gw.post('/v1/disputeEvidence', { ...ids(), dispute_id: id, uncategorized_text: 'signed for', files: file('%PDF-1.4 receipt') }),
+      secret,
+    );
+    assert.equal(given.evidence.length, 2);
+    assert.deepEqual(missingDeclared('/v1/disputeEvidence', given), []);
+    const html = holdToDocument('/v1/disputeEvidence', await gw.post('/v1/disputeEvidence', { ...ids(), dispute_id: id, files: file('<html></html>') }));
+    assert.deepEqual([html.return_message, html.error_field], ['0400:Invalid input', 'files[0].content_base64']);
+    const unknown = holdToDocument('/v1/acceptDispute', await gw.post('/v1/acceptDispute', { ...ids(), dispute_id: 'dp_unknown' }));
+    assert.deepEqual([unknown.return_message, unknown.error_field], ['0404:Record not found', 'dispute_id']);
+    const accepted = holdToDocument('/v1/acceptDispute', await gw.post('/v1/acceptDispute', { ...ids(), dispute_id: id }), secret);
+    assert.equal(accepted.status, 'accepted');
+    const closed = holdToDocument('/v1/disputeEvidence', await gw.post('/v1/disputeEvidence', { ...ids(), dispute_id: id, uncategorized_text: 'late' }));
+    assert.deepEqual([closed.return_message, closed.error_field], ['0409:Conflict', 'dispute_id']);
+  });
+
+  /** Disputes the bodies below name: evidence is given to one, the other is accepted. */
+  const opened: Record<'evidence' | 'accept', string> = { evidence: '', accept: '' };
+  before(async () => {
+    opened.evidence = await openedDispute();
+    opened.accept = await openedDispute();
+  });
+
   /** A valid body for each signed route; `n` names its item (unknown ids: items fail alone). */
   const bodies: Record<string, (n: string) => Json> = {
     '/v1/authorise': () => directPayment(gw.merchant),
@@ -289,6 +335,9 @@ describe('every answer is what the document says', () => {
     '/v1/retrievalRefund': (n) => ({ ...ids(), refund_reference_ids: [`R-${n}`] }),
     '/v1/review': (n) => ({ ...ids(), review_orders: [{ transaction_id: `T-${n}`, order_no: 'A', decision: 'ACCEPT' }] }),
     '/v1/paymentmethods': (n) => ({ ...ids(), currency: 'USD', amount: `${n}.00`, billing_country: 'US' }),
+    '/v1/retrievalDispute': (n) => ({ ...ids(), dispute_ids: [`dp_${n}`] }),
+    '/v1/disputeEvidence': (n) => ({ ...ids(), dispute_id: opened.evidence, uncategorized_text: `evidence ${n}` }),
+    '/v1/acceptDispute': (n) => ({ ...ids(), dispute_id: n === '1' ? opened.accept : `dp_${n}` }),
   };
 
   test('every signed route: its 400, 401 (with canonical_string), 409 and 413 are the published refusal records', async () => {
@@ -308,7 +357,8 @@ describe('every answer is what the document says', () => {
       const conflict = holdToDocument(path, await gw.post(path, body('2'), { headers: key }));
       assert.equal(conflict.return_message, '0409:Conflict', path);
 
-      const { payload, contentType } = encodeBody({ ...body('1'), note: 'n'.repeat(gw.settings.body_limit_bytes) }, 'json');
+      const limit = path === '/v1/disputeEvidence' ? EVIDENCE_BODY_LIMIT : gw.settings.body_limit_bytes;
+      const { payload, contentType } = encodeBody({ ...body('1'), note: 'n'.repeat(limit) }, 'json');
       const big = holdToDocument(path, await gw.app.inject({ method: 'POST', url: path, payload, headers: { 'content-type': contentType } }));
       assert.equal(big.return_message, '0413:Body too large', path);
     }
@@ -328,6 +378,9 @@ describe('the required lists are what the server requires', () => {
     '/v1/retrievalRefund': () => ({ ...ids(), order_nos: ['A'] }),
     '/v1/review': () => ({ ...ids(), review_orders: [] }),
     '/v1/paymentmethods': () => ({ ...ids(), currency: 'USD', amount: '10.00', billing_country: 'US' }),
+    '/v1/retrievalDispute': () => ({ ...ids(), order_nos: ['A'] }),
+    '/v1/disputeEvidence': () => ({ ...ids(), dispute_id: 'dp_unknown', uncategorized_text: 'x' }),
+    '/v1/acceptDispute': () => ({ ...ids(), dispute_id: 'dp_unknown' }),
   };
 
   test('each required field of a request, left out, refuses the request naming that field', async () => {

@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { runCli, useDatabase } from '../cli/testing.js';
+import { DAY_MS, runSettlement } from '../settlement/batches.js';
 import { TEST_MASTER_KEY, type TestGateway, testGateway } from '../test/harness.js';
 import { item, pay, refundBatch } from '../test/lifecycle.js';
 import { setPricing } from './pricing.js';
-import { DEFAULT_SETTLEMENT_DELAY_MS, settleDue } from './settlement.js';
 
 let gw: TestGateway;
 before(async () => {
@@ -46,8 +46,8 @@ test('every column has its line in the legend; a negative available says why on 
   ]);
 
   // Once the capture settles, available is positive again and the row carries no note.
-  gw.clock.advance(DEFAULT_SETTLEMENT_DELAY_MS);
-  await settleDue(gw.runtime.store, gw.clock.now, DEFAULT_SETTLEMENT_DELAY_MS);
+  gw.clock.advance(DAY_MS);
+  await runSettlement(gw.runtime.store, gw.clock.now);
   const settled = await runCli('balance', '--account', m.account_id);
   assert.match(settled.stdout.split('\n')[1] as string, /^USD\s+0\.00\s+5\.41\s+5\.00\s+0\.00\s+0\.59\s+0\.00$/);
 });

@@ -1,11 +1,8 @@
-// Operator commands of the ledger: verify the books, show balances, set pricing; and the
-// settlement sweep of the shared scheduler (src/scheduler).
+// Operator commands of the ledger: verify the books, show balances, set pricing (settlement: src/settlement).
 import { command, need, out, UsageError } from '../command/registry.js';
 import { formatAmount } from '../money/currency.js';
-import type { JobSetup } from '../scheduler/jobs.js';
 import { type AccountBalance, accountBalances, formatBalance } from './balances.js';
 import { describePrice, listPricing, setPricing } from './pricing.js';
-import { settleDue, settlementDelayMs } from './settlement.js';
 import { verifyLedger } from './verify.js';
 
 export const ledgerVerifyCommand = command({
@@ -17,7 +14,7 @@ export const ledgerVerifyCommand = command({
     if (values.json) out(JSON.stringify(report));
     else {
       out(
-        `${report.postings} postings, ${report.entries} entries, ${report.payments} payments, ${report.payouts} payouts, ${report.transfers} transfers checked`,
+        `${report.postings} postings, ${report.entries} entries, ${report.payments} payments, ${report.disputes} disputes, ${report.batches} settlement batches, ${report.payouts} payouts, ${report.transfers} transfers checked`,
       );
       for (const p of report.problems) out(`PROBLEM ${p}`);
       out(report.ok ? 'ledger OK' : 'ledger NOT OK');
@@ -28,7 +25,7 @@ export const ledgerVerifyCommand = command({
 
 /** What each column of `balance` holds (src/ledger/README.md, chart of accounts). */
 export const BALANCE_LEGEND: ReadonlyArray<readonly [column: string, meaning: string]> = [
-  ['pending', 'captured, net of fees, waiting for settlement (TOLLGATE_SETTLEMENT_DELAY_MS, default one day)'],
+  ['pending', "captured, net of fees, waiting for its day's settlement batch to become available (the account's delay, default T+1: `settlement delay`)"],
   ['available', "settled: the merchant's money; refunds are paid from it"],
   ['held', "authorised on shoppers' cards and not captured yet; not the merchant's money yet"],
   ['refunds_in_flight', 'refunds sent to a processor that has not answered yet'],
@@ -111,8 +108,3 @@ export const pricingShowCommand = command({
     for (const p of prices) out(describePrice(p));
   },
 });
-
-export const ledgerJobs: JobSetup = (rt, scheduler) => {
-  const delay = settlementDelayMs();
-  scheduler.recurring('ledger.settlement', 60_000, (ctx) => settleDue(rt.store, ctx.now_ms, delay, undefined, ctx.account_id), { per_account: true });
-};

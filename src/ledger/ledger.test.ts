@@ -5,12 +5,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { expireDue } from '../payments/expiry.js';
+import { DAY_MS, runSettlement } from '../settlement/batches.js';
 import { TEST_MASTER_KEY, type TestGateway, testGateway } from '../test/harness.js';
 import { cancelBatch, captureBatch, item, type Paid, pay, refundBatch } from '../test/lifecycle.js';
 import { accountBalances, formatBalance } from './balances.js';
 import { computeFee, post, UnbalancedPosting } from './postings.js';
 import { parsePercent, setPricing } from './pricing.js';
-import { DEFAULT_SETTLEMENT_DELAY_MS, settleDue } from './settlement.js';
 import { verifyLedger } from './verify.js';
 
 let gw: TestGateway;
@@ -82,12 +82,12 @@ describe('balances through a payment’s life', () => {
     ]);
     await refundBatch(gw, [item(p, { refund_amount: '1.00' })], m);
     assert.deepEqual((await balanceOf(m.account_id))[0]?.available, '-1.00');
-    gw.clock.advance(DEFAULT_SETTLEMENT_DELAY_MS);
-    assert.ok((await settleDue(gw.runtime.store, gw.clock.now, DEFAULT_SETTLEMENT_DELAY_MS)) >= 2);
+    gw.clock.advance(DAY_MS);
+    assert.ok((await runSettlement(gw.runtime.store, gw.clock.now)).settled >= 2);
     assert.deepEqual(await balanceOf(m.account_id), [
       { currency: 'USD', pending: '0.00', available: '8.41', held: '0.00', refunds_in_flight: '0.00', fees: '0.59', payouts_reserved: '0.00' },
     ]);
-    assert.equal(await settleDue(gw.runtime.store, gw.clock.now, DEFAULT_SETTLEMENT_DELAY_MS), 0, 'nothing settles twice');
+    assert.equal((await runSettlement(gw.runtime.store, gw.clock.now)).settled, 0, 'nothing settles twice');
     assert.deepEqual((await verifyLedger(gw.runtime.store.db)).problems, []);
   });
 
@@ -225,8 +225,8 @@ describe('property: random operation sequences keep the books right', () => {
               await expireDue(gw.runtime.deps, gw.clock.now);
               break;
             case 'settle':
-              gw.clock.advance(DEFAULT_SETTLEMENT_DELAY_MS);
-              await settleDue(gw.runtime.store, gw.clock.now, DEFAULT_SETTLEMENT_DELAY_MS);
+              gw.clock.advance(DAY_MS);
+              await runSettlement(gw.runtime.store, gw.clock.now);
               break;
           }
         }

@@ -1,9 +1,11 @@
 // `tollgate ledger verify`: proves the books. Every posting sums to zero, every currency
 // sums to zero, every materialised balance equals the sum of its entries, and the ledger
 // agrees with each payment's held, captured and refunded amounts, with each payout's
-// reserved, paid and fee amounts, and with each transfer's transferred and reversed amounts.
+// reserved, paid and fee amounts, with each transfer's transferred and reversed amounts, and
+// with the settlement batches (settlement-verify.ts).
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema.js';
+import { verifySettlement } from './settlement-verify.js';
 
 export interface VerifyReport {
   ok: boolean;
@@ -12,6 +14,9 @@ export interface VerifyReport {
   payments: number;
   payouts: number;
   transfers: number;
+  disputes: number;
+  /** Settlement batches checked (src/settlement/verify.ts). */
+  batches: number;
   problems: string[];
 }
 
@@ -38,7 +43,61 @@ export async function verifyLedger(db: Kysely<DB>): Promise<VerifyReport> {
   const payments = await verifyPayments(db, note);
   const payouts = await verifyPayouts(db, note);
   const transfers = await verifyTransfers(db, note);
-  return { ok: problems.length === 0, postings: Number(counts.postings), entries: Number(counts.entries), payments, payouts, transfers, problems };
+  const disputes = await verifyDisputes(db, note);
+  const batches = await verifySettlement(db, note);
+  return {
+    ok: problems.length === 0,
+    postings: Number(counts.postings),
+    entries: Number(counts.entries),
+    payments,
+    payouts,
+    transfers,
+    disputes,
+    batches,
+    problems,
+  };
+}
+
+/**
+ * The ledger against the disputes table (src/disputes/ledger.ts), a page at a time: what each
+ * dispute's postings took from the available balance is nothing for an inquiry, and the amount
+ * and the fee for a chargeback, less the amount if it was won. Returns how many it read.
+ */
+async function verifyDisputes(db: Kysely<DB>, note: Note): Promise<number> {
+  let disputes = 0;
+  let after = '';
+  for (let page = 0; page < 1_000_000; page++) {
+    const rows = await db
+      .selectFrom('disputes')
+      .select(['dispute_id', 'kind', 'status', 'amount_minor', 'fee_minor'])
+      .where('dispute_id', '>', after)
+      .orderBy('dispute_id')
+      .limit(PAGE)
+      .execute();
+    if (rows.length === 0) break;
+    disputes += rows.length;
+    after = rows[rows.length - 1]!.dispute_id;
+    const sums = await db
+      .selectFrom('ledger_entries as e')
+      .innerJoin('ledger_postings as p', 'p.posting_id', 'e.posting_id')
+      .select(['p.ref', sql<number>`sum(e.amount_minor)`.as('total')])
+      .where('e.ledger_account', '=', 'merchant_available')
+      .where('p.reason', 'in', ['dispute', 'dispute_fee', 'dispute_won'])
+      .where(
+        'p.ref',
+        'in',
+        rows.map((r) => r.dispute_id),
+      )
+      .groupBy('p.ref')
+      .execute();
+    const posted = new Map(sums.map((x) => [x.ref, Number(x.total)]));
+    for (const r of rows) {
+      const expected = r.kind === 'inquiry' ? 0 : -Number(r.fee_minor) - (r.status === 'won' ? 0 : Number(r.amount_minor));
+      const got = posted.get(r.dispute_id) ?? 0;
+      if (got !== expected) note(`dispute ${r.dispute_id} (${r.kind}, ${r.status}): available posts ${got}, expected ${expected}`);
+    }
+  }
+  return disputes;
 }
 
 /** Each posting sums to zero, has two entries or more, and its entries name its account and currency; each currency sums to zero. */

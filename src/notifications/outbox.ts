@@ -3,6 +3,7 @@
 import { newId } from '../crypto/ids.js';
 import type { Store, Tx } from '../db/store.js';
 import { applyUnit, engineOf, WriteUnit } from '../db/unit.js';
+import { recordPlatformEventsInto } from './platform.js';
 
 /** Every event type the gateway emits; a capability adds its own here. */
 export const EVENT_TYPES = [
@@ -21,6 +22,12 @@ export const EVENT_TYPES = [
   'payout.completed',
   'payout.failed',
   'payout.cancelled',
+  'dispute.created',
+  'dispute.updated',
+  'dispute.closed',
+  'transfer.created',
+  'transfer.reversed',
+  'account.updated',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -71,6 +78,12 @@ export function recordEventInto(unit: WriteUnit, event: NewEvent, now_ms: number
       updated_at: now_ms,
     },
   ]);
+  // The same change told in the platform family's event types, with their webhook endpoint deliveries (platform.ts).
+  recordPlatformEventsInto(
+    unit,
+    { event_id, merchant_id: event.merchant_id, account_id: event.account_id, event_type: event.event_type, object_id: event.object_id },
+    now_ms,
+  );
   return event_id;
 }
 

@@ -75,7 +75,8 @@ export class EventService {
   /**
    * Sends one event again, whatever its state (a merchant who lost it asks for it), with a
    * fresh retry schedule. Same event_id, so the merchant can deduplicate. An attempt in
-   * flight keeps its lease; the replay waits for it.
+   * flight keeps its lease; the replay waits for it. Its platform events' deliveries to
+   * webhook endpoints (platform.ts) are sent again too.
    */
   async replayEvent(event_id: string, now_ms: number): Promise<boolean> {
     return this.store.transaction(async (tx) => {
@@ -85,7 +86,12 @@ export class EventService {
         .where('event_id', '=', event_id)
         .where('status', '!=', 'no_target')
         .executeTakeFirst();
-      return Number(r.numUpdatedRows) === 1;
+      const d = await tx
+        .updateTable('webhook_deliveries')
+        .set({ status: 'pending', attempts: 0, next_attempt_at: now_ms, updated_at: now_ms })
+        .where('platform_event_id', 'in', (eb) => eb.selectFrom('platform_events').select('id').where('event_id', '=', event_id))
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) + Number(d.numUpdatedRows) > 0;
     });
   }
 
@@ -107,6 +113,14 @@ export class EventService {
           .executeTakeFirst();
         n += Number(r.numUpdatedRows);
       }
+      // Webhook endpoint deliveries (platform.ts) that failed in the same window.
+      let deliveries = tx
+        .updateTable('webhook_deliveries')
+        .set({ status: 'pending', attempts: 0, next_attempt_at: now_ms, updated_at: now_ms })
+        .where('status', '=', 'failed')
+        .where('created_at', '>=', since_ms);
+      if (account_id) deliveries = deliveries.where('account_id', '=', account_id);
+      n += Number((await deliveries.executeTakeFirst()).numUpdatedRows);
       return n;
     });
   }

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { Runtime } from '../web/context.js';
 import { createLogger } from '../web/logging.js';
-import { DeliveryWorker } from './worker.js';
+import { DeliveryWorker, type PlatformBodies } from './worker.js';
 
 /** The local task's name. */
 export const DELIVERY_TASK = 'notifications';
@@ -16,9 +16,13 @@ export const DELIVERY_TASK = 'notifications';
  */
 export const DELIVERY_POLL_MS = 100;
 
-/** Delivery on `scheduler`: a tick every DELIVERY_POLL_MS, at once while events keep coming and whenever a delivery ends. */
-export function deliveryTask(rt: Runtime, scheduler: Scheduler): DeliveryWorker {
-  const worker = deliveryWorker(rt, undefined, () => scheduler.wake(DELIVERY_TASK));
+/**
+ * Delivery on `scheduler`: a tick every DELIVERY_POLL_MS, at once while events keep coming and
+ * whenever a delivery ends. `platform` (the generic interface's event bodies) turns on the
+ * webhook endpoint deliveries.
+ */
+export function deliveryTask(rt: Runtime, scheduler: Scheduler, platform?: PlatformBodies): DeliveryWorker {
+  const worker = deliveryWorker(rt, undefined, () => scheduler.wake(DELIVERY_TASK), platform);
   scheduler.local(
     DELIVERY_TASK,
     DELIVERY_POLL_MS,
@@ -31,9 +35,10 @@ export function deliveryTask(rt: Runtime, scheduler: Scheduler): DeliveryWorker 
 }
 
 /** The worker a process runs, configured from its settings. */
-export function deliveryWorker(rt: Runtime, log: Logger = createLogger(rt.settings), wake?: () => void): DeliveryWorker {
+export function deliveryWorker(rt: Runtime, log: Logger = createLogger(rt.settings), wake?: () => void, platform?: PlatformBodies): DeliveryWorker {
   return new DeliveryWorker({
     wake,
+    ...(platform ? { platform: { keyring: rt.deps.keyring, bodies: platform } } : {}),
     store: rt.store,
     merchants: rt.merchants,
     allow_private: rt.settings.allow_private_webhooks,

@@ -7,13 +7,20 @@
 // Outcome: a second transaction, applied only while this worker still holds the lease.
 // A crash between the two leaves the lease to run out and the event is sent again:
 // at least once, never lost. Receivers deduplicate by `webhook-id` (= event_id).
+// The same worker, with the same claim, lease, schedule and attempt log, sends the platform
+// family's events to webhook endpoints (platform.ts: one `webhook_deliveries` row per platform
+// event and endpoint, written with the event), signed with `Stripe-Signature`; receivers
+// deduplicate by the platform event's `id`.
 // The worker has no loop of its own: the scheduler runs `tick` as a process-local task
 // (src/notifications/tasks.ts), and `wake` asks it for the next tick at once.
 import { newId } from '../crypto/ids.js';
-import type { Store } from '../db/store.js';
+import type { Keyring } from '../crypto/keyring.js';
+import type { Store, Tx } from '../db/store.js';
+import type { PlatformEventRow, WebhookDeliveryRow } from '../db/tables/webhooks.js';
 import type { MerchantService } from '../merchants/service.js';
+import { stripeSignature } from './platform.js';
 import { type SendResult, send } from './sender.js';
-import { signDelivery } from './signing.js';
+import { type SignedDelivery, signDelivery } from './signing.js';
 import { checkTarget, type Resolver } from './ssrf.js';
 import type { EventAttemptRow, EventRow } from './tables.js';
 
@@ -43,6 +50,11 @@ export interface WorkerOptions {
   /** Test hook: jitter source in [0, 1). */
   random?: () => number;
   log?: (msg: string, err?: unknown) => void;
+  /**
+   * Webhook endpoint deliveries (platform.ts): the keyring that opens endpoint secrets and the
+   * platform event's body. Without them the worker sends notify_url deliveries only.
+   */
+  platform?: { keyring: Keyring; bodies: PlatformBodies };
   /** Told of every attempt once its outcome is recorded (the process's log line and metrics). */
   observe?: (attempt: AttemptReport) => void;
 }
@@ -63,6 +75,17 @@ export interface AttemptReport {
 }
 
 export type Outcome = EventAttemptRow['outcome'];
+
+/** The platform event's JSON as sent to endpoints and answered by `GET /v1/events/:id` (built by the generic interface). */
+export interface PlatformBodies {
+  body(event: PlatformEventRow): Promise<string>;
+}
+
+/** A claimed delivery: an outbox event to its notify_url, or a platform event to a webhook endpoint. */
+type Claimed = { kind: 'notify'; row: EventRow } | { kind: 'endpoint'; row: WebhookDeliveryRow };
+
+/** An attempt's result; `final` when the target is gone (a deleted or disabled endpoint): no retry. */
+type AttemptResult = SendResult & { final?: boolean; event_type?: string };
 
 /** The pure decision after an attempt: delivered, retry at a time, or failed. */
 export function nextStep(
@@ -94,6 +117,8 @@ export class DeliveryWorker {
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly inflight = new Set<Promise<void>>();
+  /** Which table is claimed first this round: the two take turns, so neither starves the other. */
+  private endpointsFirst = false;
 
   constructor(private readonly opts: WorkerOptions) {
     this.schedule = opts.schedule_ms && opts.schedule_ms.length > 0 ? opts.schedule_ms : DEFAULT_SCHEDULE_MS;
@@ -108,7 +133,7 @@ export class DeliveryWorker {
   async pump(): Promise<number> {
     const free = this.concurrency - this.inflight.size;
     if (free <= 0) return 0;
-    const rows = await this.claim(free);
+    const rows = await this.claimBoth(free);
     for (const row of rows) {
       const p: Promise<void> = this.deliver(row)
         .catch((e) => this.opts.log?.('notification delivery failed', e))
@@ -153,6 +178,53 @@ export class DeliveryWorker {
   /** Waits for the attempts in flight (each bounded by the timeout) to finish and record their outcome. */
   async settle(): Promise<void> {
     await Promise.allSettled([...this.inflight]);
+  }
+
+  private async claimBoth(limit: number): Promise<Claimed[]> {
+    const notify = async (n: number): Promise<Claimed[]> => (n > 0 ? (await this.claim(n)).map((row) => ({ kind: 'notify' as const, row })) : []);
+    const endpoint = async (n: number): Promise<Claimed[]> =>
+      n > 0 && this.opts.platform ? (await this.claimDeliveries(n)).map((row) => ({ kind: 'endpoint' as const, row })) : [];
+    this.endpointsFirst = !this.endpointsFirst;
+    const first = await (this.endpointsFirst ? endpoint : notify)(limit);
+    const second = await (this.endpointsFirst ? notify : endpoint)(limit - first.length);
+    return [...first, ...second];
+  }
+
+  /** `claim` over webhook_deliveries: the same cheap read first, the same lease. */
+  private async claimDeliveries(limit: number): Promise<WebhookDeliveryRow[]> {
+    const { store } = this.opts;
+    const now = this.now();
+    const due = await store.db
+      .selectFrom('webhook_deliveries')
+      .select('platform_event_id')
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', now)
+      .where('lease_until', '<=', now)
+      .limit(1)
+      .executeTakeFirst();
+    if (!due) return [];
+    const token = newId('lease_token');
+    return store.transaction(async (tx) => {
+      let pick = tx
+        .selectFrom('webhook_deliveries')
+        .select(['platform_event_id', 'endpoint_id'])
+        .where('status', '=', 'pending')
+        .where('next_attempt_at', '<=', now)
+        .where('lease_until', '<=', now)
+        .orderBy('next_attempt_at')
+        .limit(limit);
+      if (store.engine === 'postgres') pick = pick.forUpdate().skipLocked();
+      const keys = await pick.execute();
+      if (keys.length === 0) return [];
+      return tx
+        .updateTable('webhook_deliveries')
+        .set({ lease_until: now + this.lease_ms, lease_token: token })
+        .where((eb) => eb.or(keys.map((k) => eb.and([eb('platform_event_id', '=', k.platform_event_id), eb('endpoint_id', '=', k.endpoint_id)]))))
+        .where('status', '=', 'pending')
+        .where('lease_until', '<=', now)
+        .returningAll()
+        .execute();
+    });
   }
 
   private async claim(limit: number): Promise<EventRow[]> {
@@ -207,23 +279,60 @@ export class DeliveryWorker {
     return send(target, delivery, this.opts.timeout_ms);
   }
 
-  private async deliver(row: EventRow): Promise<void> {
-    const started_at = this.now();
-    let result: SendResult;
+  /** One attempt of a platform event to a webhook endpoint: the endpoint as it is now, its URL checked again, `Stripe-Signature`. */
+  private async attemptEndpoint(row: WebhookDeliveryRow): Promise<AttemptResult> {
+    const platform = this.opts.platform;
+    if (!platform) return failure('webhook endpoint deliveries are not configured in this process');
+    const db = this.opts.store.db;
+    const event = await db.selectFrom('platform_events').selectAll().where('id', '=', row.platform_event_id).executeTakeFirst();
+    if (!event) return { ...failure('the event no longer exists'), final: true };
+    const endpoint = await db
+      .selectFrom('webhook_endpoints')
+      .select(['url', 'secret_enc', 'disabled', 'deleted'])
+      .where('id', '=', row.endpoint_id)
+      .where('account_id', '=', row.account_id)
+      .executeTakeFirst();
+    if (!endpoint || endpoint.deleted === 1) return { ...failure('the webhook endpoint was deleted'), final: true, event_type: event.type };
+    if (endpoint.disabled === 1) return { ...failure('the webhook endpoint is disabled'), final: true, event_type: event.type };
+    let target: Awaited<ReturnType<typeof checkTarget>>;
     try {
-      result = await this.attempt(row);
+      target = await checkTarget(endpoint.url, { allow_private: this.opts.allow_private, resolver: this.opts.resolver });
+    } catch (e) {
+      return { ...failure(`url refused: ${(e as Error).message}`), event_type: event.type };
+    }
+    const body = await platform.bodies.body(event);
+    const timestamp_s = Math.floor(Date.now() / 1000);
+    const delivery: SignedDelivery = {
+      body,
+      headers: {
+        'content-type': 'application/json; charset=utf-8',
+        'user-agent': 'Tollgate-Webhooks/1',
+        'stripe-signature': stripeSignature(platform.keyring.decrypt(endpoint.secret_enc), timestamp_s, body),
+      },
+    };
+    return { ...(await send(target, delivery, this.opts.timeout_ms)), event_type: event.type };
+  }
+
+  private async deliver(claimed: Claimed): Promise<void> {
+    const started_at = this.now();
+    let result: AttemptResult;
+    try {
+      result = claimed.kind === 'notify' ? await this.attempt(claimed.row) : await this.attemptEndpoint(claimed.row);
     } catch (e) {
       result = failure(`internal error: ${(e as Error).message}`);
     }
     const finished = this.now();
+    const row = claimed.row;
     const attempt_no = row.attempts + 1;
-    const step = nextStep(result, attempt_no, this.schedule, finished, this.random);
+    const step = result.final ? { outcome: 'failed' as const, next_attempt_at: finished } : nextStep(result, attempt_no, this.schedule, finished, this.random);
+    const event_id = claimed.kind === 'notify' ? claimed.row.event_id : claimed.row.platform_event_id;
     const recorded = await this.opts.store.transaction(async (tx) => {
       await tx
         .insertInto('event_attempts')
         .values({
           attempt_id: newId('delivery_attempt', started_at),
-          event_id: row.event_id,
+          event_id,
+          delivery: claimed.kind === 'notify' ? '' : claimed.row.endpoint_id,
           attempt_no,
           started_at,
           latency_ms: result.latency_ms,
@@ -234,28 +343,23 @@ export class DeliveryWorker {
         })
         .execute();
       // Only the lease holder moves the event on; a worker whose lease ran out keeps its log line only.
-      const moved = await tx
-        .updateTable('events')
-        .set({
-          status: step.outcome === 'retry' ? 'pending' : step.outcome,
-          attempts: attempt_no,
-          next_attempt_at: step.next_attempt_at,
-          lease_until: 0,
-          lease_token: null,
-          delivered_at: step.outcome === 'delivered' ? finished : null,
-          last_error: result.error.slice(0, 500),
-          updated_at: finished,
-        })
-        .where('event_id', '=', row.event_id)
-        .where('lease_token', '=', row.lease_token as string)
-        .executeTakeFirst();
-      return (moved.numUpdatedRows ?? 0n) > 0n;
+      const next = {
+        status: step.outcome === 'retry' ? ('pending' as const) : step.outcome,
+        attempts: attempt_no,
+        next_attempt_at: step.next_attempt_at,
+        lease_until: 0,
+        lease_token: null,
+        delivered_at: step.outcome === 'delivered' ? finished : null,
+        last_error: result.error.slice(0, 500),
+        updated_at: finished,
+      };
+      return moveOn(tx, claimed, next);
     });
     // Reported once per event and attempt: a worker whose lease ran out reports nothing.
     if (recorded)
       this.opts.observe?.({
-        event_id: row.event_id,
-        event_type: row.event_type,
+        event_id,
+        event_type: claimed.kind === 'notify' ? claimed.row.event_type : (result.event_type ?? 'platform'),
         account_id: row.account_id,
         attempt_no,
         outcome: step.outcome,
@@ -265,6 +369,26 @@ export class DeliveryWorker {
         next_attempt_at: step.next_attempt_at,
       });
   }
+}
+
+/** The claimed row moved to its next state, only while this worker still holds its lease: whether it did. */
+async function moveOn(tx: Tx, claimed: Claimed, next: Partial<EventRow> & Partial<WebhookDeliveryRow>): Promise<boolean> {
+  const moved =
+    claimed.kind === 'notify'
+      ? await tx
+          .updateTable('events')
+          .set(next)
+          .where('event_id', '=', claimed.row.event_id)
+          .where('lease_token', '=', claimed.row.lease_token as string)
+          .executeTakeFirst()
+      : await tx
+          .updateTable('webhook_deliveries')
+          .set(next)
+          .where('platform_event_id', '=', claimed.row.platform_event_id)
+          .where('endpoint_id', '=', claimed.row.endpoint_id)
+          .where('lease_token', '=', claimed.row.lease_token as string)
+          .executeTakeFirst();
+  return (moved.numUpdatedRows ?? 0n) > 0n;
 }
 
 function failure(error: string): SendResult {

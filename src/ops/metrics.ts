@@ -87,6 +87,25 @@ export class Metrics {
   }
 
   /**
+   * The mismatches of the last reconciliation run of each account and connector (issue 35 item
+   * 3; `npx tollgate reconcile`), read from the kept runs at each scrape, so every process
+   * answers the same figure whichever ran the reconciliation.
+   */
+  watchReconciliation(read: () => Promise<ReadonlyArray<{ account_id: string; connector: string; mismatches: number }>>): void {
+    new Gauge({
+      name: 'tollgate_reconciliation_mismatches',
+      help: "Mismatches found by the last reconciliation run of each account and connector with its processor's settlement report (missing here, missing at the processor, amount or fee differs); 0 when it matched",
+      labelNames: ['account_id', 'connector'],
+      registers: [this.registry],
+      async collect() {
+        const last = await read();
+        this.reset();
+        for (const r of last) this.set({ account_id: r.account_id, connector: r.connector }, r.mismatches);
+      },
+    });
+  }
+
+  /**
    * The outbox's backlog as gauges read at each scrape (the same figures from every process):
    * events waiting to be delivered, and the age of the oldest.
    */

@@ -13,6 +13,7 @@
 // several steps in one transaction (reserve and complete at once) is merged per currency.
 import type { Tx } from '../db/store.js';
 import { type Entry, PAYOUT_SLOT, post } from '../ledger/postings.js';
+import { allocatePayout, releasePayout } from '../settlement/allocate.js';
 import type { PayoutRow } from './tables.js';
 
 export type PayoutMovement = 'reserve' | 'complete' | 'release';
@@ -27,7 +28,7 @@ type Amounts = Pick<
   | 'amount_payer_pays'
   | 'amount_beneficiary_receives'
   | 'fee_amount'
->;
+> & { settlement_batches?: string };
 
 function entriesOf(p: Amounts, movement: PayoutMovement): Map<string, Entry[]> {
   const P = Number(p.amount_payer_pays);
@@ -50,7 +51,11 @@ function entriesOf(p: Amounts, movement: PayoutMovement): Map<string, Entry[]> {
   return out;
 }
 
-/** Posts the movements (in the order they happened) as one posting per currency, sorted by currency. */
+/**
+ * Posts the movements (in the order they happened) as one posting per currency, sorted by
+ * currency; then a reserve takes its parts of the settlement batches, a release gives them back
+ * (src/settlement/allocate.ts), under the balance rows the postings hold.
+ */
 export async function postPayout(tx: Tx, p: Amounts, movements: readonly PayoutMovement[], now_ms: number): Promise<void> {
   const byCurrency = new Map<string, Entry[]>();
   for (const m of movements) for (const [currency, entries] of entriesOf(p, m)) byCurrency.set(currency, [...(byCurrency.get(currency) ?? []), ...entries]);
@@ -70,4 +75,6 @@ export async function postPayout(tx: Tx, p: Amounts, movements: readonly PayoutM
       now_ms,
     );
   }
+  if (movements.includes('release')) await releasePayout(tx, p);
+  else if (movements.includes('reserve')) await allocatePayout(tx, p, now_ms);
 }

@@ -30,6 +30,7 @@ export function payoutRecord(row: PayoutRow): Record<string, unknown> {
     fee_amount: Number(row.fee_amount),
     fee_currency: row.source_currency,
     fx_rate: row.fx_rate,
+    settlement_batches: JSON.parse(row.settlement_batches ?? '[]'),
     created_at: isoWithOffset(Number(row.created_at)),
     last_updated_at: isoWithOffset(Number(row.updated_at)),
   };

@@ -215,6 +215,7 @@ describe('answers', () => {
     fee_paid_by: 'PAYER',
     fx_rate: '1.0842',
     payment_date: '2025-01-31',
+    settlement_batches: [{ batch_id: 'stl_01HX', day: '2025-01-30', amount: 9374 }],
     reason: 'Invoice 1',
     reference: 'INV-1',
     beneficiary_id: 'ben_01HX',

@@ -347,6 +347,23 @@ const payoutRecordFields = {
   fee_paid_by: text('`PAYER` or `BENEFICIARY`'),
   fx_rate: text('the applied exchange rate, a decimal string: units of `payment_currency` per unit of `source_currency` (`1.0` when they are the same)'),
   payment_date: text('the payment date, `YYYY-MM-DD` (UTC)'),
+  settlement_batches: Type.Array(
+    Type.Object(
+      {
+        batch_id: text('the settlement batch (`stl_…`, `/v1/retrievalSettlement`)'),
+        day: text('its day, `YYYY-MM-DD` (UTC)'),
+        amount: Type.Integer({
+          description:
+            'what the payout took of it in `source_currency`, an integer in minor units; negative for a batch whose movements net to a debit (a day of refunds), which the payout carries',
+        }),
+      },
+      closed,
+    ),
+    {
+      description:
+        'the settlement batches the payout paid, oldest first: debit batches, then credit batches by day, each up to what earlier payouts left of it; empty until it is funded and again once it failed or was cancelled. Their sum is at most the amount and fee: money no available batch holds yet is named by none',
+    },
+  ),
   swift_charge_option: Type.Optional(text('`SWIFT` payouts: `SHARED` or `PAYER`')),
   reason: text('as sent'),
   reference: text('as sent'),

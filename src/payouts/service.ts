@@ -314,6 +314,7 @@ function newPayoutRow(account: AccountRow, cmd: PayoutCommand, c: Checked, now_m
     details: JSON.stringify(echoOf(cmd.echo, c.beneficiary, c.local_clearing_system)),
     notify_url: cmd.notify_url ?? '',
     processor_reference: '',
+    settlement_batches: '[]',
     created_at: now_ms,
     updated_at: now_ms,
   };

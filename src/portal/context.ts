@@ -78,6 +78,8 @@ export interface PortalRoute {
   params?: TSchema;
   querystring?: TSchema;
   body?: TSchema;
+  /** A form that may carry files (multipart/form-data, multipart.ts): the route's body limit in bytes. Other routes take urlencoded forms only. */
+  upload?: number;
   /** A named function of the page's file; method syntax so that it may narrow the request's params, query and body. */
   handler(deps: PortalDeps, request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
 }
@@ -116,13 +118,28 @@ export function formSecrets(request: FastifyRequest): SafeHtml {
   return html`${hidden('csrf', csrf)}${hidden('form_token', newId('portal_form_token'))}`;
 }
 
-export type NavKey = 'dashboard' | 'transactions' | 'subscriptions' | 'payouts' | 'settings' | 'processors' | 'users' | 'audit' | 'profile';
+export type NavKey =
+  | 'dashboard'
+  | 'transactions'
+  | 'disputes'
+  | 'subscriptions'
+  | 'payouts'
+  | 'settlement'
+  | 'reconciliation'
+  | 'settings'
+  | 'processors'
+  | 'users'
+  | 'audit'
+  | 'profile';
 
 const NAV: ReadonlyArray<{ key: NavKey; href: string; label: string; need: Capability }> = [
   { key: 'dashboard', href: '/portal/dashboard', label: 'Dashboard', need: 'read' },
   { key: 'transactions', href: '/portal/transactions', label: 'Transactions', need: 'read' },
+  { key: 'disputes', href: '/portal/disputes', label: 'Disputes', need: 'read' },
   { key: 'subscriptions', href: '/portal/subscriptions', label: 'Subscriptions', need: 'read' },
   { key: 'payouts', href: '/portal/payouts', label: 'Payouts', need: 'read' },
+  { key: 'settlement', href: '/portal/settlement', label: 'Settlement', need: 'read' },
+  { key: 'reconciliation', href: '/portal/reconciliation', label: 'Reconciliation', need: 'manage' },
   { key: 'settings', href: '/portal/settings', label: 'Settings', need: 'manage' },
   { key: 'processors', href: '/portal/processors', label: 'Processors', need: 'processors' },
   { key: 'users', href: '/portal/users', label: 'Users', need: 'users' },
@@ -288,6 +305,9 @@ export const NOTICES = {
   review_rejected: 'Rejected: the payment was cancelled.',
   notification_replayed: 'The notification will be sent again.',
   subscription_cancelled: 'The subscription is cancelled.',
+  evidence_added: 'The evidence was added; submit it before the due date.',
+  evidence_submitted: 'The evidence was submitted: the dispute is under review until the processor decides.',
+  dispute_accepted: 'The dispute was accepted: it is closed as lost.',
   payout_created: 'Payout created.',
   payout_failed: 'The payout was created but failed: its reason is in the list.',
   saved: 'Saved.',

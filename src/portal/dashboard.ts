@@ -1,6 +1,7 @@
 // GET /portal/dashboard (docs/contract.md §19): approved volume and approval rate per day over the
 // last 7, 30 or 90 days as server-drawn SVG charts (charts.ts), and the account's balances
-// per currency from the ledger (the same read as GET /v1/balance).
+// per currency from the ledger (the same read as GET /v1/balance); and the disputes: open, due
+// within 3 days, the rate per month against the schemes' 0.9% line (dashboard-disputes.ts).
 //
 // The day series is one GROUP BY over the account's payments of the period: the index
 // payments_portal_created (account_id, created_at, …) bounds the scan to the period's rows,
@@ -17,6 +18,7 @@ import { accountPaymentsQuery } from '../payments/reader.js';
 import type { PaymentStatus } from '../payments/states.js';
 import { barChart, lineChart } from './charts.js';
 import { ctx, type PortalDeps, type PortalRoute, sendPortalPage } from './context.js';
+import { disputeFacts, disputesSection } from './dashboard-disputes.js';
 
 export const DAY_MS = 86_400_000;
 export const PERIODS = [7, 30, 90] as const;
@@ -142,12 +144,16 @@ async function dashboardPage(deps: PortalDeps, request: FastifyRequest<{ Queryst
   const days = Array.from({ length: period }, (_, i) => today - period + 1 + i);
   const from_ms = (today - period + 1) * DAY_MS;
   const to_ms = (today + 1) * DAY_MS;
-  const [rows, balances] = await Promise.all([dailyPaymentStats(deps.store.db, account_id, from_ms, to_ms), accountBalances(deps.store.db, account_id)]);
+  const [rows, balances, disputes] = await Promise.all([
+    dailyPaymentStats(deps.store.db, account_id, from_ms, to_ms),
+    accountBalances(deps.store.db, account_id),
+    disputeFacts(deps, c.account, deps.now()),
+  ]);
   const s = seriesOf(rows, days);
   const wanted = request.query.currency;
   const currency = wanted && s.currencies.includes(wanted) ? wanted : s.currencies[0];
   const labels = days.map(isoDay);
-  const body = dashboardBody({ period, days, labels, s, wanted, currency, balances });
+  const body = html`${dashboardBody({ period, days, labels, s, wanted, currency, balances })}${disputesSection(disputes)}`;
   return sendPortalPage(request, reply, { title: 'Dashboard', nav: 'dashboard', body });
 }
 

@@ -4,15 +4,20 @@
 // 1280 px (every column, Method included, visible without scrolling the table), and at 390 px
 // a transaction's key fields (amount, status, order no) are on screen without scrolling.
 // Every page carries realistic data: long ids, a refunded payment with notifications, a
-// payment to capture, a subscription, a payout, processors, users, audit lines; and so do the pages a
-// form leads to: the confirmations of cancel, refund and a processor's removal, a refusal shown on its form, a
-// filter the list cannot read, the TOTP key with its QR code.
+// payment to capture, a dispute, a subscription, a payout, a settlement batch, a reconciliation
+// run with mismatches, processors, users, audit lines; and so do the pages a form leads to: the
+// confirmations of cancel, refund, a dispute's accept and a processor's removal, a refusal shown
+// on its form, a filter the list cannot read, the TOTP key with its QR code.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { createScheduler } from '../cli/background.js';
+import { newId } from '../crypto/ids.js';
 import type { CreatedMerchant } from '../merchants/service.js';
 import { topUp } from '../payouts/admin.js';
 import { setProcessor } from '../processors/config.js';
+import { DAY_MS, runSettlement } from '../settlement/batches.js';
+import { saveRun } from '../settlement/reconcile/runs.js';
 import { directPayment, paymentRequest, readXml, type TestGateway, testGateway } from '../test/harness.js';
 import { listenGateway } from '../threeds/testing.js';
 import { signedInUser } from './testing.js';
@@ -24,12 +29,87 @@ let browser: Browser;
 let m: CreatedMerchant;
 let refunded = '';
 let held = '';
+let dispute = '';
 let cookie = '';
+let batch = '';
+let run = '';
 
 async function pay(over: Record<string, unknown>): Promise<{ transaction_id: string; order_no: string }> {
   const r = readXml(await gw.post('/v1/authorise', { merchant_id: m.merchant_id, account_id: m.account_id, ...paymentRequest(over) }, { merchant: m }));
   assert.ok(r.transaction_id, JSON.stringify(r));
   return { transaction_id: r.transaction_id, order_no: r.order_no };
+}
+
+/** A reconciliation run as `reconcile` keeps it, with a long file name, references and reasons. */
+async function keptRun(account_id: string, transaction_id: string): Promise<string> {
+  const run_id = newId('reconciliation_run', gw.clock.now);
+  const item = { run_id, refund_id: '', currency: 'USD', ours_fee_minor: null, theirs_fee_minor: null };
+  await saveRun(
+    gw.runtime.store,
+    {
+      run_id,
+      account_id,
+      connector: 'adyen',
+      file_name: `settlement_detail_report_batch_${'7'.repeat(40)}.csv`,
+      file_sha256: 'ab'.repeat(32),
+      file_bytes: 123_456,
+      lines: 1_234_567,
+      from_ms: gw.clock.now - DAY_MS,
+      to_ms: gw.clock.now,
+      matched: 1_234_560,
+      missing_here: 2,
+      missing_at_processor: 0,
+      amount_differs: 1,
+      fee_differs: 0,
+      not_applicable: 4,
+      mismatches: 3,
+      items_kept: 3,
+      items_dropped: 0,
+      started_at: gw.clock.now,
+      finished_at: gw.clock.now,
+    },
+    [
+      {
+        ...item,
+        seq: 1,
+        kind: 'amount_differs',
+        movement: 'capture',
+        line_no: 1_234_001,
+        reference: `8815${'1'.repeat(40)}`,
+        transaction_id,
+        ours_amount_minor: 123456789,
+        theirs_amount_minor: 123456700,
+        ours_fee_minor: 3580,
+        theirs_fee_minor: 3580,
+        detail: `the processor reports another amount ${'a'.repeat(60)}`,
+      },
+      {
+        ...item,
+        seq: 2,
+        kind: 'missing_here',
+        movement: 'refund',
+        line_no: 1_234_002,
+        reference: `NOT-OURS-${'n'.repeat(50)}`,
+        transaction_id: `NOT-OURS-${'n'.repeat(50)}`,
+        ours_amount_minor: null,
+        theirs_amount_minor: 500,
+        detail: 'no such movement',
+      },
+      {
+        ...item,
+        seq: 3,
+        kind: 'missing_here',
+        movement: 'dispute_won',
+        line_no: 1_234_003,
+        reference: '9913000000000001',
+        transaction_id: '',
+        ours_amount_minor: null,
+        theirs_amount_minor: 7700,
+        detail: 'names no payment of Tollgate',
+      },
+    ],
+  );
+  return run_id;
 }
 
 before(async () => {
@@ -41,6 +121,13 @@ before(async () => {
   const p = await pay({ card: '5555555555554444', amount: '1234567.89', shopper_email: 'a.very.long.shopper.address@subdomain.example.com' } as never);
   refunded = p.transaction_id;
   held = (await pay({ card: '4242424242424242', amount: '55.00', capture_method: 'manual', order_no: `MANUAL-${'y'.repeat(40)}` } as never)).transaction_id;
+  // A disputed payment (the sandbox's dispute card, a few seconds after capture), for the disputes pages.
+  const contested = await pay({ card: '4000000000000259', amount: '77.00', order_no: `DISPUTED-${'d'.repeat(40)}` } as never);
+  gw.clock.advance(6_000);
+  await createScheduler(gw.runtime).runDue(gw.runtime.deps.now());
+  dispute = (
+    await gw.runtime.store.db.selectFrom('disputes').select('dispute_id').where('transaction_id', '=', contested.transaction_id).executeTakeFirstOrThrow()
+  ).dispute_id;
   const r = await gw.post(
     '/v1/refund',
     {
@@ -58,6 +145,18 @@ before(async () => {
   );
   assert.match(readXml(sub).recurring_id ?? '', /^rec_/, sub.body);
   await topUp(gw.runtime.store, { account_id: m.account_id, currency: 'USD', amount: '1000.00' }, gw.clock.now);
+  // The day closes into its settlement batches (a minute past midnight), and a kept reconciliation run with mismatches.
+  gw.clock.advance(DAY_MS - (gw.clock.now % DAY_MS) + 60_000);
+  await runSettlement(gw.runtime.store, gw.clock.now, m.account_id);
+  batch = (
+    await gw.runtime.store.db
+      .selectFrom('settlement_batches')
+      .select('batch_id')
+      .where('account_id', '=', m.account_id)
+      .where('currency', '=', 'USD')
+      .executeTakeFirstOrThrow()
+  ).batch_id;
+  run = await keptRun(m.account_id, refunded);
   const owner = await signedInUser(gw, { role: 'owner', merchant_id: m.merchant_id, email: 'owner.with.a.long.address@layout-shop.example' });
   const paid = await owner.agent.submit('/portal/payouts', '/portal/payouts', {
     source_currency: 'USD',
@@ -121,8 +220,14 @@ const PAGES: ReadonlyArray<{ path: string | (() => string); status?: number }> =
   { path: '/portal/transactions' },
   { path: () => `/portal/transactions/${refunded}` },
   { path: () => `/portal/transactions/${held}` },
+  { path: '/portal/disputes' },
+  { path: () => `/portal/disputes/${dispute}` },
   { path: '/portal/subscriptions' },
   { path: '/portal/payouts' },
+  { path: '/portal/settlement' },
+  { path: () => `/portal/settlement/${batch}` },
+  { path: '/portal/reconciliation' },
+  { path: () => `/portal/reconciliation/${run}` },
   { path: '/portal/settings' },
   { path: '/portal/processors' },
   { path: '/portal/processors?connector=stripe' },
@@ -133,6 +238,7 @@ const PAGES: ReadonlyArray<{ path: string | (() => string); status?: number }> =
   { path: '/portal/totp' },
   // A filter the list cannot read: the message above the form, as sent.
   { path: `/portal/transactions?last4=12ab&order_no=${'Z'.repeat(64)}`, status: 400 },
+  { path: `/portal/settlement?month=2026-13&to=${'Z'.repeat(20)}`, status: 400 },
 ];
 
 async function open(width: number): Promise<Page> {
@@ -208,6 +314,17 @@ describe('the portal at 390 and 1280 px', () => {
       await page.click('#subscriptions button[id^="cancel-"]');
       await page.waitForSelector('#confirm-question');
       await check('the subscription cancel confirmation');
+      // A dispute's accept asks, and a file of the wrong type is refused on the evidence form.
+      await page.goto(`${origin}/portal/disputes/${dispute}`);
+      await page.click('#accept');
+      await page.waitForSelector('#confirm-question');
+      await check('the dispute accept confirmation');
+      await page.goto(`${origin}/portal/disputes/${dispute}`);
+      await page.fill('#f-text', `a long piece of evidence ${'e'.repeat(80)}`);
+      await page.setInputFiles('#f-file', { name: `not-really-a-${'p'.repeat(40)}.pdf`, mimeType: 'application/pdf', buffer: Buffer.from('plain text') });
+      await page.click('#add-evidence');
+      await page.waitForSelector('#f-file-error');
+      await check('evidence refused on its form');
       // A processor's removal asks, and a refused setting is shown on its form.
       await page.goto(`${origin}/portal/processors`);
       await page.click('#processors button[id^="remove-"]');

@@ -138,12 +138,27 @@ function referenceOf(p: PayoutRow): string {
   }
 }
 
+/** The settlement batches the payout paid (its record's `settlement_batches`), each linked to its batch page. */
+function paidBatches(p: PayoutRow): SafeHtml | '' {
+  let parts: Array<{ batch_id: string; day: string; amount: number }> = [];
+  try {
+    parts = JSON.parse(p.settlement_batches || '[]');
+  } catch {
+    parts = [];
+  }
+  if (parts.length === 0) return '';
+  return html`<br><small class="batches">Paid batches: ${parts.map(
+    (x, i) =>
+      html`${i > 0 ? ', ' : ''}<a href="/portal/settlement/${encodeURIComponent(x.batch_id)}" data-batch-id="${x.batch_id}">${x.day}</a> (${formatAmount(x.amount, p.source_currency)})`,
+  )}</small>`;
+}
+
 /** One payout; `names` maps beneficiary ids to their saved label (name, country, clearing system, last four). */
 function payoutRow(p: PayoutRow, names: ReadonlyMap<string, string>): SafeHtml {
   const name = names.get(p.beneficiary_id);
   return html`<tr data-payout-id="${p.transaction_id}" data-status="${p.status}">${cell('Created (UTC)', when(p.created_at))}${cell(
     'Reference',
-    html`<span class="reference">${referenceOf(p)}</span><br><small>${p.short_reference_id} · ${p.transaction_id}</small>`,
+    html`<span class="reference">${referenceOf(p)}</span><br><small>${p.short_reference_id} · ${p.transaction_id}</small>${paidBatches(p)}`,
     'code-cell wrap',
   )}
 ${cell('Status', html`${statusWords(p.status)}${p.failure_reason && html`<br><small class="failure">${p.failure_reason}</small>`}`, 'status')}

@@ -97,7 +97,7 @@ function recordRoute(r: RouteOptions): void {
  * does (a capture window, "today" on the dashboard). Sign-in, profile, users, settings and the
  * audit page keep the real time: a user's session, second factor and keys are not the account's test data.
  */
-const ACCOUNT_TIME = /^\/portal\/(?:dashboard|transactions|subscriptions|payouts)(?:$|[/.])/;
+const ACCOUNT_TIME = /^\/portal\/(?:dashboard|transactions|disputes|subscriptions|payouts)(?:$|[/.])/;
 
 /** Loads the session, then lets the route's access through, or sends the visitor to sign in, or refuses the role. */
 async function requireAccess(deps: PortalDeps, request: FastifyRequest, reply: FastifyReply) {

@@ -8,24 +8,34 @@
 //   /dashboard                                                             dashboard.ts
 //   /transactions  /transactions.csv                                       transactions.ts
 //   /transactions/:transaction_id[/capture|cancel|refund|review|notifications/…]   transaction.ts
+//   /disputes                                                              disputes.ts
+//   /disputes/:dispute_id[/evidence|accept]                                dispute.ts
 //   /subscriptions[/:id/cancel]                                            subscriptions.ts
 //   /payouts                                                               payouts.ts
+//   /settlement  /settlement/:batch_id[.csv]                               settlement.ts
+//   /reconciliation[/:run_id]                                              reconciliation.ts
 //   /settings[/…]                                                          settings.ts
 //   /processors[/set|/:processor_id/remove]                                processors.ts
 //   /users[/:user_id/…]                                                    users-page.ts
 //   /audit                                                                 audit-page.ts
-// The hooks every route passes (session, access, CSRF, error pages) are in plugin.ts.
+// The hooks every route passes (session, access, CSRF, error pages) are in plugin.ts; the
+// parser of forms with files (multipart, routes with `upload` only) in multipart.ts.
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../web/context.js';
 import { AUDIT_ROUTES } from './audit-page.js';
 import type { PortalDeps, PortalRoute } from './context.js';
 import { DASHBOARD_ROUTES } from './dashboard.js';
+import { DISPUTE_ROUTES } from './dispute.js';
+import { DISPUTES_ROUTES } from './disputes.js';
+import { registerMultipart } from './multipart.js';
 import { PAYOUTS_ROUTES } from './payouts.js';
 import { portalScope } from './plugin.js';
 import { PROCESSORS_ROUTES } from './processors.js';
 import { PROFILE_ROUTES } from './profile.js';
+import { RECONCILIATION_ROUTES } from './reconciliation.js';
 import { PortalSessions } from './sessions.js';
 import { SETTINGS_ROUTES } from './settings.js';
+import { SETTLEMENT_ROUTES } from './settlement.js';
 import { SIGNIN_ROUTES } from './signin.js';
 import { SUBSCRIPTIONS_ROUTES } from './subscriptions.js';
 import { TRANSACTION_ROUTES } from './transaction.js';
@@ -40,8 +50,12 @@ export const PORTAL_ROUTE_TABLE: readonly PortalRoute[] = [
   ...DASHBOARD_ROUTES,
   ...TRANSACTIONS_ROUTES,
   ...TRANSACTION_ROUTES,
+  ...DISPUTES_ROUTES,
+  ...DISPUTE_ROUTES,
   ...SUBSCRIPTIONS_ROUTES,
   ...PAYOUTS_ROUTES,
+  ...SETTLEMENT_ROUTES,
+  ...RECONCILIATION_ROUTES,
   ...SETTINGS_ROUTES,
   ...PROCESSORS_ROUTES,
   ...USERS_ROUTES,
@@ -57,13 +71,14 @@ export async function registerPortal(app: FastifyInstance, deps: Deps): Promise<
   await app.register(
     async (scope) => {
       await portalScope(scope, pdeps);
+      registerMultipart(scope);
       for (const route of PORTAL_ROUTE_TABLE) registerRoute(scope, pdeps, route);
     },
     { prefix: '/portal' },
   );
 }
 
-/** One route of the table: its access as `config.portal`, its schemas, hidden from the OpenAPI document. */
+/** One route of the table: its access as `config.portal`, its schemas, hidden from the OpenAPI document; a form with files its body limit. */
 function registerRoute(scope: FastifyInstance, deps: PortalDeps, r: PortalRoute): void {
   const schema = {
     hide: true,
@@ -71,5 +86,12 @@ function registerRoute(scope: FastifyInstance, deps: PortalDeps, r: PortalRoute)
     ...(r.querystring ? { querystring: r.querystring } : {}),
     ...(r.body ? { body: r.body } : {}),
   };
-  scope.route({ method: r.method, url: r.url, config: { portal: r.access }, schema, handler: (request, reply) => r.handler(deps, request, reply) });
+  scope.route({
+    method: r.method,
+    url: r.url,
+    config: { portal: r.access, ...(r.upload ? { portalUpload: true } : {}) },
+    ...(r.upload ? { bodyLimit: Math.max(r.upload, deps.settings.body_limit_bytes) } : {}),
+    schema,
+    handler: (request, reply) => r.handler(deps, request, reply),
+  });
 }

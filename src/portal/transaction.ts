@@ -1,5 +1,5 @@
 // Portal: one transaction (docs/contract.md §19).
-//   GET  /portal/transactions/:id                                      summary, timeline, risk, 3-D Secure, refunds, ledger, notifications
+//   GET  /portal/transactions/:id                                      summary, disputes, timeline, risk, 3-D Secure, refunds, ledger, notifications
 //   POST /portal/transactions/:id/capture | cancel | refund | review   the actions the status and the role allow
 //   POST /portal/transactions/:id/notifications/:event_id/replay       deliver an event again
 // Every read is scoped by the selected account: another merchant's or the other mode's id is
@@ -9,6 +9,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, type TSchema, Type } from 'typebox';
 import type { Outcome, Refusal } from '../core/outcomes.js';
+import type { DisputeRow } from '../db/tables/disputes.js';
 import type { LedgerEntryRow, LedgerPostingRow } from '../db/tables/ledger.js';
 import type { EventAttemptRow } from '../db/tables/notifications.js';
 import type { PaymentRow } from '../db/tables/payments.js';
@@ -36,6 +37,7 @@ import {
   sendPortalPage,
   withNotice,
 } from './context.js';
+import { disputeMoney, disputePath, dueFlag, reasonWords } from './disputes.js';
 import { resultWords, statusWords, when } from './format.js';
 import { cardOf, majorToMinor, shopperEmailOf } from './search.js';
 
@@ -286,6 +288,28 @@ function notifications(request: FastifyRequest, d: Detail, operate: boolean): Sa
   }</section>`;
 }
 
+/** The payment's disputes (docs/contract.md §22), oldest first; a payment has one or two. */
+function paymentDisputes(deps: PortalDeps, row: PaymentRow) {
+  return deps.store.db
+    .selectFrom('disputes')
+    .selectAll()
+    .where('transaction_id', '=', row.transaction_id)
+    .where('account_id', '=', row.account_id)
+    .orderBy('created_at')
+    .orderBy('dispute_id')
+    .limit(MAX_ROWS)
+    .execute();
+}
+
+/** Its disputes, when it has any: status, amount, due date (flagged within 3 days), a link to each. */
+function disputesOf(rows: readonly DisputeRow[], now: number): SafeHtml {
+  if (rows.length === 0) return html``;
+  return html`<section id="disputes" aria-labelledby="h-disputes"><h2 id="h-disputes">Disputes</h2><ul>${rows.map(
+    (x) =>
+      html`<li ${attrs({ 'data-dispute-id': x.dispute_id })}><a href="${disputePath(x.dispute_id)}">${x.dispute_id}</a>: ${statusWords(x.status)}, ${reasonWords(x.reason)}, ${disputeMoney(x)}, evidence due ${when(x.evidence_due_by)} UTC${dueFlag(x, now)}</li>`,
+  )}</ul></section>`;
+}
+
 /** A capture or refund refused before or when it ran, shown on its form again with what was typed. */
 interface FormProblem {
   form: 'capture' | 'refund';
@@ -353,13 +377,13 @@ async function transactionPage(deps: PortalDeps, request: FastifyRequest<{ Param
 
 /** The detail page; with `problem` (status 409 or 422), the capture or refund form shows it with what was typed. */
 async function detailPage(deps: PortalDeps, request: FastifyRequest, reply: FastifyReply, row: PaymentRow, problem?: FormProblem & { status: number }) {
-  const d = await loadDetail(deps, row);
+  const [d, disputes] = await Promise.all([loadDetail(deps, row), paymentDisputes(deps, row)]);
   const operate = can(ctx(request).user.role, 'operate');
   return sendPortalPage(request, reply, {
     title: `Transaction ${row.transaction_id}`,
     nav: 'transactions',
     status: problem?.status,
-    body: html`<p><a href="/portal/transactions" id="back-to-list">All transactions</a></p>${summary(row)}${operate && actions(request, row, problem)}${timeline(d)}${risk(
+    body: html`<p><a href="/portal/transactions" id="back-to-list">All transactions</a></p>${summary(row)}${disputesOf(disputes, deps.now())}${operate && actions(request, row, problem)}${timeline(d)}${risk(
       d,
     )}${threeds(d)}${refunds(d)}${ledger(d)}${notifications(request, d, operate)}`,
   });

@@ -10,6 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { formatAmount } from '../money/currency.js';
 import { attrs, field, html, type SafeHtml } from '../pages/index.js';
+import { spreadsheetSafe } from '../web/csv.js';
 import { ctx, type PortalDeps, PortalError, type PortalRoute, sendPortalPage } from './context.js';
 import { cell, resultWords, statusWords, when } from './format.js';
 import {
@@ -192,11 +193,6 @@ ${rows.map((r) => {
   return html`<tr data-transaction-id="${r.transaction_id}">${LIST.map(([head, cls], i) => cell(head, values[i], cls))}</tr>
 `;
 })}</tbody></table></div>`;
-}
-
-/** A spreadsheet reads a cell starting with = + - @ (or a tab or CR) as a formula: such a text cell gets a leading apostrophe (OWASP "CSV injection"). */
-function spreadsheetSafe(cell: string): string {
-  return /^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell;
 }
 
 export const TRANSACTIONS_ROUTES: readonly PortalRoute[] = [

@@ -36,7 +36,8 @@ type Method =
   | 'operationStatus'
   | 'startApm'
   | 'payout'
-  | 'payoutStatus';
+  | 'payoutStatus'
+  | 'respondToDispute';
 
 const kindOf = (answer: object): string | undefined => (answer as { kind?: string }).kind;
 
@@ -106,6 +107,10 @@ export function guardProcessor(processor: Processor, processor_id: string, obser
   if (p.payoutStatus) {
     const payoutStatus = p.payoutStatus.bind(p);
     guardedProcessor.payoutStatus = (input, call) => (asked ? guarded('payoutStatus', () => payoutStatus(input, call)) : payoutStatus(input, call));
+  }
+  if (p.respondToDispute) {
+    const respond = p.respondToDispute.bind(p);
+    guardedProcessor.respondToDispute = (input, call) => guarded('respondToDispute', () => respond(input, call));
   }
   if (p.parseWebhook) guardedProcessor.parseWebhook = p.parseWebhook.bind(p);
   return guardedProcessor;

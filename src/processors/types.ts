@@ -2,6 +2,7 @@
 // gateway owns storage, state and idempotency around it.
 import type { AttemptOperation } from '../db/tables/attempts.js';
 import type { MinorUnits } from '../money/currency.js';
+import type { DisputeNotification } from './dispute-notices.js';
 
 export interface ProcessorCard {
   pan: string;
@@ -194,8 +195,41 @@ export interface WebhookRequest {
  * changes nothing.
  */
 export type WebhookParse =
-  | { kind: 'accepted'; notifications: ProcessorNotification[]; reply: { status: number; content_type: string; body: string } }
+  | {
+      kind: 'accepted';
+      notifications: ProcessorNotification[];
+      /** Disputes it reports (docs/processors.md "Disputes"); absent when none. */
+      disputes?: DisputeNotification[];
+      reply: { status: number; content_type: string; body: string };
+    }
   | { kind: 'refused'; status: 400 | 401; message: string };
+
+/** One piece of a dispute's evidence as a connector sends it: decrypted for the call only, never logged. */
+export type DisputeEvidence =
+  | { field: string; text: string }
+  | { field: string; file_name: string; content_type: 'application/pdf' | 'image/png' | 'image/jpeg'; bytes: Buffer };
+
+/**
+ * A merchant's answer to a dispute, sent to the processor that holds the payment
+ * (docs/contract.md §22): `defend` with all the evidence the dispute holds, or `accept`.
+ */
+export interface DisputeResponseInput {
+  action: 'defend' | 'accept';
+  /** The processor's id of the dispute (Adyen: the dispute's pspReference; Stripe: `du_…`/`dp_…`). */
+  processor_ref: string;
+  transaction_id: string;
+  /** The processor's reference of the disputed payment ('' when it gave none). */
+  reference: string;
+  /** `defend`: all the evidence, oldest request first; empty for `accept`. */
+  evidence: DisputeEvidence[];
+}
+
+/**
+ * The processor's answer to a dispute response: taken (`approved`), refused (`declined`, with
+ * its reason, which the merchant is shown), or none (`unknown`: sent again under the same
+ * attempt id, the processor's idempotency key).
+ */
+export type DisputeResponseOutcome = { kind: 'approved'; reference: string } | { kind: 'declined'; reason: string; credentials_refused?: boolean } | NoAnswer;
 
 /**
  * A processor as the gateway uses it (docs/contract.md §20). Every call is an attempt: its
@@ -237,6 +271,8 @@ export interface Processor {
   payout?(input: PayoutInput, call: ProcessorCall): Promise<PayoutOutcome>;
   /** Where a payout stands now, asked for with the attempt id that sent it (`call.attempt_id`). */
   payoutStatus?(input: PayoutInput & { reference: string }, call: ProcessorCall): Promise<PayoutOutcome | { kind: 'not_found' }>;
+  /** Sends a merchant's evidence (`defend`) or acceptance of a dispute; absent when the connector takes no dispute responses. */
+  respondToDispute?(input: DisputeResponseInput, call: ProcessorCall): Promise<DisputeResponseOutcome>;
   /** Reads and verifies one of the processor's webhooks (`POST /hooks/<connector>/<processor_id>`); absent when it sends none. */
   parseWebhook?(req: WebhookRequest): WebhookParse;
 }

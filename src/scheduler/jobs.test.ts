@@ -22,8 +22,11 @@ after(async () => {
 test('every periodic job is a recurring kind of the one scheduler; its local tasks are all the background work, by role', () => {
   const kinds = createScheduler(gw.runtime).registeredKinds().sort();
   assert.deepEqual(kinds, [
+    'dispute.overdue',
+    'dispute.respond',
+    'dispute.sandbox_decide',
+    'dispute.sandbox_open',
     'idempotency.purge',
-    'ledger.settlement',
     'payment.expiry',
     'payout.check',
     'payout.dispatch',
@@ -31,6 +34,7 @@ test('every periodic job is a recurring kind of the one scheduler; its local tas
     'processor.attempts',
     'review.expiry',
     'scheduler.purge',
+    'settlement.batches',
     'subscription.charge',
     'threeds.expiry',
   ]);

@@ -13,13 +13,14 @@ export interface Paid {
 
 export async function pay(
   gw: TestGateway,
-  opts: { manual?: boolean; amount?: string; currency?: string; card?: string; merchant?: CreatedMerchant } = {},
+  opts: { manual?: boolean; amount?: string; currency?: string; card?: string; merchant?: CreatedMerchant; order_no?: string } = {},
 ): Promise<Paid> {
   const merchant = opts.merchant ?? gw.merchant;
   const body = directPayment(merchant, {
     amount: opts.amount ?? '10.00',
     currency: opts.currency ?? 'USD',
     ...(opts.card ? { card: opts.card } : {}),
+    ...(opts.order_no ? { order_no: opts.order_no } : {}),
     ...(opts.manual ? { capture_method: 'manual' } : {}),
   });
   const x = readXml(await gw.post('/v1/authorise', body, { merchant }));

@@ -46,6 +46,7 @@ const RETRIEVALS: Array<[path: string, select: () => Record<string, unknown>, re
   ['/v1/retrievalTrans', () => ({ transaction_ids: [tx.transaction_id] }), 'orders_list'],
   ['/v1/retrievalRefund', () => ({ transaction_ids: [tx.transaction_id] }), 'refund_orders'],
   ['/v1/retrievalPayout', () => ({ request_ids: [randomUUID()] }), 'payouts'],
+  ['/v1/retrievalDispute', () => ({ transaction_ids: [tx.transaction_id] }), 'disputes'],
 ];
 
 const ids = () => ({ merchant_id: m.merchant_id, account_id: m.account_id });

@@ -2,7 +2,7 @@
 // recorded and committed before it is made, and its outcome settled by compare-and-set.
 
 /** What an attempt asked the processor to do. */
-export type AttemptOperation = 'authorise' | 'capture' | 'cancel' | 'refund' | 'payout' | 'apm_start';
+export type AttemptOperation = 'authorise' | 'capture' | 'cancel' | 'refund' | 'payout' | 'apm_start' | 'dispute_defend' | 'dispute_accept';
 
 /**
  * Where an attempt stands. `sent`: recorded, the call made or about to be (a `sent` attempt
@@ -21,7 +21,7 @@ export interface ProcessorAttemptRow {
   /** The configured processor it went to (`prc_…`); null for the in-process sandbox of a test account with none set. */
   processor_id: string | null;
   operation: AttemptOperation;
-  /** The payment (or refund, payout) the attempt is for. */
+  /** The payment (or refund, payout, dispute) the attempt is for. */
   object_id: string;
   amount_minor: number;
   currency: string;

@@ -23,6 +23,8 @@ export interface LedgerPostingRow {
   transaction_id: string;
   /** refund_reference_id, payout id, transfer or reversal id, … when the posting belongs to a sub-object. */
   ref: string;
+  /** The settlement batch holding it (docs/contract.md §23): null until its day's batch closes; a settlement posting carries the batch it settles. */
+  batch_id?: string | null;
   created_at: number;
 }
 

@@ -42,6 +42,8 @@ export interface EventAttemptRow {
   response_excerpt: string;
   /** What the attempt led to: delivered, retry (scheduled again) or failed (given up). */
   outcome: 'delivered' | 'retry' | 'failed';
+  /** '' for the notify_url delivery; a webhook endpoint's id (`we_…`) for a delivery of the platform event `event_id` to it (migration 0088). */
+  delivery: string;
 }
 
 export interface NotificationTables {

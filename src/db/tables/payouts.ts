@@ -48,6 +48,8 @@ export interface PayoutRow {
   details: string;
   notify_url: string;
   processor_reference: string;
+  /** The batches it paid, as its record names them: JSON `[{batch_id, day, amount}]` (src/settlement/allocate.ts). */
+  settlement_batches: string;
   created_at: number;
   updated_at: number;
 }

@@ -13,7 +13,21 @@ const here = import.meta.dirname;
 const from = process.argv[2] ?? path.resolve(here, '../../../../shared/vendor/stripe');
 
 /** The objects the generic interface answers. */
-const OBJECTS = ['account', 'balance', 'customer', 'deleted_customer', 'payment_method', 'transfer', 'transfer_reversal', 'refund'];
+const OBJECTS = [
+  'account',
+  'balance',
+  'charge',
+  'customer',
+  'deleted_customer',
+  'dispute',
+  'event',
+  'payment_intent',
+  'payment_method',
+  'transfer',
+  'transfer_reversal',
+  'refund',
+  'webhook_endpoint',
+];
 
 const fixtures = JSON.parse(readFileSync(path.join(from, 'fixtures3.json'), 'utf8')).resources;
 const schemas = JSON.parse(readFileSync(path.join(from, 'spec3.json'), 'utf8')).components.schemas;

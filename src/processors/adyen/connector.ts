@@ -15,6 +15,8 @@ import type {
   AuthoriseOutcome,
   CancelInput,
   CaptureInput,
+  DisputeResponseInput,
+  DisputeResponseOutcome,
   OperationOutcome,
   OperationStatusAnswer,
   Processor,
@@ -23,6 +25,7 @@ import type {
   WebhookParse,
   WebhookRequest,
 } from '../types.js';
+import { respondAtAdyen } from './dispute-response.js';
 import { parseAdyenWebhook } from './webhooks.js';
 import {
   adyenAmount,
@@ -45,6 +48,8 @@ export interface AdyenSettings {
   base_url?: string;
   api_key: string;
   merchant_account: string;
+  /** The Disputes API v30's address (default: from `base_url`, disputesUrlOf). */
+  disputes_url?: string;
   /** The HMAC key of the webhook, hex, as the Customer Area shows it. */
   hmac_key: string;
   /** Connections kept to Adyen at most (default 1,024, as the remote sandbox's). */
@@ -72,28 +77,33 @@ const NO_STATUS = 'Adyen has no status query for this in Checkout v71: its notif
 const CREDENTIALS_REFUSED = 'processor refused our credentials';
 
 // Longer than docs/style.md §16's 70 lines: one closure over the settings and the Agent, its
-// parts (send, post, operate, the six calls) each short, as in remote/connector.ts.
+// parts (send, post, operate, the seven calls) each short, as in remote/connector.ts.
 export function createAdyenProcessor(s: AdyenSettings): Processor {
   const base = new URL(s.base_url || ADYEN_TEST_BASE_URL);
   const client = base.protocol === 'https:' ? https : http;
   const connections = s.max_connections ?? DEFAULT_CONNECTIONS;
   const agent = new client.Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections, timeout: 60_000 });
   const log = s.log ?? stderrLog;
-  const prefix = base.pathname.replace(/\/+$/, '');
+  const disputes = new URL(s.disputes_url || disputesUrlOf(base));
+  // The Disputes API's own agent when its scheme differs from Checkout's (a few calls a dispute).
+  const disputesClient = disputes.protocol === 'https:' ? https : http;
+  const disputesAgent = disputesClient === client ? agent : new disputesClient.Agent({ keepAlive: true, maxSockets: 16, timeout: 60_000 });
 
-  function send(path: string, body: unknown, call: ProcessorCall): Promise<Reply> {
+  function send(path: string, body: unknown, call: ProcessorCall, at: URL = base, key = call.attempt_id): Promise<Reply> {
     const raw = JSON.stringify(body);
     const headers = {
       accept: 'application/json',
       'content-type': 'application/json',
       'content-length': String(Buffer.byteLength(raw)),
       'x-api-key': s.api_key,
-      'idempotency-key': call.attempt_id,
+      'idempotency-key': key,
     };
+    const [via, viaAgent] = at === base ? [client, agent] : [disputesClient, disputesAgent];
+    const target = `${at.pathname.replace(/\/+$/, '')}${path}`;
     return new Promise<Reply>((resolve) => {
       if (call.signal.aborted) return resolve({ kind: 'failed', reason: 'no answer by the deadline (nothing sent)' });
-      const req = client.request(
-        { protocol: base.protocol, hostname: base.hostname, port: base.port, path: `${prefix}${path}`, method: 'POST', headers, agent, signal: call.signal },
+      const req = via.request(
+        { protocol: at.protocol, hostname: at.hostname, port: at.port, path: target, method: 'POST', headers, agent: viaAgent, signal: call.signal },
         (res) => {
           const chunks: Buffer[] = [];
           let size = 0;
@@ -211,10 +221,40 @@ export function createAdyenProcessor(s: AdyenSettings): Processor {
     async operationStatus(): Promise<OperationStatusAnswer> {
       return { kind: 'unknown', reason: NO_STATUS };
     },
+    respondToDispute(input: DisputeResponseInput, call: ProcessorCall): Promise<DisputeResponseOutcome> {
+      const api = {
+        merchant_account: s.merchant_account,
+        send: (path: string, body: unknown, key: string) => send(path, body, call, disputes, key),
+        refused: (status: number) =>
+          log(
+            {
+              connector: 'adyen',
+              attempt_id: call.attempt_id,
+              operation: 'dispute',
+              status,
+              merchant_account: s.merchant_account,
+              api_key: `••••${s.api_key.slice(-4)}`,
+            },
+            `Adyen refused our credentials (${status}) on its Disputes API: the API key needs the Disputes API role (tollgate processor set --connector adyen)`,
+          ),
+      };
+      return respondAtAdyen(api, input, call.attempt_id);
+    },
     parseWebhook(req: WebhookRequest): WebhookParse {
       return parseAdyenWebhook(s.hmac_key, req, (s.now_ms ?? Date.now)());
     },
   };
+}
+
+/**
+ * Where Adyen's Disputes API is for a Checkout base URL: its Customer Area host, live for a
+ * live Checkout address (`…-checkout-live…`), else test; a base URL that is not Adyen's (a
+ * proxy, the tests' mock) serves it under the same origin.
+ */
+export function disputesUrlOf(base: URL): string {
+  const path = '/ca/services/DisputeService/v30';
+  if (!/(^|\.)adyen(payments)?\.com$/.test(base.hostname)) return `${base.origin}${path}`;
+  return base.hostname.includes('-live') ? `https://ca-live.adyen.com${path}` : `https://ca-test.adyen.com${path}`;
 }
 
 /** Why a call got no answer: the deadline, a refused connection (nothing sent), a reset, another network error. */

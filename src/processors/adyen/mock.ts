@@ -1,5 +1,6 @@
 // A stateful mock of Adyen's Checkout API v71 for tests (docs/processors.md#adyen): the five
-// operations the connector calls, written from the published document. It keeps payments by
+// operations the connector calls, written from the published document, and the Disputes API
+// v30 under /ca/services/DisputeService/v30 (DisputeService-v30.json). It keeps payments by
 // pspReference, replays the first answer for a repeated Idempotency-Key, refuses a wrong
 // X-API-Key (401), decides a card by its last four digits (DECLINES), and queues the
 // standard notifications Adyen would send (AUTHORISATION, CAPTURE, CANCELLATION, REFUND),
@@ -50,6 +51,34 @@ interface Payment {
   authenticated?: 'pass' | 'fail';
 }
 
+/** A dispute at the mock's Disputes API v30 (`openDispute`): what the merchant sent it, and where it stands. */
+export interface MockDispute {
+  psp: string;
+  payment: string;
+  status: 'open' | 'defended' | 'accepted';
+  documents: Array<{ defenseDocumentTypeCode: string; contentType: string; content: string }>;
+  reason?: string;
+}
+
+/** The defense reasons the mock offers for every dispute, in this order (the shapes of DisputeService-v30.json's examples). */
+export const MOCK_DEFENSE_REASONS = [
+  {
+    defenseReasonCode: 'GoodsWereAsDescribed',
+    satisfied: false,
+    defenseDocumentTypes: [
+      { defenseDocumentTypeCode: 'TIDorInvoice', requirementLevel: 'Required', available: false },
+      { defenseDocumentTypeCode: 'GoodsWereAsDescribed', requirementLevel: 'Optional', available: false },
+    ],
+  },
+  {
+    defenseReasonCode: 'SupplyDefenseMaterial',
+    satisfied: false,
+    defenseDocumentTypes: [{ defenseDocumentTypeCode: 'DefenseMaterial', requirementLevel: 'Required', available: false }],
+  },
+];
+
+const DISPUTES_PATH = '/ca/services/DisputeService/v30';
+
 export interface AdyenMock {
   url: string;
   /** Where notifications go (the gateway's `/hooks/adyen/<processor_id>`). */
@@ -58,6 +87,10 @@ export interface AdyenMock {
   payments: Map<string, Payment>;
   /** Notifications made and not yet delivered. */
   queued: NotificationRequestItem[];
+  /** Disputes by their pspReference, as the Disputes API keeps them. */
+  disputes: Map<string, MockDispute>;
+  /** A new dispute of payment `payment` (its pspReference): the dispute's pspReference, for the test's notifications. */
+  openDispute(payment: string): string;
   /** The next requests fail so, one fault each. */
   fault(...faults: MockFault[]): void;
   /** Delivers the queued notifications, one delivery each; answers the gateway's HTTP statuses. */
@@ -77,6 +110,7 @@ export async function startAdyenMock(o: {
   latency?: { delay: () => number; served?: (ms: number) => void };
 }): Promise<AdyenMock> {
   const payments = new Map<string, Payment>();
+  const disputes = new Map<string, MockDispute>();
   const answered = new Map<string, { status: number; body: unknown }>();
   const faults: MockFault[] = [];
   const hanging = new Set<http.ServerResponse>();
@@ -90,6 +124,7 @@ export async function startAdyenMock(o: {
 
   // Longer than docs/style.md §16's 70 lines: a test tool, one branch a path, each the few lines of what Adyen answers there.
   function act(path: string, body: Record<string, any>): { status: number; body: unknown } {
+    if (path.startsWith(`${DISPUTES_PATH}/`)) return actDispute(path.slice(DISPUTES_PATH.length), body);
     if (path === '/payments') {
       const pan = String(body.paymentMethod?.number ?? '');
       const p: Payment = {
@@ -196,6 +231,50 @@ export async function startAdyenMock(o: {
     };
   }
 
+  /** The Disputes API v30: Adyen answers 200 with `disputeServiceResult.success` false when it will not do it. */
+  function actDispute(op: string, body: Record<string, any>): { status: number; body: unknown } {
+    const refused = (errorMessage: string) => ({ status: 200, body: { disputeServiceResult: { success: false, errorMessage } } });
+    const ok = (more: Record<string, unknown> = {}) => ({ status: 200, body: { disputeServiceResult: { success: true }, ...more } });
+    if (body.merchantAccountCode !== o.merchant_account || typeof body.disputePspReference !== 'string')
+      return {
+        status: 422,
+        body: { status: 422, errorCode: '000', message: 'merchantAccountCode and disputePspReference are required', errorType: 'validation' },
+      };
+    const d = disputes.get(body.disputePspReference);
+    if (!d) return refused('Could not find dispute');
+    if (op === '/retrieveApplicableDefenseReasons') return d.status === 'open' ? ok({ defenseReasons: MOCK_DEFENSE_REASONS }) : ok({ defenseReasons: [] });
+    if (d.status !== 'open') return refused(d.status === 'accepted' ? 'Dispute has been accepted' : 'Dispute has already been defended');
+    if (op === '/acceptDispute') {
+      d.status = 'accepted';
+      return ok();
+    }
+    if (op === '/supplyDefenseDocument') {
+      const docs = Array.isArray(body.defenseDocuments) ? body.defenseDocuments : [];
+      const magic: Record<string, string> = { 'application/pdf': '%PDF-', 'image/jpeg': '\xff\xd8\xff' };
+      for (const doc of docs) {
+        const head = Buffer.from(String(doc?.content ?? ''), 'base64')
+          .subarray(0, 5)
+          .toString('latin1');
+        const want = magic[String(doc?.contentType)];
+        if (!want || !head.startsWith(want)) return refused(`Invalid document: ${String(doc?.contentType)}`);
+      }
+      if (docs.length === 0) return refused('No defense documents supplied');
+      d.documents.push(...docs);
+      return ok();
+    }
+    if (op === '/defendDispute') {
+      const reason = MOCK_DEFENSE_REASONS.find((r) => r.defenseReasonCode === body.defenseReasonCode);
+      if (!reason) return refused('Invalid defense reason code');
+      const have = new Set(d.documents.map((x) => x.defenseDocumentTypeCode));
+      const missing = reason.defenseDocumentTypes.filter((t) => t.requirementLevel === 'Required' && !have.has(t.defenseDocumentTypeCode));
+      if (missing.length > 0) return refused(`Required defense document missing: ${missing.map((t) => t.defenseDocumentTypeCode).join(', ')}`);
+      d.status = 'defended';
+      d.reason = reason.defenseReasonCode;
+      return ok();
+    }
+    return { status: 404, body: { status: 404, errorCode: '000', message: 'Not found', errorType: 'validation' } };
+  }
+
   const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
     // The issuer's page of Adyen's own 3-D Secure: the shopper passes or fails, and goes back.
     const page = req.method === 'GET' ? /^\/3ds\/([^/?]+)\?outcome=(pass|fail)$/.exec(req.url ?? '') : null;
@@ -255,6 +334,12 @@ export async function startAdyenMock(o: {
     requests: [],
     payments,
     queued: [],
+    disputes,
+    openDispute(payment) {
+      const dispute = psp();
+      disputes.set(dispute, { psp: dispute, payment, status: 'open', documents: [] });
+      return dispute;
+    },
     fault: (...f) => faults.push(...f),
     post,
     async deliver(opts = {}) {

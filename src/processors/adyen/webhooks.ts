@@ -7,7 +7,9 @@
 // delivery (401) and nothing changes. Adyen expects the reply `[accepted]`.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { AttemptOperation } from '../../db/tables/attempts.js';
+import type { DisputeNotification } from '../dispute-notices.js';
 import type { AuthoriseOutcome, OperationOutcome, ProcessorNotification, WebhookParse, WebhookRequest } from '../types.js';
+import { disputeNoticeOf } from './disputes.js';
 import { declineCodeOf } from './wire.js';
 
 export interface NotificationRequestItem {
@@ -51,7 +53,7 @@ function validSignature(hmac_key: string, n: NotificationRequestItem): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** Events that report an attempt's outcome; any other (disputes, reports, …) is acknowledged and ignored. */
+/** Events that report an attempt's outcome; disputes are read by disputes.ts; any other (reports, …) is acknowledged and ignored. */
 const OPERATIONS: Readonly<Record<string, AttemptOperation>> = {
   AUTHORISATION: 'authorise',
   CAPTURE: 'capture',
@@ -98,7 +100,10 @@ export function parseAdyenWebhook(hmac_key: string, req: WebhookRequest, now_ms:
   // All or nothing: a delivery with one forged item changes nothing.
   if (!items.every((n) => validSignature(hmac_key, n))) return { kind: 'refused', status: 401, message: 'bad HMAC signature' };
   const notifications: ProcessorNotification[] = [];
+  const disputes: DisputeNotification[] = [];
   for (const n of items) {
+    const dispute = disputeNoticeOf(n, now_ms);
+    if (dispute) disputes.push(dispute);
     const operation = OPERATIONS[n.eventCode as string];
     if (!operation) continue;
     const psp = cut(n.pspReference, 100);
@@ -111,5 +116,5 @@ export function parseAdyenWebhook(hmac_key: string, req: WebhookRequest, now_ms:
       occurred_at: occurredAt(n, now_ms),
     });
   }
-  return { kind: 'accepted', notifications, reply: { status: 200, content_type: 'text/plain', body: '[accepted]' } };
+  return { kind: 'accepted', notifications, disputes, reply: { status: 200, content_type: 'text/plain', body: '[accepted]' } };
 }

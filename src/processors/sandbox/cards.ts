@@ -20,6 +20,12 @@ export interface TestCard {
    * it without limit. Blocklists and thresholds still apply.
    */
   shared_success?: boolean;
+  /**
+   * On a test account a captured payment of the card is disputed a few seconds later
+   * (docs/contract.md §22; TOLLGATE_SANDBOX_DISPUTE_DELAY_MS): a chargeback for `reason`, or an
+   * inquiry (`warning_needs_response`).
+   */
+  dispute?: { kind: 'chargeback' | 'inquiry'; reason: string };
   /** One line for the published table. */
   outcome: string;
 }
@@ -50,6 +56,21 @@ export const TEST_CARDS: Readonly<Record<string, TestCard>> = {
   },
   '4100000000000019': { issuer: approved, risk: 'REJECT', outcome: 'anti-fraud REJECT: 1008:Rejected by risk control' },
   '4000000000009235': { issuer: approved, risk: 'REVIEW', outcome: 'anti-fraud REVIEW: held (order_status 3, payment_status 2100) until reviewed' },
+  '4000000000000259': {
+    ...SUCCESS,
+    dispute: { kind: 'chargeback', reason: 'fraudulent' },
+    outcome: 'success, then disputed as fraudulent a few seconds after capture (needs_response; the amount and the dispute fee leave the balance)',
+  },
+  '4000000000002685': {
+    ...SUCCESS,
+    dispute: { kind: 'chargeback', reason: 'product_not_received' },
+    outcome: 'success, then disputed as product not received a few seconds after capture (needs_response)',
+  },
+  '4000000000001976': {
+    ...SUCCESS,
+    dispute: { kind: 'inquiry', reason: 'fraudulent' },
+    outcome: 'success, then an inquiry a few seconds after capture (warning_needs_response; no money moves unless it becomes a chargeback)',
+  },
   '4000000000000341': {
     issuer: approved,
     merchant_initiated: declined('1002'),

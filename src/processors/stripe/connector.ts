@@ -16,6 +16,13 @@
 // eventually consistent (Stripe: under a minute), so finding nothing is `unknown`, never
 // `not_found`: an authorisation Stripe never saw ends by the void bound (docs/attempts.md),
 // whose cancel then finds nothing to cancel.
+//
+// Dispute responses (`respondToDispute`, docs/contract.md §22): `defend` uploads each file
+// (Idempotency-Key `<attempt>.file.<i>`), then submits the evidence (`submit: true`, key = the
+// attempt id); `accept` closes the dispute. A repeat under the same attempt id replays Stripe's
+// first answers, so nothing is uploaded or submitted twice. A 4xx there (the dispute closed,
+// unknown, its evidence already in) is a refusal the merchant is shown, 404 included: a
+// dispute's id comes from Stripe's own event, so not finding it is no lag of search.
 import Stripe from 'stripe';
 import type {
   AttemptStatusAnswer,
@@ -23,6 +30,8 @@ import type {
   AuthoriseOutcome,
   CancelInput,
   CaptureInput,
+  DisputeResponseInput,
+  DisputeResponseOutcome,
   MoneyOperation,
   OperationOutcome,
   OperationStatusAnswer,
@@ -32,6 +41,8 @@ import type {
   WebhookParse,
   WebhookRequest,
 } from '../types.js';
+import { planStripeEvidence, stripeEvidenceParams } from './dispute-response.js';
+import { disputeNoticeOfEvent } from './disputes.js';
 import { authoriseOfIntent, cancelOfIntent, captureOfIntent, declineCode, metadataOf, notificationsOfEvent, refundOutcome } from './outcomes.js';
 
 export interface StripeSettings {
@@ -61,6 +72,15 @@ export function createStripeProcessor(s: StripeSettings): Processor {
   const base = new URL(s.base_url || 'https://api.stripe.com');
   const name = s.name ?? 'stripe';
   const log = s.log ?? stderrLog;
+  // File uploads (`files.create`) go to another host than the API: stripe-node 23 sends them
+  // with `apiBase: 'files'`, and `resolveBaseAddress` answers files.stripe.com only while the
+  // client's `host` is the default api.stripe.com; any other `host` set here takes the uploads
+  // too, on the same port and protocol (its comment: "can override host globally, but not
+  // locally"; no request option picks the host). So with `base_url` set, uploads reach it;
+  // without, they go to files.stripe.com as Stripe's file upload guide says. Even with
+  // `maxNetworkRetries: 0` the package sends a request once more when its connection closes
+  // (ECONNRESET, EPIPE; RequestSender `_shouldRetry`), under the same Idempotency-Key: safe
+  // because every POST here carries one (a GET repeated changes nothing).
   const stripe = new Stripe(s.secret_key, {
     host: base.hostname,
     port: base.port || (base.protocol === 'http:' ? 80 : 443),
@@ -75,6 +95,8 @@ export function createStripeProcessor(s: StripeSettings): Processor {
     e: unknown,
     call: ProcessorCall,
     what: string,
+    /** `refused`: a 404 is a refusal like any other 4xx (an object known by its id, not found by search). */
+    missing: 'unknown' | 'refused' = 'unknown',
   ): { kind: 'declined'; code: ReturnType<typeof declineCode>; reason: string; credentials_refused?: boolean } | Unknown {
     if (call.signal.aborted) return { kind: 'unknown', reason: 'no answer by the deadline' };
     if (!(e instanceof Stripe.errors.StripeError)) return { kind: 'unknown', reason: `the call failed: ${e instanceof Error ? e.name : 'error'}` };
@@ -91,7 +113,8 @@ export function createStripeProcessor(s: StripeSettings): Processor {
       );
       return { kind: 'declined', code: '1007', reason: `processor refused our credentials (${e.statusCode ?? 401})`, credentials_refused: true };
     }
-    if (e instanceof Stripe.errors.StripeInvalidRequestError && e.statusCode !== 404 && !(e instanceof Stripe.errors.StripeIdempotencyError)) {
+    const refusable = e.statusCode !== 404 || missing === 'refused';
+    if (e instanceof Stripe.errors.StripeInvalidRequestError && refusable && !(e instanceof Stripe.errors.StripeIdempotencyError)) {
       log({ connector: name, attempt_id: call.attempt_id, operation: what, status: e.statusCode, code }, 'Stripe refused our request');
       return { kind: 'declined', code: '1007', reason: `Stripe refused the request: ${e.statusCode ?? 400} ${code || e.type}` };
     }
@@ -124,6 +147,40 @@ export function createStripeProcessor(s: StripeSettings): Processor {
   }
 
   const opts = (call: ProcessorCall) => ({ idempotencyKey: call.attempt_id });
+
+  /** A dispute call's failure: unknown, or a refusal named by Stripe's type and code (never its message). */
+  function disputeFailure(e: unknown, call: ProcessorCall, what: string): DisputeResponseOutcome {
+    const f = failure(e, call, what, 'refused');
+    if (f.kind === 'unknown') return f;
+    if (f.credentials_refused) return { kind: 'declined', reason: f.reason, credentials_refused: true };
+    const raw = e as { statusCode?: unknown; rawType?: unknown; code?: unknown };
+    const word = (v: unknown) => (typeof v === 'string' ? ` ${v.replace(/[^a-z0-9_]/gi, '').slice(0, 60)}` : '');
+    const status = typeof raw.statusCode === 'number' ? raw.statusCode : 400;
+    return { kind: 'declined', reason: `Stripe refused the ${what}: ${status}${word(raw.rawType)}${word(raw.code)}` };
+  }
+
+  /** Stripe's answer about the dispute: taken when it names the dispute, else unknown. */
+  const disputeTaken = (answer: unknown): DisputeResponseOutcome => {
+    const id = (answer as { id?: unknown } | null)?.id;
+    return typeof id === 'string' && id ? { kind: 'approved', reference: id } : { kind: 'unknown', reason: 'Stripe answered without the dispute' };
+  };
+
+  /** `defend`: each file uploaded (its own key), then the evidence submitted under the attempt id. */
+  async function defend(input: DisputeResponseInput, call: ProcessorCall): Promise<DisputeResponseOutcome> {
+    const planned = planStripeEvidence(input.evidence);
+    if (planned.kind === 'declined') return planned;
+    const file_ids: string[] = [];
+    for (const [i, { file }] of planned.plan.files.entries()) {
+      const upload = { purpose: 'dispute_evidence' as const, file: { data: file.bytes, name: file.file_name, type: file.content_type } };
+      const r = await request(call, () => stripe.files.create(upload, { idempotencyKey: `${call.attempt_id}.file.${i}` }));
+      if ('error' in r) return disputeFailure(r.error, call, 'dispute evidence file');
+      if (typeof r.ok?.id !== 'string') return { kind: 'unknown', reason: 'Stripe answered the upload without a file id' };
+      file_ids.push(r.ok.id);
+    }
+    const params = { evidence: stripeEvidenceParams(planned.plan, file_ids), submit: true };
+    const r = await request(call, () => stripe.disputes.update(input.processor_ref, params, opts(call)));
+    return 'error' in r ? disputeFailure(r.error, call, 'dispute evidence') : disputeTaken(r.ok);
+  }
 
   /** The transaction's PaymentIntents found by search, newest first; `unknown` when the search failed. */
   async function intentsOf(query: string, call: ProcessorCall, what: string): Promise<Stripe.PaymentIntent[] | Unknown> {
@@ -226,6 +283,13 @@ export function createStripeProcessor(s: StripeSettings): Processor {
       return mine ? refundOutcome(mine) : { kind: 'not_found' };
     },
 
+    async respondToDispute(input: DisputeResponseInput, call: ProcessorCall): Promise<DisputeResponseOutcome> {
+      if (!input.processor_ref) return { kind: 'declined', reason: 'no Stripe dispute id to answer' };
+      if (input.action === 'defend') return defend(input, call);
+      const r = await request(call, () => stripe.disputes.close(input.processor_ref, {}, opts(call)));
+      return 'error' in r ? disputeFailure(r.error, call, 'dispute acceptance') : disputeTaken(r.ok);
+    },
+
     parseWebhook(req: WebhookRequest): WebhookParse {
       if (!s.webhook_secret) return { kind: 'refused', status: 401, message: 'no webhook secret is set for this processor (--credential webhook_secret=…)' };
       const header = req.headers['stripe-signature'];
@@ -238,9 +302,11 @@ export function createStripeProcessor(s: StripeSettings): Processor {
         return { kind: 'refused', status: 400, message: 'the body is not a Stripe event' };
       }
       if (!event || typeof event !== 'object') return { kind: 'refused', status: 400, message: 'the body is not a Stripe event' };
+      const dispute = disputeNoticeOfEvent(event);
       return {
         kind: 'accepted',
         notifications: notificationsOfEvent(event),
+        disputes: dispute ? [dispute] : [],
         reply: { status: 200, content_type: 'application/json', body: '{"received":true}' },
       };
     },

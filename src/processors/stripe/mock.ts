@@ -4,16 +4,24 @@
 // same key with other parameters: 400 idempotency_error), answers Stripe's test cards and
 // Stripe's error shape, finds PaymentIntents by metadata (`/v1/payment_intents/search`),
 // and sends its events to a webhook address signed with `Stripe-Signature`. Faults are
-// switched on per request: a refused key (401), a 500, a malformed answer after doing the
-// work, a request that is done and never answered. Its events can be held, repeated and
-// delivered out of order. Every request it took is kept (decoded) for the contract tests.
-import { randomBytes } from 'node:crypto';
+// switched on per request (or per path): a refused key (401), a 500, a malformed answer after
+// doing the work, a request that is done and never answered, or whose connection is dropped
+// after doing the work. Its events can be held, repeated and delivered out of order. Every
+// request it took is kept (decoded) for the contract tests.
+//
+// Disputes: `openDispute` disputes a PaymentIntent's charge (its `charge.dispute.created`
+// event sent like any other); `POST /v1/files` takes a multipart upload (purpose
+// dispute_evidence, its bytes kept), `POST /v1/disputes/:id` takes evidence and submits it,
+// `POST /v1/disputes/:id/close` accepts the dispute (lost). A closed or submitted dispute
+// refuses evidence with 400 invalid_request_error (Stripe's code for it is not documented:
+// none is sent), an unknown one is 404 resource_missing.
+import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 import { decodeForm, type FormObject } from './form.js';
 
-export type MockFault = 'unauthorized' | 'server_error' | 'malformed' | 'hang';
+export type MockFault = 'unauthorized' | 'server_error' | 'malformed' | 'hang' | 'drop';
 
 export interface MockStripeOptions {
   secret_key: string;
@@ -43,13 +51,36 @@ export interface MockEvent {
   data: { object: Record<string, unknown> };
 }
 
+/** A dispute as the mock keeps it: Stripe's `dispute` object. */
+export type MockDispute = Record<string, unknown> & {
+  id: string;
+  status: string;
+  payment_intent: string;
+  evidence: Record<string, string>;
+  evidence_details: { due_by: number; has_evidence: boolean; past_due: boolean; submission_count: number };
+};
+
+/** An uploaded file: Stripe's `file` object, and the bytes the upload carried. */
+export interface MockFile {
+  id: string;
+  purpose: string;
+  filename: string;
+  type: string;
+  size: number;
+  bytes: Buffer;
+}
+
 export interface MockStripe {
   url: string;
   requests: MockRequest[];
   events: MockEvent[];
   intents: Map<string, Intent>;
-  /** The next `times` API requests meet `fault`. */
-  fault(fault: MockFault, times?: number): void;
+  disputes: Map<string, MockDispute>;
+  files: Map<string, MockFile>;
+  /** The next `times` API requests (to a path `on` matches, when given) meet `fault`. */
+  fault(fault: MockFault, times?: number, on?: RegExp): void;
+  /** A dispute of the PaymentIntent's charge (`needs_response` unless told), announced by `charge.dispute.created`. */
+  openDispute(payment_intent: string, o?: { status?: string; reason?: string }): MockDispute;
   /** Sends an event to the webhook address (its signature forged with another secret when asked); the gateway's HTTP status. */
   deliver(event: MockEvent, opts?: { secret?: string }): Promise<number>;
   /** A pending refund ends `succeeded` or `failed` (its event `refund.updated` follows). */
@@ -65,6 +96,47 @@ const WEBHOOK_DELAY_MS = 50;
 type Intent = Record<string, unknown> & { id: string; status: string; amount: number; amount_received: number; metadata: Record<string, string> };
 type Refund = Record<string, unknown> & { id: string; status: string; amount: number; payment_intent: string; metadata: Record<string, string> };
 type Answer = { status: number; body: unknown };
+/** A multipart body read back: its fields, and its one file part. */
+type Multipart = { fields: Record<string, string>; file?: { name: string; filename: string; type: string; bytes: Buffer } };
+
+/** The dispute statuses that still take evidence or an acceptance. */
+const DISPUTE_OPEN = new Set(['needs_response', 'warning_needs_response']);
+/** Stripe's evidence fields (the `dispute_evidence_params` of spec3.json) and which of them name a file. */
+const EVIDENCE_FILE_FIELDS = new Set([
+  'cancellation_policy',
+  'customer_communication',
+  'customer_signature',
+  'duplicate_charge_documentation',
+  'receipt',
+  'refund_policy',
+  'service_documentation',
+  'shipping_documentation',
+  'uncategorized_file',
+]);
+const EVIDENCE_TEXT_FIELDS = new Set([
+  'access_activity_log',
+  'billing_address',
+  'cancellation_policy_disclosure',
+  'cancellation_rebuttal',
+  'customer_email_address',
+  'customer_name',
+  'customer_purchase_ip',
+  'duplicate_charge_explanation',
+  'duplicate_charge_id',
+  'product_description',
+  'refund_policy_disclosure',
+  'refund_refusal_explanation',
+  'service_date',
+  'shipping_address',
+  'shipping_carrier',
+  'shipping_date',
+  'shipping_tracking_number',
+  'uncategorized_text',
+]);
+/** What `dispute_evidence` uploads may be (Stripe's file upload guide). */
+const EVIDENCE_TYPES = new Set(['application/pdf', 'image/jpeg', 'image/png']);
+/** A mock, but bounded: at most this many parts in one multipart body. */
+const MAX_PARTS = 20;
 
 /** Stripe's test cards (docs.stripe.com/testing) this mock knows; any other number succeeds. */
 const CARD_ERRORS: Readonly<Record<string, { code: string; decline_code?: string }>> = {
@@ -98,7 +170,9 @@ export async function startMockStripe(o: MockStripeOptions): Promise<MockStripe>
   const idempotent = new Map<string, { params: string; answer: Answer }>();
   const requests: MockRequest[] = [];
   const events: MockEvent[] = [];
-  const faults: MockFault[] = [];
+  const faults: Array<{ fault: MockFault; on?: RegExp }> = [];
+  const disputes = new Map<string, MockDispute>();
+  const files = new Map<string, MockFile>();
   const inflight = new Set<Promise<unknown>>();
   const hanging = new Set<http.ServerResponse>();
   const signer = new Stripe('sk_mock_signer');
@@ -282,9 +356,92 @@ export async function startMockStripe(o: MockStripeOptions): Promise<MockStripe>
     return { status: 200, body: { object: 'search_result', data, has_more: false, next_page: null, url: '/v1/payment_intents/search' } };
   }
 
+  function openDispute(payment_intent: string, o: { status?: string; reason?: string } = {}): MockDispute {
+    const pi = intents.get(payment_intent);
+    if (!pi) throw new Error(`no PaymentIntent ${payment_intent}`);
+    const d: MockDispute = {
+      id: id('dp'),
+      object: 'dispute',
+      amount: pi.amount_received || pi.amount,
+      currency: pi.currency,
+      charge: str(pi.latest_charge),
+      payment_intent: pi.id,
+      reason: o.reason ?? 'fraudulent',
+      status: o.status ?? 'needs_response',
+      evidence: {},
+      evidence_details: { due_by: now_s() + 7 * 86400, has_evidence: false, past_due: false, submission_count: 0 },
+      is_charge_refundable: false,
+      livemode: false,
+      metadata: {},
+      created: now_s(),
+    };
+    disputes.set(d.id, d);
+    emit('charge.dispute.created', d);
+    return d;
+  }
+
+  /** `POST /v1/files` (files.stripe.com): a multipart upload of one file, purpose dispute_evidence. */
+  function uploadFile(upload: Multipart | undefined): Answer {
+    if (!upload) return err(400, 'invalid_request_error', 'A file upload is a multipart/form-data request.', { param: 'file' });
+    const purpose = upload.fields.purpose ?? '';
+    if (purpose !== 'dispute_evidence') return err(400, 'invalid_request_error', 'This mock takes dispute_evidence uploads only.', { param: 'purpose' });
+    const f = upload.file;
+    if (f?.name !== 'file' || f.bytes.length === 0)
+      return err(400, 'invalid_request_error', 'Missing required param: file.', { code: 'parameter_missing', param: 'file' });
+    if (!EVIDENCE_TYPES.has(f.type)) return err(400, 'invalid_request_error', 'dispute_evidence files are PDF, JPEG or PNG.', { param: 'file' });
+    const file: MockFile = { id: id('file'), purpose, filename: f.filename, type: f.type, size: f.bytes.length, bytes: f.bytes };
+    files.set(file.id, file);
+    const ext = f.type === 'application/pdf' ? 'pdf' : f.type === 'image/png' ? 'png' : 'jpg';
+    const body = { id: file.id, object: 'file', created: now_s(), filename: f.filename, purpose, size: file.size, title: null, type: ext, url: null };
+    return { status: 200, body };
+  }
+
+  /** `POST /v1/disputes/:id`: evidence kept; submitted unless `submit=false`. Once submitted or closed, no more. */
+  function updateDispute(d: MockDispute, b: FormObject): Answer {
+    if (!DISPUTE_OPEN.has(d.status)) return err(400, 'invalid_request_error', `This dispute is ${d.status} and takes no evidence.`);
+    const given = b.evidence ?? {};
+    if (typeof given !== 'object' || Array.isArray(given)) return err(400, 'invalid_request_error', 'Invalid hash', { param: 'evidence' });
+    let chars = 0;
+    for (const [k, v] of Object.entries(given)) {
+      if (typeof v !== 'string' || (!EVIDENCE_FILE_FIELDS.has(k) && !EVIDENCE_TEXT_FIELDS.has(k)))
+        return err(400, 'invalid_request_error', `Received unknown parameter: evidence[${k}]`, { code: 'parameter_unknown', param: `evidence[${k}]` });
+      if (EVIDENCE_FILE_FIELDS.has(k) && files.get(v)?.purpose !== 'dispute_evidence')
+        return err(400, 'invalid_request_error', `No such file upload: '${v}'`, { code: 'resource_missing', param: `evidence[${k}]` });
+      if (EVIDENCE_TEXT_FIELDS.has(k)) chars += [...v].length;
+    }
+    if (chars > 150_000) return err(400, 'invalid_request_error', 'The combined character count of all evidence is limited to 150,000.', { param: 'evidence' });
+    Object.assign(d.evidence, given as Record<string, string>);
+    d.evidence_details.has_evidence = true;
+    if (b.submit !== 'false') {
+      d.status = d.status === 'warning_needs_response' ? 'warning_under_review' : 'under_review';
+      d.evidence_details.submission_count += 1;
+    }
+    emit('charge.dispute.updated', d);
+    return { status: 200, body: d };
+  }
+
+  /** `POST /v1/disputes/:id/close`: the merchant accepts; the dispute is lost (an inquiry just closes). */
+  function closeDispute(d: MockDispute): Answer {
+    if (!DISPUTE_OPEN.has(d.status)) return err(400, 'invalid_request_error', `This dispute is ${d.status} and cannot be closed.`);
+    d.status = d.status === 'warning_needs_response' ? 'warning_closed' : 'lost';
+    emit('charge.dispute.closed', d);
+    return { status: 200, body: d };
+  }
+
+  function disputeRoute(method: string, m: RegExpExecArray, b: FormObject): Answer {
+    const d = disputes.get(m[1] ?? '');
+    if (!d) return err(404, 'invalid_request_error', `No such dispute: '${m[1]}'`, { code: 'resource_missing', param: 'dispute' });
+    if (method === 'GET' && !m[2]) return { status: 200, body: d };
+    if (method === 'POST') return m[2] ? closeDispute(d) : updateDispute(d, b);
+    return err(404, 'invalid_request_error', `Unrecognized request URL (${method}).`);
+  }
+
   /** The API's routes: the answer, before any fault. */
-  function route(method: string, url: URL, b: FormObject): Answer {
+  function route(method: string, url: URL, b: FormObject, upload?: Multipart): Answer {
     const path = url.pathname;
+    if (method === 'POST' && path === '/v1/files') return uploadFile(upload);
+    const dm = /^\/v1\/disputes\/([A-Za-z0-9_]+)(\/close)?$/.exec(path);
+    if (dm) return disputeRoute(method, dm, b);
     if (method === 'POST' && path === '/v1/payment_intents') return createIntent(b);
     if (method === 'GET' && path === '/v1/payment_intents/search') return search(url.searchParams.get('query') ?? '');
     if (method === 'POST' && path === '/v1/refunds') return createRefund(b);
@@ -302,15 +459,15 @@ export async function startMockStripe(o: MockStripeOptions): Promise<MockStripe>
   }
 
   /** Stripe's idempotency: a POST under a key seen before answers the first answer, if its parameters are the same. */
-  function answer(method: string, url: URL, raw: string, b: FormObject, key: string | undefined): Answer {
-    if (method !== 'POST' || !key) return route(method, url, b);
-    const params = `${url.pathname}?${raw}`;
+  function answer(method: string, url: URL, body: { b: FormObject; fingerprint: string; upload?: Multipart }, key: string | undefined): Answer {
+    if (method !== 'POST' || !key) return route(method, url, body.b, body.upload);
+    const params = `${url.pathname}?${body.fingerprint}`;
     const seen = idempotent.get(key);
     if (seen)
       return seen.params === params
         ? seen.answer
         : err(400, 'idempotency_error', 'Keys for idempotent requests can only be used with the same parameters they were first used with.');
-    const a = route(method, url, b);
+    const a = route(method, url, body.b, body.upload);
     idempotent.set(key, { params, answer: structuredClone(a) });
     return a;
   }
@@ -319,7 +476,7 @@ export async function startMockStripe(o: MockStripeOptions): Promise<MockStripe>
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
+      const bytes = Buffer.concat(chunks);
       const url = new URL(req.url ?? '/', 'http://mock');
       if (req.method === 'GET' && url.pathname.startsWith('/3ds/')) return issuerPage(url, res);
       const key = typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined;
@@ -327,12 +484,13 @@ export async function startMockStripe(o: MockStripeOptions): Promise<MockStripe>
         res.writeHead(a.status, { 'content-type': 'application/json', 'request-id': id('req') });
         res.end(body);
       };
-      let b: FormObject;
+      let body: { b: FormObject; fingerprint: string; upload?: Multipart };
       try {
-        b = decodeForm(raw);
+        body = readBody(bytes, String(req.headers['content-type'] ?? ''));
       } catch {
         return send(err(400, 'invalid_request_error', 'Unreadable body'));
       }
+      const b = body.b;
       requests.push({
         method: req.method ?? '',
         path: url.pathname,
@@ -340,11 +498,14 @@ export async function startMockStripe(o: MockStripeOptions): Promise<MockStripe>
         body: b,
         query: Object.fromEntries(url.searchParams),
       });
-      const fault = faults.shift();
+      const at = faults.findIndex((f) => !f.on || f.on.test(url.pathname));
+      const fault = at < 0 ? undefined : faults.splice(at, 1)[0]?.fault;
       if (fault === 'unauthorized' || req.headers.authorization !== `Bearer ${o.secret_key}`)
         return send(err(401, 'invalid_request_error', 'Invalid API Key provided: sk_****'));
       if (fault === 'server_error') return send(err(500, 'api_error', 'Something went wrong on our end.'));
-      const a = answer(req.method ?? 'GET', url, raw, b, key);
+      const a = answer(req.method ?? 'GET', url, body, key);
+      // Done, then the connection cut before any answer.
+      if (fault === 'drop') return void req.socket.destroy();
       if (fault === 'malformed') return send(a, '{"id": "pi_');
       if (fault === 'hang') {
         hanging.add(res);
@@ -367,9 +528,12 @@ export async function startMockStripe(o: MockStripeOptions): Promise<MockStripe>
     requests,
     events,
     intents,
-    fault(fault, times = 1) {
-      for (let i = 0; i < times; i++) faults.push(fault);
+    disputes,
+    files,
+    fault(fault, times = 1, on) {
+      for (let i = 0; i < times; i++) faults.push(on ? { fault, on } : { fault });
     },
+    openDispute,
     deliver,
     async settleRefund(refund_id, status) {
       const r = refunds.get(refund_id);
@@ -387,4 +551,55 @@ export async function startMockStripe(o: MockStripeOptions): Promise<MockStripe>
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** A request body: a multipart upload (its fields, its file, and what idempotency compares: not the random boundary), else a form. */
+function readBody(bytes: Buffer, content_type: string): { b: FormObject; fingerprint: string; upload?: Multipart } {
+  if (!/^multipart\/form-data/i.test(content_type)) {
+    const raw = bytes.toString('utf8');
+    return { b: decodeForm(raw), fingerprint: raw };
+  }
+  const upload = readMultipart(bytes, content_type);
+  const f = upload.file;
+  const sha256 = f ? createHash('sha256').update(f.bytes).digest('hex') : '';
+  const b: FormObject = { ...upload.fields, ...(f ? { [f.name]: { filename: f.filename, type: f.type, size: String(f.bytes.length), sha256 } } : {}) };
+  const fingerprint = JSON.stringify(Object.entries(b).sort(([x], [y]) => (x < y ? -1 : 1)));
+  return { b, fingerprint, upload };
+}
+
+/** RFC 7578 multipart/form-data as stripe-node writes it: `--boundary` CRLF, part headers, a blank line, the content, CRLF; `--boundary--` ends. */
+function readMultipart(body: Buffer, content_type: string): Multipart {
+  const m = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(content_type);
+  const boundary = m?.[1] ?? m?.[2];
+  if (!boundary) throw new Error('no boundary');
+  const delimiter = Buffer.from(`--${boundary}`);
+  if (body.indexOf(delimiter) !== 0) throw new Error('the body does not start with its boundary');
+  const out: Multipart = { fields: {} };
+  let at = 0;
+  for (let n = 0; n <= MAX_PARTS; n++) {
+    at += delimiter.length;
+    const after = body.subarray(at, at + 2).toString('latin1');
+    if (after === '--') return out;
+    const next = body.indexOf(delimiter, at);
+    if (after !== '\r\n' || next < 0 || body.subarray(next - 2, next).toString('latin1') !== '\r\n') throw new Error('a malformed part');
+    const part = body.subarray(at + 2, next - 2);
+    const split = part.indexOf('\r\n\r\n');
+    if (split < 0) throw new Error('a part without its blank line');
+    readPart(out, part.subarray(0, split).toString('utf8'), part.subarray(split + 4));
+    at = next;
+  }
+  throw new Error(`more than ${MAX_PARTS} parts`);
+}
+
+function readPart(out: Multipart, headers: string, content: Buffer): void {
+  const name = /;\s*name="([^"]*)"/i.exec(headers)?.[1];
+  if (!name) throw new Error('a part without a name');
+  const filename = /;\s*filename="([^"]*)"/i.exec(headers)?.[1];
+  if (filename === undefined) {
+    out.fields[name] = content.toString('utf8');
+    return;
+  }
+  if (out.file) throw new Error('more than one file');
+  const type = /^content-type:\s*(.+)$/im.exec(headers)?.[1]?.trim() ?? 'application/octet-stream';
+  out.file = { name, filename, type, bytes: Buffer.from(content) };
 }

@@ -168,7 +168,8 @@ export interface EventLike {
 /**
  * An event's notifications (docs/contract.md §20). The id is the event id (with `:n` when one
  * event reports several refunds), so a repeat is the same notification. An event Tollgate
- * does not act on (disputes come later) gives none: it is acknowledged and changes nothing.
+ * does not act on gives none: it is acknowledged and changes nothing (charge.dispute.* events are
+ * read by src/processors/stripe/disputes.ts into dispute notices).
  */
 export function notificationsOfEvent(ev: EventLike): ProcessorNotification[] {
   if (typeof ev.id !== 'string' || typeof ev.type !== 'string') return [];

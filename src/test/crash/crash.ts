@@ -1,4 +1,4 @@
-// `npm run test:crash [-- --engine sqlite|postgres] [-- --cycles N] [-- --part load|checkout|subscriptions|payouts|transfers|remote]` (issue 6): under
+// `npm run test:crash [-- --engine sqlite|postgres] [-- --cycles N] [-- --part load|checkout|subscriptions|payouts|transfers|remote|intents|disputes|settlement]` (issue 6): under
 // concurrent mixed load the gateway is killed with SIGKILL at random moments and restarted.
 // Then: every payment answered as successful exists with its amount and transaction_id, no
 // order is charged twice (repeats got the same transaction, a changed body got 1011), every
@@ -16,8 +16,16 @@
 // reversals killed mid-flight and resent under their Idempotency-Keys move no money twice and
 // take no balance below zero. Then authorisations at the remote sandbox (remote.ts): 30 at
 // once, killed mid-flight, every approval the processor made is a payment the merchant sees
-// approved or cancelled there. `--quick`: 3 cycles, two checkout rounds, two subscription
-// rounds, two payout rounds, three transfer rounds and two remote rounds. `--part` runs one
+// approved or cancelled there. Then PaymentIntents (payment-intents.ts): creates with confirm=true,
+// racing confirms and captures under Idempotency-Keys, killed mid-flight and resent, charge no
+// intent twice and agree with their payments. Then a dispute wave (disputes.ts): the sandbox's dispute
+// cards' disputes answered with evidence, submits and accepts under Idempotency-Keys, killed
+// mid-flight and resent, open one dispute per payment, store no evidence twice and end as
+// answered. Then settlement batches (settlement.ts): a test account's bursts of payments on
+// several clock days, each `clock advance` (closing and settling batches) SIGKILLed mid-run
+// and run again, leave one batch per day and currency, nothing counted twice. `--quick`: 3
+// cycles, two checkout rounds, two subscription rounds, two payout rounds, three transfer
+// rounds, two remote rounds, two dispute rounds and two settlement days. `--part` runs one
 // part only (repeatable).
 import http from 'node:http';
 import { parseArgs } from 'node:util';
@@ -51,8 +59,11 @@ import {
   startGateway,
 } from '../process.js';
 import { checkoutCrash } from './checkout.js';
+import { disputeCrash } from './disputes.js';
+import { paymentIntentCrash } from './payment-intents.js';
 import { payoutCrash } from './payouts.js';
 import { remoteCrash } from './remote.js';
+import { settlementCrash } from './settlement.js';
 import { subscriptionCrash } from './subscriptions.js';
 import { transferCrash } from './transfers.js';
 
@@ -62,7 +73,7 @@ const { values: args } = parseArgs({
     cycles: { type: 'string' },
     'no-build': { type: 'boolean' },
     quick: { type: 'boolean' },
-    /** `load`, `checkout`, `subscriptions`, `payouts`, `transfers` or `remote`: only these parts (all by default; repeatable). */
+    /** `load`, `checkout`, `subscriptions`, `payouts`, `transfers`, `remote`, `intents`, `disputes` or `settlement`: only these parts (all by default; repeatable). */
     part: { type: 'string', multiple: true },
   },
 });
@@ -84,7 +95,16 @@ const TRANSFERS_PER_ROUND = args.quick ? 60 : 120;
 /** Authorisations at the remote sandbox: kill -9 rounds, and authorisations fired at once in each (issue 31). */
 const REMOTE_ROUNDS = args.quick ? 2 : 4;
 const REMOTE_AUTHORISATIONS = 30;
-const PARTS = ['load', 'checkout', 'subscriptions', 'payouts', 'transfers', 'remote'] as const;
+/** PaymentIntents of the generic interface: kill -9 rounds, and new intents created (and confirmed) in each; captures on top (issue 33). */
+const INTENT_ROUNDS = args.quick ? 2 : 4;
+const INTENTS_PER_ROUND = args.quick ? 40 : 80;
+/** A dispute wave (the sandbox's dispute cards, evidence, submits, accepts): kill -9 rounds, and new payments in each (issue 34). */
+const DISPUTE_ROUNDS = args.quick ? 2 : 4;
+const DISPUTE_PAYMENTS_PER_ROUND = args.quick ? 20 : 40;
+/** Settlement batches (issue 35): clock days with a burst of payments, each day's `clock advance` killed mid-run. */
+const SETTLEMENT_DAYS = args.quick ? 2 : 3;
+const SETTLEMENT_PAYMENTS_PER_DAY = args.quick ? 40 : 100;
+const PARTS = ['load', 'checkout', 'subscriptions', 'payouts', 'transfers', 'remote', 'intents', 'disputes', 'settlement'] as const;
 const REQUEST_TIMEOUT_MS = 10_000;
 const DELIVERY_TIMEOUT_MS = 90_000;
 const CI = process.env.CI === 'true' || process.env.CI === '1';
@@ -581,6 +601,24 @@ async function main(): Promise<void> {
         await remoteCrash(engine, { rounds: REMOTE_ROUNDS, authorisations: REMOTE_AUTHORISATIONS, check, log });
       } catch (e) {
         check(`remote sandbox crash test on ${engine} ran to the end`, false, (e as Error).message.slice(0, 500));
+      }
+    if (runs('intents'))
+      try {
+        await paymentIntentCrash(engine, { rounds: INTENT_ROUNDS, intents: INTENTS_PER_ROUND, check, log });
+      } catch (e) {
+        check(`PaymentIntents crash test on ${engine} ran to the end`, false, (e as Error).message.slice(0, 500));
+      }
+    if (runs('disputes'))
+      try {
+        await disputeCrash(engine, { rounds: DISPUTE_ROUNDS, payments: DISPUTE_PAYMENTS_PER_ROUND, check, log });
+      } catch (e) {
+        check(`disputes crash test on ${engine} ran to the end`, false, (e as Error).message.slice(0, 500));
+      }
+    if (runs('settlement'))
+      try {
+        await settlementCrash(engine, { days: SETTLEMENT_DAYS, payments: SETTLEMENT_PAYMENTS_PER_DAY, check, log });
+      } catch (e) {
+        check(`settlement batches crash test on ${engine} ran to the end`, false, (e as Error).message.slice(0, 500));
       }
   }
   log(`\n${results.passed} passed, ${results.failed} failed`);

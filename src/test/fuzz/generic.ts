@@ -23,6 +23,8 @@
 // Routes not registered (yet) are probed and left out, and the run says which.
 import fc from 'fast-check';
 import qs from 'qs';
+import type { PaymentRow } from '../../db/tables/payments.js';
+import { openDispute } from '../../disputes/service.js';
 import { accountBalances } from '../../ledger/balances.js';
 import { verifyLedger } from '../../ledger/verify.js';
 import type { CreatedMerchant } from '../../merchants/service.js';
@@ -70,9 +72,37 @@ export interface Ids {
   refunds: string[];
   customers: string[];
   payment_methods: string[];
+  webhook_endpoints: string[];
+  events: string[];
+  /** PaymentIntents (every status). */
+  payment_intents: string[];
+  /** PaymentIntents authorised only (manual capture): capture and cancel targets. */
+  intents_uncaptured: string[];
+  /** PaymentIntents awaiting a (new) confirm: requires_payment_method or requires_confirmation. */
+  intents_open: string[];
+  /** Charges (`ch_<transaction_id>`): the intents' confirms and the payments of /v1/payments. */
+  charges: string[];
+  /** Disputes (`dp_…`), opened on captured payments by the core's command (the sandbox's way, without its delay). */
+  disputes: string[];
 }
 
-const emptyIds = (): Ids => ({ accounts: [], transfers: [], reversals: [], payments: [], uncaptured: [], refunds: [], customers: [], payment_methods: [] });
+const emptyIds = (): Ids => ({
+  accounts: [],
+  transfers: [],
+  reversals: [],
+  payments: [],
+  uncaptured: [],
+  refunds: [],
+  customers: [],
+  payment_methods: [],
+  webhook_endpoints: [],
+  events: [],
+  payment_intents: [],
+  intents_uncaptured: [],
+  intents_open: [],
+  charges: [],
+  disputes: [],
+});
 
 export class GenericPool {
   /** P's objects (seeded, then every accepted create). */
@@ -102,11 +132,65 @@ const pick = <T>(xs: T[], n: number, fallback: T): T => xs[n % Math.max(1, xs.le
 const YEAR = new Date().getUTCFullYear() + 2;
 /** Approved, declined (402), 3-D Secure, risk review: the payment outcomes a body can reach. */
 const CARDS = ['4242424242424242', '4242424242424242', '5555555555554444', '4000000000000002', '4000000000009995', '4000000000003220', '4000000000009235'];
+/** The family's test PaymentMethods (approved, declined, 3-D Secure, risk): a new PaymentMethod of a sandbox card each. */
+const TEST_PMS = [
+  'pm_card_visa',
+  'pm_card_mastercard',
+  'pm_card_chargeDeclined',
+  'pm_card_chargeDeclinedInsufficientFunds',
+  'pm_card_threeDSecure2Required',
+  'pm_card_riskLevelElevated',
+  'pm_card_radarBlock',
+];
+
+/** What a PaymentIntent is paid with, by `n`: a test PaymentMethod, one of the owner's, card data, or none. */
+function intentMethod(ids: Ids, n: number): Json {
+  const m = Math.floor(n / 7);
+  switch (m % 4) {
+    case 0:
+      return { payment_method: pick(TEST_PMS, m, 'pm_card_visa') };
+    case 1:
+      return { payment_method: pick(ids.payment_methods, n, 'pm_none') };
+    case 2:
+      return {
+        payment_method_data: { type: 'card', card: { number: pick(CARDS, n, '4242424242424242'), exp_month: 1 + (n % 12), exp_year: YEAR, cvc: '123' } },
+      };
+    default:
+      return {};
+  }
+}
+
+/** What a refund (or a refund list) names, by `n`: exactly one of a payment, a PaymentIntent or a charge. */
+function refundTarget(ids: Ids, n: number): Json {
+  switch (Math.floor(n / 2) % 3) {
+    case 0:
+      return { payment: pick(ids.payments, n, 'pay_none') };
+    case 1:
+      return { payment_intent: pick(ids.payment_intents, n, 'pi_none') };
+    default:
+      return { charge: pick(ids.charges, n, 'ch_none') };
+  }
+}
 
 // ---------- the routes ----------
 
 /** The kind of id each `:param` of a path holds ('reversal' takes a [transfer, reversal] pair for two params). */
-type IdKind = 'account' | 'transfer' | 'reversal' | 'payment' | 'uncaptured' | 'refund' | 'customer' | 'payment_method';
+type IdKind =
+  | 'account'
+  | 'transfer'
+  | 'reversal'
+  | 'payment'
+  | 'uncaptured'
+  | 'refund'
+  | 'customer'
+  | 'payment_method'
+  | 'webhook_endpoint'
+  | 'event'
+  | 'payment_intent'
+  | 'intent_uncaptured'
+  | 'intent_open'
+  | 'charge'
+  | 'dispute';
 
 export interface GenericRoute {
   method: Method;
@@ -126,7 +210,20 @@ export interface GenericRoute {
 
 /** A list's query: a limit, sometimes a cursor among `kind`'s ids, a `created` range, `expand[]`. */
 const listQuery =
-  (kind: 'accounts' | 'transfers' | 'payments' | 'refunds' | 'customers' | 'payment_methods') =>
+  (
+    kind:
+      | 'accounts'
+      | 'transfers'
+      | 'payments'
+      | 'refunds'
+      | 'customers'
+      | 'payment_methods'
+      | 'webhook_endpoints'
+      | 'events'
+      | 'payment_intents'
+      | 'charges'
+      | 'disputes',
+  ) =>
   (ids: Ids, n: number): Json => ({
     limit: 1 + (n % 100),
     ...(n % 3 === 0 ? { starting_after: pick(ids[kind], n, 'x_none') } : n % 7 === 1 ? { ending_before: pick(ids[kind], n, 'x_none') } : {}),
@@ -224,14 +321,14 @@ export const GENERIC_ROUTES: GenericRoute[] = [
     method: 'POST',
     path: '/v1/refunds',
     creates: 'refunds',
-    refs: ['payment'],
-    base: (ids, n) => ({ payment: pick(ids.payments, n, 'pay_none'), ...(n % 3 ? { amount: 1 + (n % 90) } : {}), metadata: { n: String(n) } }),
+    refs: ['payment', 'payment_intent', 'charge'],
+    base: (ids, n) => ({ ...refundTarget(ids, n), ...(n % 3 ? { amount: 1 + (n % 90) } : {}), metadata: { n: String(n) } }),
   },
   {
     method: 'GET',
     path: '/v1/refunds',
-    refs: ['payment', ...CURSORS],
-    base: (ids, n) => ({ ...listQuery('refunds')(ids, n), ...(n % 2 ? { payment: pick(ids.payments, n, 'pay_none') } : {}) }),
+    refs: ['payment', 'payment_intent', 'charge', ...CURSORS],
+    base: (ids, n) => ({ ...listQuery('refunds')(ids, n), ...(n % 2 ? refundTarget(ids, n) : {}) }),
   },
   { method: 'GET', path: '/v1/refunds/:id', ids: 'refund' },
   { method: 'POST', path: '/v1/refunds/:id', ids: 'refund', base: (_ids, n) => ({ metadata: { k: String(n) } }) },
@@ -297,6 +394,159 @@ export const GENERIC_ROUTES: GenericRoute[] = [
   },
   { method: 'POST', path: '/v1/payment_methods/:id/detach', ids: 'payment_method' },
   { method: 'GET', path: '/v1/customers/:id/payment_methods', ids: 'customer', base: (_ids, n) => ({ limit: 1 + (n % 100) }) },
+  // Webhook endpoints and events (issue 33 item 5). The fuzz gateway allows private targets; a metadata address is refused anyway.
+  {
+    method: 'POST',
+    path: '/v1/webhook_endpoints',
+    creates: 'webhook_endpoints',
+    base: (_ids, n) => ({
+      url: [`https://93.184.215.14/hooks/${n}`, `http://127.0.0.1:9/h${n}`, 'http://169.254.169.254/latest', `http://[::1]:9/${n}`][n % 4],
+      enabled_events: [['*'], ['charge.succeeded', 'refund.created'], ['charge.failed', 'payout.paid', 'charge.nope']][n % 3],
+      ...(n % 2 ? { description: `endpoint ${n}` } : {}),
+      ...(n % 5 === 1 ? { api_version: '2025-03-31.basil' } : {}),
+      metadata: { n: String(n) },
+    }),
+  },
+  { method: 'GET', path: '/v1/webhook_endpoints', refs: CURSORS, base: listQuery('webhook_endpoints') },
+  { method: 'GET', path: '/v1/webhook_endpoints/:id', ids: 'webhook_endpoint' },
+  {
+    method: 'POST',
+    path: '/v1/webhook_endpoints/:id',
+    ids: 'webhook_endpoint',
+    base: (_ids, n) => ({
+      ...(n % 3 === 0 ? { url: `https://93.184.215.14/moved/${n}` } : {}),
+      ...(n % 3 === 1 ? { enabled_events: ['charge.captured', 'refund.failed'] } : {}),
+      ...(n % 2 ? { disabled: n % 4 === 1 } : {}),
+      metadata: n % 6 === 0 ? '' : { k: String(n) },
+    }),
+  },
+  { method: 'DELETE', path: '/v1/webhook_endpoints/:id', ids: 'webhook_endpoint' },
+  {
+    method: 'GET',
+    path: '/v1/events',
+    refs: CURSORS,
+    base: (ids, n) => ({
+      ...listQuery('events')(ids, n),
+      ...(n % 4 === 0
+        ? { type: ['charge.succeeded', 'charge.*', 'refund.*', '*', 'payout.paid'][n % 5] }
+        : n % 4 === 1
+          ? { types: ['charge.failed', 'refund.created'] }
+          : {}),
+    }),
+  },
+  { method: 'GET', path: '/v1/events/:id', ids: 'event' },
+  // PaymentIntents and charges (issue 33 items 2 and 4): a confirm is one core card payment; a decline is a 402 card_error.
+  {
+    method: 'POST',
+    path: '/v1/payment_intents',
+    creates: 'payment_intents',
+    refs: ['customer', 'payment_method'],
+    base: (ids, n) => ({
+      amount: 100 + (n % 5000),
+      currency: ['usd', 'EUR', 'jpy', 'gbp'][n % 4],
+      ...intentMethod(ids, n),
+      ...(n % 3 !== 2 ? { confirm: true } : {}),
+      ...(n % 5 === 0 ? { capture_method: 'manual' } : {}),
+      ...(n % 4 === 1 ? { customer: pick(ids.customers, n, 'cus_none') } : {}),
+      ...(n % 8 === 1 ? { setup_future_usage: 'off_session' } : {}),
+      ...(n % 4 === 0 ? { return_url: 'https://shop.example/return' } : {}),
+      ...(n % 9 === 4 ? { payment_method_options: { card: { request_three_d_secure: 'any' } } } : {}),
+      ...(n % 6 === 3 ? { expand: ['latest_charge', 'payment_method', 'customer'] } : {}),
+      description: `intent ${n}`,
+      metadata: { order: String(n) },
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/payment_intents',
+    refs: [...CURSORS, 'customer'],
+    base: (ids, n) => ({ ...listQuery('payment_intents')(ids, n), ...(n % 2 ? { customer: pick(ids.customers, n, 'cus_none') } : {}) }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/payment_intents/:id',
+    ids: 'payment_intent',
+    base: (_ids, n) => (n % 3 === 0 ? { expand: ['latest_charge', 'payment_method'] } : {}),
+  },
+  {
+    method: 'POST',
+    path: '/v1/payment_intents/:id',
+    ids: 'payment_intent',
+    refs: ['customer', 'payment_method'],
+    base: (ids, n) => ({
+      metadata: n % 6 === 0 ? '' : { k: String(n) },
+      ...(n % 3 === 0 ? { description: `d${n}` } : {}),
+      ...(n % 3 === 1 ? { amount: 50 + (n % 900) } : {}),
+      ...(n % 5 === 1 ? { customer: pick(ids.customers, n, 'cus_none') } : {}),
+      ...(n % 4 === 2 ? intentMethod(ids, n) : {}),
+      ...(n % 7 === 3 ? { capture_method: 'manual', currency: ['eur', 'xxx', 'JPY'][n % 3] } : {}),
+    }),
+  },
+  {
+    method: 'POST',
+    path: '/v1/payment_intents/:id/confirm',
+    ids: 'intent_open',
+    refs: ['payment_method'],
+    base: (ids, n) => ({
+      ...(n % 3 === 0 ? {} : intentMethod(ids, n)),
+      ...(n % 5 === 0 ? { capture_method: 'manual' } : {}),
+      ...(n % 4 === 0 ? { return_url: 'https://shop.example/return' } : {}),
+    }),
+  },
+  {
+    method: 'POST',
+    path: '/v1/payment_intents/:id/capture',
+    ids: 'intent_uncaptured',
+    base: (_ids, n) => ({ ...(n % 2 ? { amount_to_capture: 50 + (n % 100) } : {}), ...(n % 3 === 0 ? { metadata: { captured: String(n) } } : {}) }),
+  },
+  {
+    method: 'POST',
+    path: '/v1/payment_intents/:id/cancel',
+    ids: 'intent_uncaptured',
+    base: (_ids, n) => (n % 2 ? { cancellation_reason: ['duplicate', 'fraudulent', 'requested_by_customer', 'abandoned'][n % 4] } : {}),
+  },
+  {
+    method: 'GET',
+    path: '/v1/charges',
+    refs: [...CURSORS, 'payment_intent'],
+    base: (ids, n) => ({
+      ...listQuery('charges')(ids, n),
+      ...(n % 2 ? { payment_intent: pick(ids.payment_intents, n, 'pi_none') } : {}),
+      ...(n % 5 === 3 ? { expand: ['data.payment_intent'] } : {}),
+    }),
+  },
+  { method: 'GET', path: '/v1/charges/:id', ids: 'charge', base: (_ids, n) => (n % 3 === 0 ? { expand: ['payment_intent'] } : {}) },
+  // Disputes (issue 34 item 4): text evidence, submit, metadata, close (accept); file evidence (File ids) is refused.
+  {
+    method: 'GET',
+    path: '/v1/disputes',
+    refs: [...CURSORS, 'charge', 'payment_intent'],
+    base: (ids, n) => ({
+      ...listQuery('disputes')(ids, n),
+      ...(n % 3 === 1 ? { charge: pick(ids.charges, n, 'ch_none') } : n % 3 === 2 ? { payment_intent: pick(ids.payment_intents, n, 'pi_none') } : {}),
+      ...(n % 5 === 3 ? { expand: ['data.charge', 'data.payment_intent'] } : {}),
+    }),
+  },
+  { method: 'GET', path: '/v1/disputes/:id', ids: 'dispute', base: (_ids, n) => (n % 3 === 0 ? { expand: ['charge', 'payment_intent'] } : {}) },
+  {
+    method: 'POST',
+    path: '/v1/disputes/:id',
+    ids: 'dispute',
+    base: (_ids, n) => ({
+      ...(n % 4 !== 3
+        ? {
+            evidence: {
+              uncategorized_text: `note ${n}${n % 7 === 0 ? ' winning_evidence' : ''}`,
+              ...(n % 2 ? { product_description: 'a lamp', shipping_tracking_number: `1Z${n}` } : {}),
+              ...(n % 9 === 5 ? { receipt: 'file_none' } : {}),
+            },
+          }
+        : {}),
+      ...(n % 5 === 0 ? { submit: true } : n % 5 === 1 ? {} : { submit: false }),
+      ...(n % 3 === 0 ? { metadata: n % 6 === 0 ? '' : { k: String(n) } } : {}),
+    }),
+  },
+  { method: 'POST', path: '/v1/disputes/:id/close', ids: 'dispute' },
 ];
 
 export const routeLabel = (r: GenericRoute): string => `${r.method} ${r.path}`;
@@ -322,6 +572,20 @@ function paramsFrom(kind: IdKind | undefined, ids: Ids, n: number): string[] {
       return [pick(ids.customers, n, 'cus_none')];
     case 'payment_method':
       return [pick(ids.payment_methods, n, 'pm_none')];
+    case 'webhook_endpoint':
+      return [pick(ids.webhook_endpoints, n, 'we_none')];
+    case 'event':
+      return [pick(ids.events, n, 'evt_none')];
+    case 'payment_intent':
+      return [pick(ids.payment_intents, n, 'pi_none')];
+    case 'intent_uncaptured':
+      return [pick(ids.intents_uncaptured.length ? ids.intents_uncaptured : ids.payment_intents, n, 'pi_none')];
+    case 'intent_open':
+      return [pick(ids.intents_open.length ? ids.intents_open : ids.payment_intents, n, 'pi_none')];
+    case 'charge':
+      return [pick(ids.charges, n, 'ch_none')];
+    case 'dispute':
+      return [pick(ids.disputes, n, 'dp_none')];
   }
 }
 
@@ -432,12 +696,15 @@ export async function seedGeneric(gw: TestGateway): Promise<{ pool: GenericPool;
     for (let i = 0; i < 6; i++) {
       const x = await pay(pk, i, i % 2 === 1);
       pool.own.payments.push(x.id);
+      pool.own.charges.push(`ch_${x.transaction_id}`);
       if (i % 2 === 1) pool.own.uncaptured.push(x.id);
     }
     const f1 = await pay(bk, 0, false);
     const f2 = await pay(bk, 1, true);
     pool.addForeign('payments', f1.id);
     pool.addForeign('payments', f2.id);
+    pool.addForeign('charges', `ch_${f1.transaction_id}`);
+    pool.addForeign('charges', `ch_${f2.transaction_id}`);
     pool.foreign.uncaptured.push(f2.id);
     if (has('POST /v1/refunds')) {
       pool.own.refunds.push((await call(gw, pk, 'POST', '/v1/refunds', { payment: pool.own.payments[0], amount: 100 })).id);
@@ -455,6 +722,69 @@ export async function seedGeneric(gw: TestGateway): Promise<{ pool: GenericPool;
     for (let i = 0; i < 6; i++) pool.own.payment_methods.push((await call(gw, pk, 'POST', '/v1/payment_methods', card(i))).id);
     for (const key of [bk, lk]) pool.addForeign('payment_methods', (await call(gw, key, 'POST', '/v1/payment_methods', card(0))).id);
   }
+  // PaymentIntents of each platform and their charges: succeeded, authorised only, declined, awaiting
+  // 3-D Secure, awaiting a confirm or a payment method (L's are never confirmed: it has no processor).
+  if (has('POST /v1/payment_intents')) {
+    const seedIntent = async (key: string, mine: boolean, body: Json) => {
+      const r = await gw.generic('POST', '/v1/payment_intents', key, { amount: 2000, currency: 'usd', ...body });
+      const o = (r.statusCode === 402 ? (r.json() as Json).error?.payment_intent : r.statusCode === 200 ? r.json() : undefined) as Json | undefined;
+      if (!o) throw new Error(`seeding POST /v1/payment_intents ${JSON.stringify(body)} failed: HTTP ${r.statusCode} ${r.body.slice(0, 300)}`);
+      if (mine) return harvestIntent(pool.own, o);
+      harvestIntent(pool.foreign, o);
+      for (const id of [o.id, o.latest_charge]) if (typeof id === 'string') pool.foreignIds.add(id);
+    };
+    const visa = { payment_method: 'pm_card_visa', confirm: true };
+    for (let i = 0; i < 2; i++) await seedIntent(pk, true, { ...visa, amount: 3000 + i });
+    for (let i = 0; i < 3; i++) await seedIntent(pk, true, { ...visa, capture_method: 'manual', amount: 4000 + i });
+    await seedIntent(pk, true, { payment_method: 'pm_card_chargeDeclined', confirm: true });
+    await seedIntent(pk, true, { payment_method: 'pm_card_threeDSecure2Required', confirm: true, return_url: 'https://shop.example/back' });
+    for (let i = 0; i < 2; i++) await seedIntent(pk, true, { payment_method: 'pm_card_visa' });
+    await seedIntent(pk, true, {});
+    if (pool.own.customers.length) await seedIntent(pk, true, { ...visa, payment_method: 'pm_card_mastercard', customer: pool.own.customers[0] });
+    await seedIntent(bk, false, visa);
+    await seedIntent(bk, false, { ...visa, capture_method: 'manual' });
+    await seedIntent(bk, false, { payment_method: 'pm_card_visa' });
+    await seedIntent(lk, false, {});
+    await seedIntent(lk, false, { description: 'live', metadata: { seed: 'l' } });
+  }
+  // Disputes: P's (chargebacks and an inquiry) and B's, opened on captured payments by the core's
+  // command as the sandbox's job does (without its delay: the fuzz runs no scheduler), and L's
+  // (live: no sandbox, so an inquiry, moving no money, on a copy of B's payment given to L).
+  if (has('GET /v1/disputes')) {
+    const deps = gw.runtime.deps;
+    const captured = async (key: string) => {
+      const x = await call(gw, key, 'POST', '/v1/payments', {
+        amount: 7000,
+        currency: 'usd',
+        payment_method: { type: 'card', card: { number: '4242424242424242', exp_month: 12, exp_year: YEAR, cvc: '123' } },
+      });
+      return gw.runtime.store.db.selectFrom('payments').selectAll().where('transaction_id', '=', String(x.transaction_id)).executeTakeFirstOrThrow();
+    };
+    const open = async (payment: PaymentRow, kind: 'chargeback' | 'inquiry', ref = payment.transaction_id) =>
+      (await openDispute(deps, { connector: 'sandbox', processor_ref: `fuzz:${ref}`, payment, kind, reason: 'fraudulent' }, gw.clock.now)).dispute.dispute_id;
+    for (let i = 0; i < 5; i++) {
+      const payment = await captured(pk);
+      pool.own.charges.push(`ch_${payment.transaction_id}`);
+      pool.own.disputes.push(await open(payment, i === 4 ? 'inquiry' : 'chargeback'));
+    }
+    const theirs = await captured(bk);
+    pool.addForeign('charges', `ch_${theirs.transaction_id}`);
+    pool.addForeign('disputes', await open(theirs, 'chargeback'));
+    pool.addForeign(
+      'disputes',
+      await open({ ...theirs, merchant_id: l.merchant_id, account_id: l.account_id, livemode: 1 }, 'inquiry', `live:${theirs.transaction_id}`),
+    );
+  }
+  // Webhook endpoints of each platform, and the events their payments made (P's and B's; L has no payments).
+  if (has('POST /v1/webhook_endpoints')) {
+    const endpoint = (i: number) => ({ url: `https://93.184.215.14/seed/${i}`, enabled_events: i % 2 ? ['*'] : ['charge.succeeded'] });
+    for (let i = 0; i < 4; i++) pool.own.webhook_endpoints.push((await call(gw, pk, 'POST', '/v1/webhook_endpoints', endpoint(i))).id);
+    for (const key of [bk, lk]) pool.addForeign('webhook_endpoints', (await call(gw, key, 'POST', '/v1/webhook_endpoints', endpoint(1))).id);
+  }
+  if (has('GET /v1/events')) {
+    for (const e of (await call(gw, pk, 'GET', '/v1/events?limit=20')).data as Json[]) pool.own.events.push(String(e.id));
+    for (const key of [bk, lk]) for (const e of (await call(gw, key, 'GET', '/v1/events?limit=5')).data as Json[]) pool.addForeign('events', String(e.id));
+  }
   return { pool, routes, missing };
 }
 
@@ -469,9 +799,31 @@ async function foreignSnapshot(gw: TestGateway, pool: GenericPool): Promise<stri
     await db.selectFrom('payments').selectAll().where('account_id', 'in', platforms).orderBy('transaction_id').execute(),
     await db.selectFrom('customers').selectAll().where('account_id', 'in', platforms).orderBy('id').execute(),
     await db.selectFrom('payment_methods').selectAll().where('account_id', 'in', platforms).orderBy('id').execute(),
+    await db.selectFrom('webhook_endpoints').selectAll().where('account_id', 'in', platforms).orderBy('id').execute(),
+    await db.selectFrom('payment_intents').selectAll().where('account_id', 'in', platforms).orderBy('id').execute(),
+    await db.selectFrom('payment_intent_charges').selectAll().where('account_id', 'in', platforms).orderBy('transaction_id').execute(),
+    ...(pool.foreign.disputes.length
+      ? [
+          await db.selectFrom('disputes').selectAll().where('dispute_id', 'in', pool.foreign.disputes).orderBy('dispute_id').execute(),
+          await db.selectFrom('dispute_evidence').selectAll().where('dispute_id', 'in', pool.foreign.disputes).orderBy('evidence_id').execute(),
+        ]
+      : []),
   ];
   return JSON.stringify(parts, (_k, v) => (typeof v === 'bigint' ? String(v) : v));
 }
+
+/**
+ * Known bugs in code this module does not own, tallied and reported by the run instead of
+ * failing it; set one to false once it is fixed, and the fuzz holds the line from then on.
+ * - routerShape: the router's own refusals at a generic path (a malformed URL, a path
+ *   parameter past its length limit) answer in the acquiring shape without a Request-Id
+ *   (src/http/app.ts frameworkErrors).
+ * - testPaymentMethodIds: a test PaymentMethod's name as a path id of /v1/payment_methods/:id
+ *   (GET, update, attach, detach) vaults a new PaymentMethod first (resolvePaymentMethod in
+ *   src/generic/payment-methods.ts): a GET writes, a refused detach writes, an update answers
+ *   another id. While true, `pm_card_visa` is left out of the hostile path ids.
+ */
+export const KNOWN_BUGS = { routerShape: false, testPaymentMethodIds: false };
 
 // ---------- generators ----------
 
@@ -503,6 +855,10 @@ const hostileIdArb: fc.Arbitrary<string> = fc.oneof(
     'tr_',
     'pay_',
     're_',
+    'pi_',
+    'ch_',
+    'dp_',
+    ...(KNOWN_BUGS.testPaymentMethodIds ? [] : ['pm_card_visa']),
     'null',
     'undefined',
   ),
@@ -570,19 +926,17 @@ const RAW_QUERIES = [
 // ---------- checks ----------
 
 /** The generic interface's paths (src/http/app.ts answers unknown ones of these in the generic shape). */
-const GENERIC_PATH = /^\/v1\/(payments|refunds|accounts?|transfers|balance|customers|payment_methods)(\/|\?|$)/;
+const GENERIC_PATH =
+  /^\/v1\/(payments|refunds|accounts?|transfers|balance|customers|payment_methods|webhook_endpoints|events|payment_intents|charges|disputes)(\/|\?|$)/;
 /** The routes that answer a card the issuer declined or the vault refused with 402 `card_error`. */
-const CARD_ERRORS_FROM = new Set(['POST /v1/payments', 'POST /v1/payment_methods', 'POST /v1/payment_methods/:id']);
+const CARD_ERRORS_FROM = new Set([
+  'POST /v1/payments',
+  'POST /v1/payment_methods',
+  'POST /v1/payment_methods/:id',
+  'POST /v1/payment_intents',
+  'POST /v1/payment_intents/:id/confirm',
+]);
 const ERROR_TYPES = new Set(['invalid_request_error', 'card_error', 'idempotency_error', 'rate_limit_error', 'api_error', 'authentication_error']);
-
-/**
- * Known bugs in code this module does not own, tallied and reported by the run instead of
- * failing it; set one to false once it is fixed, and the fuzz holds the line from then on.
- * - routerShape: the router's own refusals at a generic path (a malformed URL, a path
- *   parameter past its length limit) answer in the acquiring shape without a Request-Id
- *   (src/http/app.ts frameworkErrors).
- */
-export const KNOWN_BUGS = { routerShape: false };
 
 /** The router's own refusals at a generic path, answered in the acquiring shape (src/http/app.ts frameworkErrors). */
 function routerShape(a: Answer): boolean {
@@ -639,6 +993,17 @@ function acceptedProblem(a: Answer, pool: GenericPool): string | null {
   return null;
 }
 
+/** A PaymentIntent's id and latest charge join `ids`, the intent also as a capture or confirm target by its status. */
+function harvestIntent(ids: Ids, o: Json): void {
+  const add = (xs: string[], id: unknown) => {
+    if (typeof id === 'string' && id !== '' && xs.length < MAX_IDS && !xs.includes(id)) xs.push(id);
+  };
+  add(ids.payment_intents, o.id);
+  add(ids.charges, typeof o.latest_charge === 'object' && o.latest_charge !== null ? o.latest_charge.id : o.latest_charge);
+  if (o.status === 'requires_capture') add(ids.intents_uncaptured, o.id);
+  if (o.status === 'requires_payment_method' || o.status === 'requires_confirmation') add(ids.intents_open, o.id);
+}
+
 /** Null when a 2xx answer of a route with path ids is about the object the path names. */
 function objectMismatch(r: GenericRoute, params: string[], a: Answer): string | null {
   if (r.method === 'GET' && (r.path.endsWith('/reversals') || r.path.endsWith('/payment_methods'))) return null; // a list
@@ -656,6 +1021,9 @@ function objectMismatch(r: GenericRoute, params: string[], a: Answer): string | 
   }
   // A reversal created on a transfer names the transfer; any other answer is the object itself.
   const [want, got] = r.creates === 'reversals' ? [decoded[0], o.transfer] : [decoded.at(-1), o.id];
+  // Attaching one of the family's test PaymentMethods by name vaults a new one, as the family does.
+  if (r.path.endsWith('/attach') && TEST_PMS.includes(String(want)))
+    return typeof got === 'string' && /^pm_[0-9A-Z]{26}$/.test(got) ? null : `${routeLabel(r)} at ${want} answered ${String(got)}`;
   return got === want ? null : `${routeLabel(r)} at ${want} answered the object ${String(got)}`;
 }
 
@@ -724,6 +1092,11 @@ export async function fuzzGeneric(
       if (problem) throw new Error(`${problem}, for ${describeCase(c as Case)}`);
       if (a.statusCode === 402 && !CARD_ERRORS_FROM.has(label)) throw new Error(`a 402 from ${label}, for ${describeCase(c as Case)}`);
       if (opts.foreign) tally.foreignRefused++;
+      // A declined confirm made its intent (and the declined charge): both join P's pool.
+      if (a.statusCode === 402 && opts.auth === 'valid') {
+        const pi = (JSON.parse(a.body) as Json).error?.payment_intent;
+        if (pi && typeof pi === 'object') harvestIntent(pool.own, pi as Json);
+      }
     } else {
       if (opts.auth === 'invalid') throw new Error(`an invalid Authorization answered ${a.statusCode}, for ${describeCase(c as Case)}`);
       // An answer about another object than the path names (an update, capture or reversal of
@@ -736,6 +1109,9 @@ export async function fuzzGeneric(
         );
       const problem = acceptedProblem(a, pool);
       if (problem) throw new Error(`${problem}, for ${describeCase(c as Case)}`);
+      // Every PaymentIntent answered (created, confirmed, updated): its charge and its status's pools.
+      const answered = JSON.parse(a.body) as Json;
+      if (answered.object === 'payment_intent') harvestIntent(pool.own, answered);
       // An accepted create (not a replay) joins P's pool.
       if (opts.route?.creates && a.headers['idempotent-replayed'] !== 'true') {
         const o = JSON.parse(a.body) as Json;
@@ -750,9 +1126,10 @@ export async function fuzzGeneric(
         }
         if (kind === 'reversals') {
           if (pool.own.reversals.length < MAX_IDS) pool.own.reversals.push([String(o.transfer), String(o.id)]);
-        } else if ((pool.own[kind] as string[]).length < MAX_IDS) {
+        } else if ((pool.own[kind] as string[]).length < MAX_IDS && !(pool.own[kind] as string[]).includes(String(o.id))) {
           (pool.own[kind] as string[]).push(String(o.id));
           if (kind === 'payments' && o.status === 'requires_capture' && pool.own.uncaptured.length < MAX_IDS) pool.own.uncaptured.push(String(o.id));
+          if (kind === 'payments' && typeof o.transaction_id === 'string' && pool.own.charges.length < MAX_IDS) pool.own.charges.push(`ch_${o.transaction_id}`);
         }
       }
     }
@@ -870,7 +1247,16 @@ export async function fuzzGeneric(
       'paths',
       fc.asyncProperty(
         fc.constantFrom<Method>('GET', 'POST', 'DELETE'),
-        fc.constantFrom('/v1/accounts/x/y', '/v1/transfers/a/b/c/d/e', '/v1/payments/x/y/z', '/v1/refunds/a/b', '/v1/balance/x/y'),
+        fc.constantFrom(
+          '/v1/accounts/x/y',
+          '/v1/transfers/a/b/c/d/e',
+          '/v1/payments/x/y/z',
+          '/v1/refunds/a/b',
+          '/v1/balance/x/y',
+          '/v1/payment_intents/x/confirm/y',
+          '/v1/charges/a/b',
+          '/v1/disputes/x/close/y',
+        ),
         fc.option(hostileIdArb, { nil: undefined }),
         async (method, p, extra) => {
           const c: GenericCase = {

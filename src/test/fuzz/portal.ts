@@ -16,6 +16,7 @@
 // - no answer shows another merchant's ids.
 // Sign-out routes get only refused cases (a valid one would end the fuzz's own sessions).
 import fc from 'fast-check';
+import { openDispute } from '../../disputes/service.js';
 import type { CreatedMerchant } from '../../merchants/service.js';
 import { PORTAL_ROUTES } from '../../portal/plugin.js';
 import { formFields, type PortalAgent, signedInUser } from '../../portal/testing.js';
@@ -65,7 +66,26 @@ export async function seedPortal(gw: TestGateway): Promise<PortalSeed> {
   }
   const other = await signedInUser(gw, { role: 'owner', merchant_id: foreign.merchant_id, email: 'fuzz-other-owner@portal.example' });
   foreignIds.push(other.user_id);
+  // Disputes of captured payments, so the dispute pages and forms meet real ones (a chargeback and an inquiry of this
+  // merchant, a chargeback of the other).
+  ownIds.push(await disputeOf(gw, own, true, 'chargeback'), await disputeOf(gw, own, true, 'inquiry'));
+  foreignIds.push(await disputeOf(gw, foreign, false, 'chargeback'));
   return { own, foreign, sessions, ownIds, foreignIds };
+}
+
+/** A captured payment of `m` (captured by the API when the merchant captures by hand) disputed as `kind`: its dispute id. */
+async function disputeOf(gw: TestGateway, m: CreatedMerchant, manual: boolean, kind: 'chargeback' | 'inquiry'): Promise<string> {
+  const ids = { merchant_id: m.merchant_id, account_id: m.account_id };
+  const paid = readXml(await gw.post('/v1/authorise', { ...ids, ...paymentRequest({ card: '4242424242424242' }) }, { merchant: m }));
+  if (manual) {
+    const order = { transaction_id: paid.transaction_id, order_no: paid.order_no, currency: 'USD', amount: '10.00' };
+    const r = await gw.post('/v1/capture', { ...ids, capture_orders: [order] }, { merchant: m });
+    if (r.statusCode !== 200) throw new Error(`seeding a dispute: the capture failed: ${r.body}`);
+  }
+  const { deps } = gw.runtime;
+  const payment = await deps.store.db.selectFrom('payments').selectAll().where('transaction_id', '=', String(paid.transaction_id)).executeTakeFirstOrThrow();
+  const notice = { connector: 'sandbox', processor_ref: `fuzz-${payment.transaction_id}`, payment, kind, reason: 'fraudulent' };
+  return (await openDispute(deps, notice, deps.now())).dispute.dispute_id;
 }
 
 function sessionOf(role: string, agent: PortalAgent, page: string): Session {

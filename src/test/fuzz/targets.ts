@@ -87,6 +87,21 @@ export const TARGETS: FuzzTarget[] = [
     path: '/v1/retrievalRefund',
     base: (m, k, n) => ({ ...ids(m), transaction_ids: [pick(k, n).transaction_id], start_date: '20250101000000', end_date: '20250102000000' }),
   },
+  // Settlement (docs/contract.md §23): a range of days, in JSON or CSV.
+  { path: '/v1/retrievalSettlement', base: (m) => ({ ...ids(m), start_date: '20260101', end_date: '20260131', format: 'csv' }) },
+  // Disputes (docs/contract.md §22): ids that name no dispute of the merchant (404, or query_result 0).
+  { path: '/v1/retrievalDispute', base: (m, k, n) => ({ ...ids(m), transaction_ids: [pick(k, n).transaction_id], order_nos: pick(k, n + 1).order_no }) },
+  {
+    path: '/v1/disputeEvidence',
+    base: (m, k, n) => ({
+      ...ids(m),
+      dispute_id: `dp_${pick(k, n).transaction_id}`,
+      uncategorized_text: 'fuzz',
+      files: [{ field: 'receipt', file_name: 'r.pdf', content_base64: 'JVBERi0xLjQK' }],
+      submit: '0',
+    }),
+  },
+  { path: '/v1/acceptDispute', base: (m, k, n) => ({ ...ids(m), dispute_id: `dp_${pick(k, n).transaction_id}` }) },
   {
     path: '/v1/review',
     base: (m, k, n) => ({

@@ -1,0 +1,285 @@
+// Adyen's dispute notifications end to end (issue 34 item 2): a live merchant on the Adyen mock
+// pays, then signed dispute notifications are posted to /hooks/adyen/<processor_id> as Adyen
+// sends them (the shapes of Webhooks-v1.json's examples). A CHARGEBACK opens the dispute
+// `needs_response` with the ledger's debit, the same notification again changes nothing,
+// CHARGEBACK_REVERSED wins it; an inquiry escalates; reordered notifications end where Adyen's
+// order would; a notification for a payment Tollgate does not know is kept and accepted.
+// The ledger verifies after each. Both engines.
+import assert from 'node:assert/strict';
+import { randomBytes, randomInt } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { accountBalances } from '../../ledger/balances.js';
+import { verifyLedger } from '../../ledger/verify.js';
+import type { CreatedMerchant } from '../../merchants/service.js';
+import { directPayment, readXml, type TestGateway, testGateway } from '../../test/harness.js';
+import { setProcessor } from '../config.js';
+import { type AdyenMock, startAdyenMock } from './mock.js';
+import { type NotificationRequestItem, signItem } from './webhooks.js';
+
+const API_KEY = 'AQE_live_disputes_key_51a0';
+const HMAC_KEY = 'B1B2C3D4E5F60718293A4B5C6D7E8F90A1B2C3D4E5F60718293A4B5C6D7E8F91';
+const MERCHANT = 'TollgateDisputesECOM';
+
+let gw: TestGateway;
+let mock: AdyenMock;
+let live: CreatedMerchant;
+let processor_id: string;
+
+before(async () => {
+  gw = await testGateway({ settings: { processor_timeout_ms: 2_000 } });
+  await gw.app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (gw.app.server.address() as AddressInfo).port;
+  const { store, keyring, deps } = gw.runtime;
+  mock = await startAdyenMock({ api_key: API_KEY, merchant_account: MERCHANT, hmac_key: HMAC_KEY });
+  live = await gw.newMerchant({ mode: 'live', name: 'Live on Adyen, disputed' });
+  const row = await setProcessor(
+    store,
+    keyring,
+    {
+      account_id: live.account_id,
+      connector: 'adyen',
+      base_url: mock.url,
+      credentials: [`api_key=${API_KEY}`, `merchant_account=${MERCHANT}`, `hmac_key=${HMAC_KEY}`],
+    },
+    Date.now(),
+  );
+  processor_id = row.processor_id;
+  mock.webhook_url = `http://127.0.0.1:${port}/hooks/adyen/${processor_id}`;
+  await deps.processors.reload();
+});
+after(async () => {
+  await mock?.close();
+  await gw?.close();
+});
+
+function freshCard(): string {
+  const body = `4${Array.from({ length: 14 }, () => randomInt(10)).join('')}`;
+  let sum = 0;
+  for (let i = 0; i < body.length; i++) {
+    let d = Number(body[body.length - 1 - i]);
+    if (i % 2 === 0) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
+    sum += d;
+  }
+  return `${body}${(10 - (sum % 10)) % 10}`;
+}
+
+/** An automatic payment of 10.00 EUR, approved and captured by Adyen: its transaction id and Adyen's pspReference. */
+async function paid(): Promise<{ transaction_id: string; psp: string }> {
+  const body = directPayment(live, { card: freshCard(), currency: 'EUR', amount: '10.00' });
+  const res = await gw.post('/v1/authorise', body, { merchant: live });
+  assert.equal(res.statusCode, 200, res.body);
+  const x = readXml(res) as { transaction_id: string; order_status: string };
+  mock.queued = [];
+  const psp = [...mock.payments.values()].find((p) => p.reference === x.transaction_id)?.psp;
+  assert.ok(psp, 'at Adyen');
+  return { transaction_id: x.transaction_id, psp };
+}
+
+const newPsp = () => randomBytes(8).toString('hex').toUpperCase();
+
+/** A dispute notification as Adyen sends it, signed. */
+function item(
+  eventCode: string,
+  o: { dispute: string; payment?: string; merchantReference?: string; date?: string; additionalData?: Record<string, string>; value?: number },
+): NotificationRequestItem {
+  const n: NotificationRequestItem = {
+    pspReference: o.dispute,
+    ...(o.payment ? { originalReference: o.payment } : {}),
+    merchantAccountCode: MERCHANT,
+    merchantReference: o.merchantReference ?? '',
+    amount: { currency: 'EUR', value: o.value ?? 1000 },
+    eventCode,
+    eventDate: o.date ?? new Date().toISOString(),
+    paymentMethod: 'visa',
+    reason: '',
+    success: 'true',
+    additionalData: { ...(o.additionalData ?? {}) },
+  };
+  n.additionalData = { ...n.additionalData, hmacSignature: signItem(HMAC_KEY, n) };
+  return n;
+}
+
+async function post(...items: NotificationRequestItem[]): Promise<void> {
+  const r = await mock.post(items);
+  assert.deepEqual([r.status, r.body], [200, '[accepted]']);
+}
+
+const db = () => gw.runtime.store.db;
+const disputeOf = (tid: string) => db().selectFrom('disputes').selectAll().where('transaction_id', '=', tid).executeTakeFirst();
+const available = async () => Number((await accountBalances(db(), live.account_id)).find((b) => b.currency === 'EUR')?.available_minor ?? 0);
+const eventsOf = async (id: string) =>
+  (await db().selectFrom('events').select('event_type').where('object_id', '=', id).orderBy('created_at').execute()).map((e) => e.event_type);
+
+async function ledgerOk(): Promise<void> {
+  assert.deepEqual((await verifyLedger(db())).problems, []);
+}
+
+describe('Adyen dispute notifications', () => {
+  test('CHARGEBACK opens the dispute needs_response with the debit; the same notification again changes nothing; CHARGEBACK_REVERSED wins it', async () => {
+    const p = await paid();
+    const before = await available();
+    const dispute = newPsp();
+    const due = '2031-07-31T03:03:07+02:00';
+    const cb = item('CHARGEBACK', {
+      dispute,
+      payment: p.psp,
+      merchantReference: p.transaction_id,
+      additionalData: { chargebackReasonCode: '10.4', chargebackSchemeCode: 'visa', defensePeriodEndsAt: due, defendable: 'true' },
+    });
+    await post(cb);
+    const d = await disputeOf(p.transaction_id);
+    assert.ok(d, 'opened');
+    assert.deepEqual(
+      [d.status, d.kind, d.reason, d.connector, d.processor_ref, Number(d.amount_minor), d.currency, Number(d.evidence_due_by)],
+      ['needs_response', 'chargeback', 'fraudulent', 'adyen', dispute, 1000, 'EUR', Date.parse(due)],
+    );
+    assert.equal(await available(), before - 1000, 'the amount left the available balance');
+    await ledgerOk();
+
+    // Adyen delivers it again (and in one delivery twice): nothing more.
+    await post(cb);
+    await post(cb, cb);
+    assert.equal(await available(), before - 1000);
+    assert.equal((await db().selectFrom('disputes').select('dispute_id').where('transaction_id', '=', p.transaction_id).execute()).length, 1);
+    assert.deepEqual(await eventsOf(d.dispute_id), ['dispute.created']);
+    const kept = await db()
+      .selectFrom('processor_notifications')
+      .select(['result'])
+      .where('processor_id', '=', processor_id)
+      .where('reference', '=', dispute)
+      .execute();
+    assert.deepEqual(
+      kept.map((k) => k.result),
+      ['settled'],
+      'recorded once',
+    );
+
+    // Reversed (the later notifications of a dispute may lack originalReference): won, the amount comes back.
+    const reversed = item('CHARGEBACK_REVERSED', { dispute, merchantReference: p.transaction_id });
+    await post(reversed);
+    await post(reversed);
+    const won = await disputeOf(p.transaction_id);
+    assert.equal(won?.status, 'won');
+    assert.equal(await available(), before);
+    assert.deepEqual(await eventsOf(d.dispute_id), ['dispute.created', 'dispute.closed']);
+    await ledgerOk();
+
+    // The issuer declines the defence: a second chargeback takes it again.
+    await post(item('SECOND_CHARGEBACK', { dispute, merchantReference: p.transaction_id, additionalData: { chargebackReasonCode: '10.4' } }));
+    assert.equal((await disputeOf(p.transaction_id))?.status, 'needs_response');
+    assert.equal(await available(), before - 1000);
+    await post(item('PREARBITRATION_LOST', { dispute, merchantReference: p.transaction_id }));
+    assert.equal((await disputeOf(p.transaction_id))?.status, 'lost');
+    assert.equal(await available(), before - 1000);
+    await ledgerOk();
+  });
+
+  test('REQUEST_FOR_INFORMATION opens an inquiry (no money), INFORMATION_SUPPLIED submits it, CHARGEBACK escalates it; a defence period ended after the defence changes nothing', async () => {
+    const p = await paid();
+    const before = await available();
+    const dispute = newPsp();
+    await post(item('REQUEST_FOR_INFORMATION', { dispute, payment: p.psp, merchantReference: p.transaction_id }));
+    let d = await disputeOf(p.transaction_id);
+    assert.deepEqual([d?.status, d?.kind, d?.reason], ['warning_needs_response', 'inquiry', 'general']);
+    assert.equal(await available(), before, 'an inquiry moves no money');
+    await post(item('INFORMATION_SUPPLIED', { dispute, payment: p.psp, merchantReference: p.transaction_id, additionalData: { disputeStatus: 'Pending' } }));
+    d = await disputeOf(p.transaction_id);
+    assert.equal(d?.status, 'under_review');
+    assert.ok(d?.submitted_at);
+    await post(item('CHARGEBACK', { dispute, payment: p.psp, merchantReference: p.transaction_id, additionalData: { chargebackReasonCode: '4855' } }));
+    d = await disputeOf(p.transaction_id);
+    assert.deepEqual([d?.status, d?.kind], ['needs_response', 'chargeback']);
+    assert.equal(await available(), before - 1000);
+    await post(
+      item('DISPUTE_DEFENSE_PERIOD_ENDED', { dispute, payment: p.psp, merchantReference: p.transaction_id, additionalData: { disputeStatus: 'Lost' } }),
+    );
+    assert.equal((await disputeOf(p.transaction_id))?.status, 'lost', 'unanswered since the chargeback: lost');
+    await ledgerOk();
+  });
+
+  test('NOTIFICATION_OF_CHARGEBACK opens the dispute as a warning (Adyen deducts nothing yet); ISSUER_RESPONSE_TIMEFRAME_EXPIRED closes it won', async () => {
+    const p = await paid();
+    const before = await available();
+    const dispute = newPsp();
+    await post(
+      item('NOTIFICATION_OF_CHARGEBACK', {
+        dispute,
+        payment: p.psp,
+        merchantReference: p.transaction_id,
+        additionalData: { chargebackReasonCode: '13.1', defensePeriodEndsAt: '2031-01-01T00:00:00Z' },
+      }),
+    );
+    const d = await disputeOf(p.transaction_id);
+    assert.deepEqual([d?.status, d?.kind, d?.reason], ['warning_needs_response', 'inquiry', 'product_not_received']);
+    assert.equal(await available(), before);
+    await post(item('ISSUER_RESPONSE_TIMEFRAME_EXPIRED', { dispute, payment: p.psp, merchantReference: p.transaction_id }));
+    assert.equal((await disputeOf(p.transaction_id))?.status, 'won');
+    assert.equal(await available(), before);
+    await ledgerOk();
+  });
+
+  test('reordered: SECOND_CHARGEBACK, CHARGEBACK_REVERSED, CHARGEBACK in reverse end as Adyen’s order would (needs_response, debited once)', async () => {
+    const p = await paid();
+    const before = await available();
+    const dispute = newPsp();
+    const t = Date.now();
+    const at = (s: number) => new Date(t + s * 1000).toISOString();
+    const cb = item('CHARGEBACK', { dispute, payment: p.psp, merchantReference: p.transaction_id, date: at(0) });
+    const rev = item('CHARGEBACK_REVERSED', { dispute, merchantReference: p.transaction_id, date: at(10) });
+    const second = item('SECOND_CHARGEBACK', { dispute, merchantReference: p.transaction_id, date: at(20) });
+    await post(second);
+    assert.equal((await disputeOf(p.transaction_id))?.status, 'needs_response');
+    await post(rev);
+    await post(cb);
+    await post(second, rev, cb);
+    const d = await disputeOf(p.transaction_id);
+    assert.equal(d?.status, 'needs_response', 'the second chargeback, applied after the reversal it follows');
+    assert.equal(await available(), before - 1000, 'debited once in all');
+    await ledgerOk();
+  });
+
+  test('an INFORMATION_SUPPLIED before its REQUEST_FOR_INFORMATION waits for it, then applies', async () => {
+    const p = await paid();
+    const dispute = newPsp();
+    await post(item('INFORMATION_SUPPLIED', { dispute, payment: p.psp, merchantReference: p.transaction_id }));
+    assert.equal(await disputeOf(p.transaction_id), undefined, 'nothing opens it yet');
+    await post(item('REQUEST_FOR_INFORMATION', { dispute, payment: p.psp, merchantReference: p.transaction_id }));
+    assert.equal((await disputeOf(p.transaction_id))?.status, 'under_review');
+    const kept = await db().selectFrom('dispute_orphans').select(['state', 'resolved_at']).where('processor_ref', '=', dispute).execute();
+    assert.equal(kept.length, 1);
+    assert.equal(kept[0]?.state, 'waiting');
+    assert.ok(kept[0]?.resolved_at, 'applied');
+  });
+
+  test('a notification for a payment Tollgate does not know is kept (dispute_orphans, unmatched) and accepted', async () => {
+    const dispute = newPsp();
+    const unknown = newPsp();
+    const n = item('CHARGEBACK', { dispute, payment: unknown, merchantReference: 'someone-elses-order', additionalData: { chargebackReasonCode: '4837' } });
+    await post(n);
+    await post(n);
+    const kept = await db().selectFrom('dispute_orphans').selectAll().where('processor_ref', '=', dispute).execute();
+    assert.equal(kept.length, 1);
+    assert.deepEqual([kept[0]?.state, kept[0]?.payment_ref, kept[0]?.event, kept[0]?.account_id], ['unknown_payment', unknown, 'CHARGEBACK', live.account_id]);
+    assert.ok(!kept[0]?.notice.includes('hmacSignature'));
+    const noted = await db()
+      .selectFrom('processor_notifications')
+      .select('result')
+      .where('processor_id', '=', processor_id)
+      .where('reference', '=', dispute)
+      .execute();
+    assert.deepEqual(
+      noted.map((x) => x.result),
+      ['unmatched'],
+    );
+    assert.equal((await db().selectFrom('disputes').select('dispute_id').where('processor_ref', '=', dispute).execute()).length, 0);
+  });
+
+  test('a forged dispute notification is refused 401 and opens nothing', async () => {
+    const p = await paid();
+    const n = item('CHARGEBACK', { dispute: newPsp(), payment: p.psp, merchantReference: p.transaction_id });
+    n.additionalData = { ...n.additionalData, hmacSignature: 'AAAA' };
+    assert.equal((await mock.post([n])).status, 401);
+    assert.equal(await disputeOf(p.transaction_id), undefined);
+  });
+});
