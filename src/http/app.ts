@@ -40,14 +40,22 @@ import { registerOpenApi } from './docs.js';
 import { finiteNumbers } from './finite.js';
 import { registerGenericRoutes } from './generic-routes.js';
 import { registerPaymentRoutes } from './payment-routes.js';
+import { type SchemaCompilation, schemaCompilers } from './schema-compilers.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** One year, subdomains included: the usual HSTS policy (RFC 6797 §6.1). */
 const HSTS = 'max-age=31536000; includeSubDomains';
 
-/** `log_destination`: where the log goes instead of standard output (tests read it). Hooks run in the order they are added here. */
-export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.WritableStream } = {}): Promise<FastifyInstance> {
-  const app = createFastify(deps, opts);
+/**
+ * `log_destination`: where the log goes instead of standard output (tests read it);
+ * `schemas`: when route schemas are compiled (schema-compilers.ts; a server: at `ready`).
+ * Hooks run in the order they are added here.
+ */
+export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.WritableStream; schemas?: SchemaCompilation } = {}): Promise<FastifyInstance> {
+  const compilers = schemaCompilers();
+  const app = createFastify(deps, opts, compilers.compilersFactory);
+  // Every route's schemas are handed to the compilers before the onReady hooks run.
+  if ((opts.schemas ?? 'at_ready') === 'at_ready') app.addHook('onReady', async () => compilers.compileAll());
   registerBodyParser(app);
   const words = registerRouteHooks(app, deps);
   registerAnswerHeaders(app);
@@ -66,8 +74,13 @@ export async function buildApp(deps: Deps, opts: { log_destination?: NodeJS.Writ
 }
 
 /** Fastify with our limits, request ids, validation, query parser and the router's refusals in our shapes. */
-function createFastify(deps: Deps, opts: { log_destination?: NodeJS.WritableStream }): FastifyInstance {
+function createFastify(
+  deps: Deps,
+  opts: { log_destination?: NodeJS.WritableStream },
+  compilersFactory: ReturnType<typeof schemaCompilers>['compilersFactory'],
+): FastifyInstance {
   return Fastify({
+    schemaController: { compilersFactory },
     logger: loggerOptions(deps.settings, opts.log_destination),
     // One line per request is written by our onResponse hook instead.
     logController: new LogController({ disableRequestLogging: true }),

@@ -36,7 +36,7 @@ test('Swagger UI shows every operation under the strict CSP, from this origin on
     if (!r.url().startsWith(origin) && !r.url().startsWith('data:')) elsewhere.push(r.url());
   });
   await page.goto(`${origin}/docs`);
-  await page.waitForSelector('.opblock-summary-path', { timeout: 20_000 });
+  await page.waitForSelector('.opblock-summary-path', { timeout: 60_000 });
   const paths = await page.$$eval('.opblock-summary-path', (els) => els.map((e) => e.getAttribute('data-path')));
   const documented = Object.keys((await gw.app.inject('/openapi.json')).json().paths);
   for (const p of documented) assert.ok(paths.includes(p), `Swagger UI shows ${p}`);

@@ -33,6 +33,14 @@ export interface Guide {
   html: string;
 }
 
+let shippedGuides: Guide[] | undefined;
+
+/** The guides shipped in docs/, rendered once per process (every app of a process serves the same files). */
+function guidesShipped(): Guide[] {
+  shippedGuides ??= loadGuides();
+  return shippedGuides;
+}
+
 /** The guides present in `dir`, rendered. */
 export function loadGuides(dir: string = DOCS_DIR): Guide[] {
   const out: Guide[] = [];
@@ -155,7 +163,7 @@ export async function registerOpenApi(app: FastifyInstance, deps: Deps): Promise
     for (const method of [r.method].flat()) routes.push({ method, url: r.url, hidden: schema?.hide === true, schema });
   });
 
-  const guides = loadGuides();
+  const guides = guidesShipped();
   const description = apiDescription(guides, deps.settings.body_limit_bytes);
   await app.register(swagger, {
     openapi: {

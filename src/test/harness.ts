@@ -190,7 +190,8 @@ export async function testGateway(
     },
   };
   const runtime = await createRuntime(settings, { keyring: Keyring.parse(TEST_MASTER_KEY), now: () => clock.now, metricsDefaults: false });
-  const app = await buildApp(runtime.deps, { log_destination: opts.log_destination });
+  // Each route's schemas compiled at its first request: a file calls a few of the 200-odd routes.
+  const app = await buildApp(runtime.deps, { log_destination: opts.log_destination, schemas: 'on_first_use' });
   await app.ready();
   // The background work of a serving process, as `serve` starts it (the idempotency repair;
   // the timed jobs and delivery only where the worker is on, which tests drive by hand).
