@@ -119,11 +119,17 @@ if (!pg) skippedParts.push(`PostgreSQL suite and browser tests on PostgreSQL (no
 if (!chromium && select(browser).length) skippedParts.push(`browser tests (no Chromium at ${CHROMIUM}; apt-get install -y chromium)`);
 
 const times = existsSync(TIMES_FILE) ? JSON.parse(readFileSync(TIMES_FILE, 'utf8')) : {};
+// A file whose subject no database touches (the served document, Swagger UI, the signature's
+// properties) says so in its opening comment, with why, and runs on the first engine only.
+const ONE_ENGINE = /^\/\/ Runs on one engine: \S/m;
+const oneEngine = (file) => ONE_ENGINE.test(readFileSync(path.join(ROOT, file), 'utf8').slice(0, 4_000));
 const jobs = [];
 for (const engine of engines) {
-  for (const file of select(unit)) jobs.push({ file, engine, browser: false });
-  if (chromium) for (const file of select(browser)) jobs.push({ file, engine, browser: true });
+  const here = (file) => engine === engines[0] || !oneEngine(file);
+  for (const file of select(unit).filter(here)) jobs.push({ file, engine, browser: false });
+  if (chromium) for (const file of select(browser).filter(here)) jobs.push({ file, engine, browser: true });
 }
+const onEngineOne = [...select(unit), ...(chromium ? select(browser) : [])].filter(oneEngine);
 const key = (j) => `${j.engine} ${j.file}`;
 // Longest first, so the last minutes are not one long file alone; an unknown file counts as 20 s.
 const expected = (j) => times[key(j)] ?? 20_000;
@@ -133,6 +139,16 @@ jobs.sort((a, b) => expected(b) - expected(a));
 const shm = '/dev/shm';
 const tmpBase = existsSync(shm) && statSync(shm).isDirectory() ? shm : os.tmpdir();
 const runTmp = mkdtempSync(path.join(tmpBase, 'tollgate-test-run-'));
+
+// Migrated templates for this run's test gateways (src/test/templates.ts): a copy each instead of
+// the migrations each. Without them (a failed make) every gateway migrates, as a file run alone does.
+const templates = { sqlite: null, postgres: null };
+if (jobs.length) {
+  const r = await capture(node, [...argsFor('src/test/templates.ts'), 'make', runTmp, ...(pg ? [PG_URL] : [])]);
+  const line = r.output.split('\n').find((l) => l.startsWith('{'));
+  if (r.status === 0 && line) Object.assign(templates, JSON.parse(line));
+  else console.log(`=== migrated templates: not made, every gateway migrates ===\n${r.output}`);
+}
 
 function argsFor(file) {
   if (TSX) return ['--import', 'tsx', file];
@@ -170,6 +186,8 @@ async function runJob(j) {
     TMPDIR: dir,
     TOLLGATE_TEST_ENGINE: j.engine,
     TOLLGATE_TEST_PG_URL: PG_URL,
+    ...(templates.sqlite ? { TOLLGATE_TEST_SQLITE_TEMPLATE: templates.sqlite } : {}),
+    ...(templates.postgres ? { TOLLGATE_TEST_PG_TEMPLATE: templates.postgres } : {}),
     ...(j.browser ? { TOLLGATE_CHROMIUM: CHROMIUM } : {}),
   };
   const t0 = Date.now();
@@ -197,6 +215,8 @@ async function runJob(j) {
 
 // 3. The pool: JOBS at once, at most one browser file at a time (Chromium wants the cores).
 console.log(`\n=== ${jobs.length} test files (${engines.join(' and ')}${chromium ? ', browser tests included' : ''}), ${JOBS} at once ===`);
+if (engines.length > 1 && onEngineOne.length)
+  console.log(`(${onEngineOne.length} of them on ${engines[0]} only, as their opening comment says: ${onEngineOne.join(', ')})`);
 let browserBusy = false;
 const queue = [...jobs];
 async function worker() {
@@ -217,6 +237,7 @@ async function worker() {
   }
 }
 await Promise.all(Array.from({ length: Math.min(JOBS, jobs.length) }, worker));
+if (templates.postgres) await capture(node, [...argsFor('src/test/templates.ts'), 'drop', PG_URL, templates.postgres]);
 rmSync(runTmp, { recursive: true, force: true });
 
 if (RECORD) {

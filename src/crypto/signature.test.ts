@@ -1,4 +1,5 @@
 // docs/contract.md §2: the published test vectors, and the rules behind them.
+// Runs on one engine: the signature's rules and vectors are pure functions; no database is opened.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';

@@ -2,6 +2,7 @@
 // description with the signing rules, the result codes and the test-card table rendered on
 // the server) and loads Swagger UI from this origin only; the guides of docs/ are rendered
 // to HTML at /docs/<name>, escaped; every page has a strict CSP without inline script.
+// Runs on one engine: the pages are built from the route table and docs/, the same on either engine.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';

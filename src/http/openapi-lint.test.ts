@@ -2,6 +2,7 @@
 // (issue 9): no error and no warning. Offline: with REDOCLY_TELEMETRY=off the CLI opens no
 // network connection (checked under strace), and the update notice is off too. It runs in
 // a temporary folder so that no configuration file of the repository changes the rules.
+// Runs on one engine: the linted document is built from the route table, the same on either engine.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';

@@ -78,9 +78,8 @@ export function schemaCompilers(): SchemaCompilers {
   const buildSerializer: Builder<Serializer> = (externalSchemas, options) => {
     const compile = sharedSerializers(externalSchemas, options);
     const key = JSON.stringify([externalSchemas, options ?? null]);
-    let cache = serializerCache.get(key);
-    if (!cache) serializerCache.set(key, (cache = new WeakMap()));
-    const byObject = cache;
+    const byObject = serializerCache.get(key) ?? new WeakMap<object, Serializer>();
+    serializerCache.set(key, byObject);
     return (route) => {
       const get = later(() => {
         const schema = route.schema as object;

@@ -22,6 +22,7 @@ import { Keyring } from '../crypto/keyring.js';
 import { buildApp } from '../http/app.js';
 import type { CreatedMerchant } from '../merchants/service.js';
 import { createRuntime, type Runtime } from '../runtime.js';
+import { copySqliteTemplate, pgTemplate } from './templates.js';
 
 export const ENGINE: 'sqlite' | 'postgres' = process.env.TOLLGATE_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
 export const PG_URL = process.env.TOLLGATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -136,11 +137,12 @@ async function testResponse(res: Response): Promise<TestResponse> {
   return { statusCode: res.status, headers: Object.fromEntries(res.headers), body, json: () => JSON.parse(body) };
 }
 
-export async function createPgDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+/** An empty database, or with `template` a copy of that one (the run's migrated template: templates.ts). */
+export async function createPgDatabase(opts: { template?: string } = {}): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `tg_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.query(`CREATE DATABASE ${name}${opts.template ? ` TEMPLATE ${opts.template}` : ''}`);
   // The suite tests answers, not durability (the crash and fault runs do, on real commits):
   // a commit here does not wait for the server's WAL flush, as SQLite's tmpfs file does not
   // wait for a disk (scripts/test.mjs).
@@ -165,10 +167,13 @@ export async function testGateway(
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-test-'));
   let database_url = `sqlite:${path.join(dir, 'tollgate.db')}`;
   let drop = async () => {};
+  // From the run's migrated template where scripts/test.mjs made one; the migrations then find nothing to do.
   if (ENGINE === 'postgres') {
-    const db = await createPgDatabase();
+    const db = await createPgDatabase({ template: pgTemplate() });
     database_url = db.url;
     drop = db.drop;
+  } else {
+    copySqliteTemplate(path.join(dir, 'tollgate.db'));
   }
   const settings: Settings = {
     ...loadSettings({}),
