@@ -22,13 +22,11 @@ import { Keyring } from '../crypto/keyring.js';
 import { buildApp } from '../http/app.js';
 import type { CreatedMerchant } from '../merchants/service.js';
 import { createRuntime, type Runtime } from '../runtime.js';
-import { copySqliteTemplate, pgTemplate } from './templates.js';
+import { copySqliteTemplate, pgTemplate, TEST_MASTER_KEY } from './templates.js';
 
 export const ENGINE: 'sqlite' | 'postgres' = process.env.TOLLGATE_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
 export const PG_URL = process.env.TOLLGATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-export const TEST_MASTER_KEY = `test1:${Buffer.alloc(32, 7).toString('base64')}`;
-
-export { type BodyFormat, encodeBody };
+export { type BodyFormat, encodeBody, TEST_MASTER_KEY };
 
 /** An answer as the tests read it (the shape of Fastify's inject answer they were written against). */
 export interface TestResponse {

@@ -17,13 +17,13 @@ import { migrationDb, openStore } from '../db/store.js';
 /** Where the run's templates are, for the harness (unset: no templates, migrate). */
 export const TEMPLATE_ENV = { sqlite: 'TOLLGATE_TEST_SQLITE_TEMPLATE', postgres: 'TOLLGATE_TEST_PG_TEMPLATE' } as const;
 
-/** The master key every test gateway uses (harness.ts); migrations that seal take it. */
-const TEST_KEY = `test1:${Buffer.alloc(32, 7).toString('base64')}`;
+/** The master key of every test gateway (harness.ts re-exports it); the templates' migrations seal with it. */
+export const TEST_MASTER_KEY = `test1:${Buffer.alloc(32, 7).toString('base64')}`;
 
 async function migrate(url: string): Promise<void> {
   const store = openStore(url, { statementTimeoutMs: 0 });
   try {
-    await migrateToLatest(migrationDb(store), { keyring: Keyring.parse(TEST_KEY), engine: store.engine });
+    await migrateToLatest(migrationDb(store), { keyring: Keyring.parse(TEST_MASTER_KEY), engine: store.engine });
   } finally {
     await store.close();
   }
