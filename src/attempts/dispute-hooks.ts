@@ -19,6 +19,7 @@ import { moveDispute, openDispute } from '../disputes/service.js';
 import type { DisputeEvent } from '../disputes/states.js';
 import type { DisputeNotification } from '../processors/dispute-notices.js';
 import type { Deps } from '../web/context.js';
+import { keepNotification } from './kept.js';
 
 type Result = 'settled' | 'stale' | 'open' | 'unmatched';
 
@@ -33,22 +34,16 @@ export async function takeDisputeNotice(deps: Deps, log: FastifyBaseLogger, row:
     .executeTakeFirst();
   if (seen) return seen.result;
   const result = await applyNotice(deps, log, row, n);
-  await deps.store.transaction((tx) =>
-    tx
-      .insertInto('processor_notifications')
-      .values({
-        processor_id: row.processor_id,
-        notification_id: n.id.slice(0, 200),
-        operation: 'dispute',
-        attempt_id: '',
-        reference: n.processor_ref.slice(0, 200),
-        outcome: n.action,
-        result,
-        received_at: deps.now(),
-      })
-      .onConflict((oc) => oc.columns(['processor_id', 'notification_id']).doNothing())
-      .execute(),
-  );
+  await keepNotification(deps, {
+    processor_id: row.processor_id,
+    notification_id: n.id.slice(0, 200),
+    operation: 'dispute',
+    attempt_id: '',
+    reference: n.processor_ref.slice(0, 200),
+    outcome: n.action,
+    result,
+    received_at: deps.now(),
+  });
   return result;
 }
 

@@ -91,6 +91,37 @@ describe('processor webhooks', () => {
     );
   });
 
+  test('one notification delivered twice at once: the capture settles once and the kept record says settled', async () => {
+    const p = await pay(gw, { manual: true });
+    scripted.operation = async () => ({ kind: 'pending', reference: 'PSP-cap2' });
+    assert.equal((await captureBatch(gw, [item(p)])).capture_orders[0].capture_status, '2');
+    const a = await gw.runtime.store.db
+      .selectFrom('processor_attempts')
+      .selectAll()
+      .where('object_id', '=', p.transaction_id)
+      .where('operation', '=', 'capture')
+      .executeTakeFirstOrThrow();
+    const note = {
+      id: 'n-twice',
+      operation: 'capture',
+      attempt_id: a.attempt_id,
+      outcome: { kind: 'approved', reference: 'PSP-cap2' },
+      occurred_at: Date.now(),
+    };
+    const answers = await Promise.all([hook([note]), hook([note]), hook([note])]);
+    assert.deepEqual(
+      answers.map((r) => r.statusCode),
+      [200, 200, 200],
+    );
+    assert.equal(await capturedEvents(p.transaction_id), 1, 'captured once');
+    const kept = await gw.runtime.store.db.selectFrom('processor_notifications').select('result').where('notification_id', '=', 'n-twice').execute();
+    assert.deepEqual(
+      kept.map((k) => k.result),
+      ['settled'],
+      'the delivery that moved the capture is the one on record, whichever finished first',
+    );
+  });
+
   test('a notification naming no attempt is acknowledged and kept as unmatched; another processor’s path is 404', async () => {
     const r = await hook([{ id: 'n-x', operation: 'refund', attempt_id: 'att_unknown', outcome: { kind: 'approved', reference: 'R' }, occurred_at: 0 }]);
     assert.equal(r.statusCode, 200);

@@ -11,6 +11,7 @@ import type { ProcessorConfigRow } from '../db/tables/processors.js';
 import type { ProcessorNotification } from '../processors/types.js';
 import type { Deps } from '../web/context.js';
 import { takeDisputeNotice } from './dispute-hooks.js';
+import { keepNotification } from './kept.js';
 import { settleNotified } from './sweeper.js';
 
 /** The most a webhook body may be (a processor batches notifications: Adyen sends up to a few hundred). */
@@ -45,7 +46,7 @@ async function takeWebhook(deps: Deps, request: FastifyRequest, reply: FastifyRe
   return reply.code(parsed.reply.status).type(parsed.reply.content_type).send(parsed.reply.body);
 }
 
-/** One notification: settled into its attempt (if it names one of this processor's account), then kept once. */
+/** One notification: settled into its attempt (if it names one of this processor's account), then kept once (the delivery that moved it on record). */
 async function takeNotification(deps: Deps, request: FastifyRequest, row: ProcessorConfigRow, n: ProcessorNotification): Promise<void> {
   const db = deps.store.db;
   const seen = await db
@@ -63,22 +64,16 @@ async function takeNotification(deps: Deps, request: FastifyRequest, row: Proces
       { processor_id: row.processor_id, notification_id: n.id, operation: n.operation },
       'processor notification names no attempt Tollgate knows: kept as unmatched',
     );
-  await deps.store.transaction((tx) =>
-    tx
-      .insertInto('processor_notifications')
-      .values({
-        processor_id: row.processor_id,
-        notification_id: n.id.slice(0, 200),
-        operation: n.operation,
-        attempt_id: attempt?.attempt_id ?? n.attempt_id?.slice(0, 100) ?? '',
-        reference: (n.reference ?? '').slice(0, 200),
-        outcome: n.outcome.kind,
-        result,
-        received_at: deps.now(),
-      })
-      .onConflict((oc) => oc.columns(['processor_id', 'notification_id']).doNothing())
-      .execute(),
-  );
+  await keepNotification(deps, {
+    processor_id: row.processor_id,
+    notification_id: n.id.slice(0, 200),
+    operation: n.operation,
+    attempt_id: attempt?.attempt_id ?? n.attempt_id?.slice(0, 100) ?? '',
+    reference: (n.reference ?? '').slice(0, 200),
+    outcome: n.outcome.kind,
+    result,
+    received_at: deps.now(),
+  });
 }
 
 /** The attempt a notification reports on: by our attempt id, else the latest of its operation on the object it names; only of the processor's account. */
