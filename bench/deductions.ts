@@ -10,10 +10,10 @@
 //   node --import tsx bench/deductions.ts [--count 10000] [--small 2500]
 // (DATABASE_URL=postgres://… for PostgreSQL: a fresh database on that server per size, dropped after).
 import { spawnSync } from 'node:child_process';
-import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type Engine, type FreshDatabase, freshDatabase, ROOT } from '../src/test/process.js';
+import { childArgs } from './children.js';
 
 export interface LiveProbe {
   done: number;
@@ -68,16 +68,19 @@ export const MAX_PEAK_RSS_GROWTH = 0.1;
 /** The live heap (after a full collection) may grow this much over a run at most. */
 export const MAX_LIVE_HEAP_GROWTH_MIB = 5;
 const MAX_SAMPLES = 60;
-const CHILD = path.join(ROOT, 'bench/deductions-child.ts');
 
 function child(mode: 'seed' | 'run', db: FreshDatabase, count: number): Record<string, any> {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', CHILD, mode, '--url', db.url, '--dir', db.dir, '--count', String(count)], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    timeout: 900_000,
-    maxBuffer: 64 * 1024 * 1024,
-    env: { ...process.env, TOLLGATE_LOG_LEVEL: 'warn' },
-  });
+  const r = spawnSync(
+    process.execPath,
+    ['--expose-gc', ...childArgs('deductions-child.ts'), mode, '--url', db.url, '--dir', db.dir, '--count', String(count)],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 900_000,
+      maxBuffer: 64 * 1024 * 1024,
+      env: { ...process.env, TOLLGATE_LOG_LEVEL: 'warn' },
+    },
+  );
   if (r.status !== 0) throw new Error(`deductions ${mode} (${count}) failed: ${r.error?.message ?? ''}${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop() as string);
 }

@@ -5,17 +5,17 @@
 // running the bench's compiled build. --quick: 20,000 payments and 50,000 lines, the targets
 // informative (the sizes are not the issue's).
 import { spawn } from 'node:child_process';
-import path from 'node:path';
+import { childArgs } from './children.js';
 
 export interface FinanceReport {
   settlement: { payments: number; seeded_s: number; built_s: number; settled_s: number; lines: number; ok: boolean } | { error: string };
   reconcile: { lines: number; seeded_s: number; seconds: number; lines_per_s: number; peak_rss_mib: number; cpu_s: number } | { error: string };
 }
 
-/** Runs `node --import tsx bench/<script> args…`, echoing its lines to `log`; the parsed `BENCH_RESULT` line, or the failure. */
+/** Runs `bench/<script> args…` (bundled or through tsx: bench/children.ts), echoing its lines to `log`; the parsed `BENCH_RESULT` line, or the failure. */
 function run(root: string, script: string, args: string[], log: (s: string) => void): Promise<Record<string, unknown>> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench', script), ...args], {
+    const child = spawn(process.execPath, [...childArgs(script), ...args], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: process.env,

@@ -62,6 +62,7 @@ import {
   resetPeakRss,
   startGateway,
 } from '../src/test/process.js';
+import { bundleChildren } from './children.js';
 import { benchDeductions, type DeductionsReport, MAX_LIVE_HEAP_GROWTH_MIB, MAX_PEAK_RSS_GROWTH } from './deductions.js';
 import { cpuMeter, type Stats } from './driver.js';
 import { benchFinance, type FinanceReport, financeMarkdown, financeTargets } from './finance.js';
@@ -446,6 +447,8 @@ async function main(): Promise<void> {
     log('build (scripts/build-if-stale.mjs: tsc -p tsconfig.build.json when a source is newer than dist/)…');
     buildIfStale();
   }
+  log('the child scripts bundled (bench/children.ts)…');
+  bundleChildren(log);
   log(
     `engine ${ENGINE}, ${CONNECTIONS} connections, ${DURATION_S} s per scenario, ${WORKERS} gateway process(es), ${os.cpus().length} cores${QUICK ? ', QUICK' : ''}`,
   );
@@ -1196,6 +1199,7 @@ async function financeOnly(): Promise<void> {
     .map((x) => x.toFixed(2))
     .join(' ');
   log(`engine ${ENGINE}, --only finance${QUICK ? ' (quick)' : ''}; ${os.cpus().length} cores, load average ${load}`);
+  bundleChildren(log);
   const report = await benchFinance({ root: ROOT, engine: ENGINE, quick: QUICK, build: path.join(ROOT, 'dist'), log });
   log(`\n${financeMarkdown(report).join('\n')}\n`);
   const targets = financeTargets(report, QUICK);

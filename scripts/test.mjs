@@ -10,6 +10,7 @@
 //   node scripts/test.mjs [substring…]   only the files whose path contains one of them
 //   TOLLGATE_TEST_JOBS=N                  processes at once (default: cores + 2)
 //   TOLLGATE_TEST_TSX=1                   run the sources through tsx instead of the compiled tests
+//   TOLLGATE_TEST_BUNDLE=0                run the compiled tests unbundled (dist-test/, not dist-bundle/)
 //   TOLLGATE_TEST_VERBOSE=1               print every file's output, not only a failing one's
 //   --record-times                        write this run's durations to scripts/test-times.json
 //
@@ -27,6 +28,8 @@ const CI = process.env.CI === 'true' || process.env.CI === '1';
 const PG_URL = process.env.TOLLGATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const CHROMIUM = process.env.TOLLGATE_CHROMIUM ?? '/usr/bin/chromium';
 const TSX = process.env.TOLLGATE_TEST_TSX === '1';
+/** Test files run from dist-bundle/ (scripts/bundle.mjs) unless TOLLGATE_TEST_BUNDLE=0 (then from dist-test/). */
+const BUNDLE = !TSX && process.env.TOLLGATE_TEST_BUNDLE !== '0';
 const VERBOSE = process.env.TOLLGATE_TEST_VERBOSE === '1';
 const JOBS = Math.max(1, Number(process.env.TOLLGATE_TEST_JOBS) || os.availableParallelism() + 2);
 /** A file still running after this long is killed and counted as failed. */
@@ -89,17 +92,23 @@ const node = process.execPath;
 const bin = (p) => path.join(ROOT, 'node_modules', p);
 const prep = await Promise.all([
   only.length === 0 ? capture(node, [bin('@biomejs/biome/bin/biome'), 'check', 'src', 'scripts', 'bin', 'bench']) : null,
-  // bin/tollgate.js runs dist/ (the CLI tests use it); the tests run from dist-test/.
+  // bin/tollgate.js runs dist/ (the CLI tests use it); the test files run bundled, the rest of
+  // the compiled tests (worker threads, scripts a test runs) from dist-test/.
   capture(node, [bin('typescript/bin/tsc'), '-p', 'tsconfig.build.json']),
   TSX ? null : capture(node, [bin('typescript/bin/tsc'), '-p', 'tsconfig.test.json']),
+  // The test files bundled (scripts/bundle.mjs): a few dozen modules to load per file instead of ~2,300.
+  BUNDLE ? capture(node, [path.join(ROOT, 'scripts', 'bundle.mjs')]) : null,
   // bench/ runs through tsx, which does not typecheck: a refactor that breaks it shows here.
   only.length === 0 ? capture(node, [bin('typescript/bin/tsc'), '-p', 'tsconfig.bench.json']) : null,
 ]);
+// A failed bundle fails the run; its files still run, unbundled.
+const bundled = BUNDLE && prep[3]?.status === 0;
 for (const [label, r] of [
   ['lint and format (biome)', prep[0]],
   ['build (tsc -p tsconfig.build.json)', prep[1]],
   ['typecheck and compiled tests (tsc -p tsconfig.test.json)', prep[2]],
-  ['typecheck of bench/ (tsc -p tsconfig.bench.json)', prep[3]],
+  ['typecheck of bench/ (tsc -p tsconfig.bench.json)', prep[4]],
+  ['test files bundled (scripts/bundle.mjs)', prep[3]],
 ]) {
   if (!r) continue;
   console.log(`=== ${label}: ${r.status === 0 ? 'ok' : 'FAILED'} ===`);
@@ -153,7 +162,8 @@ if (jobs.length) {
 
 function argsFor(file) {
   if (TSX) return ['--import', 'tsx', file];
-  return ['--enable-source-maps', path.join('dist-test', file.replace(/^src\//, '').replace(/\.ts$/, '.js'))];
+  const dir = bundled && file.endsWith('.test.ts') ? 'dist-bundle' : 'dist-test';
+  return ['--enable-source-maps', path.join(dir, file.replace(/^src\//, '').replace(/\.ts$/, '.js'))];
 }
 
 /** The spec reporter's closing figures (`ℹ pass 12`); null when the file never got that far. */
