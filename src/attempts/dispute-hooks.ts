@@ -10,12 +10,14 @@
 //   NOTIFICATION_OF_CHARGEBACK), or a second chargeback before the reversal it follows: applied,
 //   in the processor's order, right after the dispute opens or moves.
 // Every notice is recorded once in processor_notifications (operation `dispute`): a repeat
-// is recognised there; a crash between the move and that record is safe (the core is idempotent).
+// is recognised there. A notice that moved its dispute is also kept with the move, in its
+// transaction (dispute_notices): a crash between the move and that record, or deliveries of one
+// notice at once, neither apply it twice nor keep it waiting to be applied again.
 import type { FastifyBaseLogger } from 'fastify';
 import type { DisputeRow } from '../db/tables/disputes.js';
 import type { PaymentRow } from '../db/tables/payments.js';
 import type { ProcessorConfigRow } from '../db/tables/processors.js';
-import { moveDispute, openDispute } from '../disputes/service.js';
+import { type AppliedNotice, claimNotice, moveDispute, openDispute } from '../disputes/service.js';
 import type { DisputeEvent } from '../disputes/states.js';
 import type { DisputeNotification } from '../processors/dispute-notices.js';
 import type { Deps } from '../web/context.js';
@@ -80,25 +82,55 @@ async function applyNotice(deps: Deps, log: FastifyBaseLogger, row: ProcessorCon
       now,
     );
     dispute = opened.dispute;
-    const moved = await act(deps, dispute, n, now);
-    if (moved === 'waiting') await keepAside(deps, row, n, 'waiting', now, dispute.dispute_id);
+    await noteAnnounced(deps, row, dispute, n, now);
+    const moved = await act(deps, row, dispute, n, now);
+    const kept = moved === 'waiting' && (await keepAside(deps, row, n, 'waiting', now, dispute.dispute_id));
     await replayWaiting(deps, row, dispute.dispute_id);
-    return moved === 'waiting' ? 'open' : 'settled';
+    return kept ? 'open' : 'settled';
   }
-  const moved = await act(deps, dispute, n, now);
+  await noteAnnounced(deps, row, dispute, n, now);
+  const moved = await act(deps, row, dispute, n, now);
   if (moved === 'waiting') {
-    await keepAside(deps, row, n, 'waiting', now, dispute.dispute_id);
-    return 'open';
+    // Not kept when it already moved this dispute (its record lost, or another delivery of it moved it just now).
+    return (await keepAside(deps, row, n, 'waiting', now, dispute.dispute_id)) ? 'open' : 'settled';
   }
   if (moved === 'moved') await replayWaiting(deps, row, dispute.dispute_id);
   return moved === 'moved' ? 'settled' : 'stale';
 }
 
-/** The core move a notice asks for, given where the dispute stands (null: none). */
-function eventFor(d: DisputeRow, n: DisputeNotification): DisputeEvent | 'waiting' | null {
+/** The notice as the dispute keeps it once applied (dispute_notices). */
+const appliedNotice = (row: ProcessorConfigRow, n: DisputeNotification): AppliedNotice => ({
+  processor_id: row.processor_id,
+  notification_id: n.id.slice(0, 200),
+  action: n.action,
+  occurred_at: n.occurred_at,
+});
+
+/**
+ * A chargeback announced (Adyen's NOTIFICATION_OF_CHARGEBACK) while its dispute still waits for
+ * the merchant's answer is kept with the dispute: the defence then given answers that chargeback,
+ * so its booking (CHARGEBACK) takes the money and leaves the defence under review. An
+ * announcement after an inquiry was answered (a REQUEST_FOR_INFORMATION's) is not: that answer
+ * was not a defence of the chargeback, which the merchant is asked for when it is booked.
+ */
+async function noteAnnounced(deps: Deps, row: ProcessorConfigRow, d: DisputeRow, n: DisputeNotification, now: number): Promise<void> {
+  if (n.action !== 'announce' || d.status !== 'warning_needs_response') return;
+  await deps.store.transaction((tx) => claimNotice(tx, d.dispute_id, appliedNotice(row, n), now));
+}
+
+/** What the dispute's applied notices say of it: whether its chargeback was announced, and the newest one's time. */
+async function historyOf(deps: Deps, dispute_id: string): Promise<{ announced: boolean; latest_at: number }> {
+  const rows = await deps.store.db.selectFrom('dispute_notices').select(['action', 'occurred_at']).where('dispute_id', '=', dispute_id).execute();
+  return { announced: rows.some((r) => r.action === 'announce'), latest_at: Math.max(0, ...rows.map((r) => Number(r.occurred_at))) };
+}
+
+/** The core move a notice asks for, given where the dispute stands and what it was told before (null: none). */
+function eventFor(d: DisputeRow, n: DisputeNotification, history: { announced: boolean; latest_at: number }): DisputeEvent | 'waiting' | null {
   switch (n.action) {
     case 'escalate':
-      return d.kind === 'inquiry' ? 'escalate' : null;
+      // Adyen books a chargeback it announced after the defence too: the money leaves; the merchant is not asked again.
+      if (d.kind !== 'inquiry') return null;
+      return d.status === 'under_review' && history.announced ? 'book' : 'escalate';
     case 'lose_unanswered':
       return d.status === 'needs_response' ? 'lose' : null;
     case 'win_inquiry':
@@ -106,8 +138,11 @@ function eventFor(d: DisputeRow, n: DisputeNotification): DisputeEvent | 'waitin
     case 'reopen':
       // A second chargeback follows a reversal: one that comes first waits for it.
       return d.status === 'won' ? 'reopen' : d.status === 'needs_response' || d.status === 'under_review' ? 'waiting' : null;
-    case 'submit':
     case 'win':
+      // A lost chargeback the processor reverses later (a reversal after the defence period ended, arbitration won after a
+      // lost pre-arbitration) is won; a reversal older than what lost it (delivered late) is not.
+      return d.status === 'lost' ? (n.occurred_at > history.latest_at ? 'reverse' : null) : 'win';
+    case 'submit':
     case 'lose':
       return n.action;
     default:
@@ -115,11 +150,13 @@ function eventFor(d: DisputeRow, n: DisputeNotification): DisputeEvent | 'waitin
   }
 }
 
-async function act(deps: Deps, d: DisputeRow, n: DisputeNotification, now: number): Promise<'moved' | 'unchanged' | 'waiting'> {
-  const event = eventFor(d, n);
+async function act(deps: Deps, row: ProcessorConfigRow, d: DisputeRow, n: DisputeNotification, now: number): Promise<'moved' | 'unchanged' | 'waiting'> {
+  const reads = (n.action === 'escalate' && d.status === 'under_review') || (n.action === 'win' && d.status === 'lost');
+  const event = eventFor(d, n, reads ? await historyOf(deps, d.dispute_id) : { announced: false, latest_at: 0 });
   if (event === 'waiting') return 'waiting';
   if (event === null) return 'unchanged';
-  const r = await moveDispute(deps, d.dispute_id, event, now, event === 'submit' && d.submitted_at === null ? { submitted_at: now } : {});
+  const patch = event === 'submit' && d.submitted_at === null ? { submitted_at: now } : {};
+  const r = await moveDispute(deps, d.dispute_id, event, now, patch, appliedNotice(row, n));
   return r.moved ? 'moved' : 'unchanged';
 }
 
@@ -140,7 +177,7 @@ async function replayWaiting(deps: Deps, row: ProcessorConfigRow, dispute_id: st
     let progressed = false;
     for (const w of waiting) {
       const n = JSON.parse(w.notice) as DisputeNotification;
-      const moved = await act(deps, d, n, deps.now());
+      const moved = await act(deps, row, d, n, deps.now());
       if (moved === 'waiting') continue;
       await deps.store.transaction((tx) =>
         tx
@@ -166,9 +203,19 @@ async function keepAside(
   state: 'unknown_payment' | 'waiting',
   now: number,
   dispute_id: string | null = null,
-): Promise<void> {
-  await deps.store.transaction((tx) =>
-    tx
+): Promise<boolean> {
+  return deps.store.transaction(async (tx) => {
+    // Read after the dispute was: a move this notice made is committed with its dispute_notices row, so it is seen here.
+    if (dispute_id !== null) {
+      const applied = await tx
+        .selectFrom('dispute_notices')
+        .select('dispute_id')
+        .where('processor_id', '=', row.processor_id)
+        .where('notification_id', '=', n.id.slice(0, 200))
+        .executeTakeFirst();
+      if (applied) return false;
+    }
+    await tx
       .insertInto('dispute_orphans')
       .values({
         processor_id: row.processor_id,
@@ -186,8 +233,9 @@ async function keepAside(
         dispute_id,
       })
       .onConflict((oc) => oc.columns(['processor_id', 'notification_id']).doNothing())
-      .execute(),
-  );
+      .execute();
+    return true;
+  });
 }
 
 /** The dispute by the processor's id of it, only of this processor's account. */

@@ -7,7 +7,7 @@ import { attemptClaimsMigration, attemptProcessorMigration, processorAttemptsMig
 import { checkoutMigration } from './migrations/checkout.js';
 import { connectMigration } from './migrations/connect.js';
 import { customersMigration } from './migrations/customers.js';
-import { disputeOrphansMigration } from './migrations/dispute-orphans.js';
+import { disputeNoticesMigration, disputeOrphansMigration } from './migrations/dispute-orphans.js';
 import { disputeRequestRefsMigration, disputeResponseErrorMigration, disputesMigration } from './migrations/disputes.js';
 import { fxRatesMigration } from './migrations/fx.js';
 import { idempotencyMigration, idempotencySealedMigration } from './migrations/idempotency.js';
@@ -86,6 +86,7 @@ export function migrationsFor(ctx: MigrationContext): Record<string, Migration> 
     '0093_reconciliation': reconciliationMigration,
     '0094_settlement_batches': settlementBatchesMigration,
     '0095_payout_batches': payoutBatchesMigration,
+    '0096_dispute_notices': disputeNoticesMigration,
   };
 }
 

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { newId } from '../crypto/ids.js';
 import type { Tx } from '../db/store.js';
+import type { DisputeNoticeRow } from '../db/tables/dispute-orphans.js';
 import type { DisputeEvidenceRow, DisputeRow } from '../db/tables/disputes.js';
 import type { PaymentRow } from '../db/tables/payments.js';
 import { formatAmount } from '../money/currency.js';
@@ -174,8 +175,38 @@ export async function moveDispute(
   event: DisputeEvent,
   now_ms: number,
   patch: Partial<DisputeRow> = {},
+  notice?: AppliedNotice,
 ): Promise<{ dispute: DisputeRow; moved: boolean }> {
-  return deps.store.transaction((tx) => moveDisputeIn(tx, dispute_id, event, now_ms, patch));
+  return deps.store.transaction(async (tx) => {
+    if (!notice) return moveDisputeIn(tx, dispute_id, event, now_ms, patch);
+    // A processor's notice moves its dispute once, whatever became of its processor_notifications record (a crash
+    // before it, deliveries at once): its key is written in the move's transaction; a second writer finds it (on
+    // PostgreSQL it waits for the first to commit) and moves nothing.
+    if (!(await claimNotice(tx, dispute_id, notice, now_ms))) {
+      return {
+        dispute: (await tx.selectFrom('disputes').selectAll().where('dispute_id', '=', dispute_id).executeTakeFirstOrThrow()) as DisputeRow,
+        moved: false,
+      };
+    }
+    const r = await moveDisputeIn(tx, dispute_id, event, now_ms, patch);
+    // Not applied (the table refused it from here): not kept as applied, so it may still wait for its turn.
+    if (!r.moved)
+      await tx.deleteFrom('dispute_notices').where('processor_id', '=', notice.processor_id).where('notification_id', '=', notice.notification_id).execute();
+    return r;
+  });
+}
+
+/** A processor's notice, as the dispute it was applied to keeps it (dispute_notices). */
+export type AppliedNotice = Pick<DisputeNoticeRow, 'processor_id' | 'notification_id' | 'action' | 'occurred_at'>;
+
+/** Records `notice` as applied to the dispute: false when it already was. */
+export async function claimNotice(tx: Tx, dispute_id: string, notice: AppliedNotice, now_ms: number): Promise<boolean> {
+  const r = await tx
+    .insertInto('dispute_notices')
+    .values({ ...notice, dispute_id, applied_at: now_ms })
+    .onConflict((oc) => oc.columns(['processor_id', 'notification_id']).doNothing())
+    .executeTakeFirst();
+  return Number(r.numInsertedOrUpdatedRows ?? 0) === 1;
 }
 
 export async function moveDisputeIn(
@@ -187,8 +218,8 @@ export async function moveDisputeIn(
 ): Promise<{ dispute: DisputeRow; moved: boolean }> {
   const before = await tx.selectFrom('disputes').selectAll().where('dispute_id', '=', dispute_id).executeTakeFirst();
   if (!before) throw new DisputeRefused('not_found', 'dispute_id', `dispute ${dispute_id} does not exist`);
-  const closing = event === 'win' || event === 'lose' || event === 'accept';
-  const kind = event === 'escalate' ? 'chargeback' : before.kind;
+  const closing = event === 'win' || event === 'reverse' || event === 'lose' || event === 'accept';
+  const kind = event === 'escalate' || event === 'book' ? 'chargeback' : before.kind;
   // A move the table does not allow from here (a repeated or reordered notification) changes nothing.
   if (!canApplyDispute(event, before.status)) return { dispute: before, moved: false };
   const after = await applyDisputeTransition(
@@ -202,10 +233,11 @@ export async function moveDisputeIn(
     event === 'refuse' ? (kind === 'inquiry' ? 'warning_needs_response' : 'needs_response') : undefined,
   );
   if (!after) return { dispute: before, moved: false };
-  // Money: an inquiry that becomes a chargeback, or a won chargeback disputed again, is taken now; a won chargeback is given back.
-  if ((event === 'escalate' && before.kind === 'inquiry') || event === 'reopen')
+  // Money: an inquiry that becomes a chargeback (escalated, or booked after its defence), or a won chargeback disputed
+  // again, is taken now; a won chargeback, or a lost one the processor reversed, is given back.
+  if (((event === 'escalate' || event === 'book') && before.kind === 'inquiry') || event === 'reopen')
     await postDisputeDebit(tx, { ...after, fee_minor: event === 'reopen' ? 0 : after.fee_minor }, now_ms);
-  if (event === 'win' && after.kind === 'chargeback') await postDisputeWon(tx, after, now_ms);
+  if ((event === 'win' || event === 'reverse') && after.kind === 'chargeback') await postDisputeWon(tx, after, now_ms);
   await notifyDispute(tx, after, closing ? 'dispute.closed' : 'dispute.updated', now_ms);
   return { dispute: after, moved: true };
 }

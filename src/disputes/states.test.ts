@@ -15,6 +15,8 @@ const EXPECTED: Record<DisputeEvent, { from: DisputeStatus[]; to: DisputeStatus 
   win: { from: ['warning_needs_response', 'needs_response', 'under_review'], to: 'won' },
   lose: { from: ['warning_needs_response', 'needs_response', 'under_review'], to: 'lost' },
   reopen: { from: ['won'], to: 'needs_response' },
+  book: { from: ['under_review'], to: 'under_review' },
+  reverse: { from: ['lost'], to: 'won' },
   refuse: { from: ['under_review'], to: ['warning_needs_response', 'needs_response'] },
 };
 
@@ -29,9 +31,11 @@ describe('dispute table', () => {
       });
     }
   }
-  test('accepted and lost are final; won only reopens; open and closed cover every status once', () => {
-    for (const s of ['accepted', 'lost'] as const)
-      for (const e of Object.keys(EXPECTED) as DisputeEvent[]) assert.equal(canApplyDispute(e, s), false, `${e} from ${s}`);
+  test('accepted is final; lost is only reversed, won only reopens; open and closed cover every status once', () => {
+    for (const e of Object.keys(EXPECTED) as DisputeEvent[]) {
+      assert.equal(canApplyDispute(e, 'accepted'), false, `${e} from accepted`);
+      assert.equal(canApplyDispute(e, 'lost'), e === 'reverse', `${e} from lost`);
+    }
     assert.deepEqual([...OPEN_STATUSES, ...CLOSED_STATUSES].sort(), [...ALL].sort());
     assert.deepEqual(ALL.filter(takesEvidence), ['warning_needs_response', 'needs_response']);
   });

@@ -17,6 +17,8 @@ export type DisputeEvent =
   | 'win' // the processor decided for the merchant
   | 'lose' // the processor decided for the cardholder, or the deadline passed unanswered
   | 'reopen' // the cardholder's bank disputed again (a second chargeback, pre-arbitration)
+  | 'book' // the processor booked the chargeback it had announced, after the defence: the money leaves, the defence stands
+  | 'reverse' // the processor reversed a lost chargeback (Adyen: CHARGEBACK_REVERSED, arbitration won): the amount comes back
   | 'refuse'; // the processor refused the evidence sent: the dispute is the merchant's to answer again
 
 export const DISPUTE_TRANSITIONS = {
@@ -26,6 +28,10 @@ export const DISPUTE_TRANSITIONS = {
   win: { from: ['warning_needs_response', 'needs_response', 'under_review'], to: 'won' },
   lose: { from: ['warning_needs_response', 'needs_response', 'under_review'], to: 'lost' },
   reopen: { from: ['won'], to: 'needs_response' },
+  // Adyen announces a chargeback (NOTIFICATION_OF_CHARGEBACK), takes the defence, and books it (CHARGEBACK) after.
+  book: { from: ['under_review'], to: 'under_review' },
+  // Money follows the processor (§20): a loss it reverses is won. Apart from `win` so that only a processor's notice moves a lost dispute.
+  reverse: { from: ['lost'], to: 'won' },
   // An inquiry's evidence refused goes back to the inquiry; a chargeback's to needs_response (moveDisputeIn picks by kind).
   refuse: { from: ['under_review'], to: ['warning_needs_response', 'needs_response'] },
 } as const satisfies Transitions<DisputeStatus, DisputeEvent>;

@@ -6,13 +6,15 @@
 /**
  * What the notification asks of the dispute:
  * - `open`: nothing beyond opening it (`opens` says as what);
+ * - `announce`: as `open`, and a chargeback is on its way (Adyen's NOTIFICATION_OF_CHARGEBACK): the
+ *   defence given from here answers it, so its `escalate` leaves a defence under review;
  * - `escalate`: an inquiry becomes a chargeback (the money leaves now); nothing for a chargeback;
  * - `submit`, `win`, `lose`, `reopen`: the core's moves (`reopen` waits while the dispute is still open);
  * - `lose_unanswered`: the defence period ended: lost if the chargeback is still unanswered;
  * - `win_inquiry`: the issuer let an inquiry go (no money moved): won; nothing for a chargeback;
  * - `note`: kept, moves nothing.
  */
-export type DisputeAction = 'open' | 'escalate' | 'submit' | 'win' | 'lose' | 'reopen' | 'lose_unanswered' | 'win_inquiry' | 'note';
+export type DisputeAction = 'open' | 'announce' | 'escalate' | 'submit' | 'win' | 'lose' | 'reopen' | 'lose_unanswered' | 'win_inquiry' | 'note';
 
 export interface DisputeNotification {
   /** The processor's id of this notification: a repeat of it changes nothing. */

@@ -32,3 +32,29 @@ export const disputeOrphansMigration: Migration = {
     await db.schema.dropTable('dispute_orphans').execute();
   },
 };
+
+/**
+ * The processor notices applied to each dispute (issue 34 review, item 1): written in the move's
+ * own transaction, so a notice whose processor_notifications record was lost (a crash between
+ * the two) or that is delivered several times at once moves its dispute once and is never kept
+ * waiting to be applied again. Also what the hooks read of a dispute's history: whether its
+ * chargeback was announced before the defence, and the newest notice applied.
+ */
+export const disputeNoticesMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable('dispute_notices')
+      .addColumn('processor_id', 'text', (c) => c.notNull())
+      .addColumn('notification_id', 'text', (c) => c.notNull())
+      .addColumn('dispute_id', 'text', (c) => c.notNull())
+      .addColumn('action', 'text', (c) => c.notNull())
+      .addColumn('occurred_at', 'bigint', (c) => c.notNull())
+      .addColumn('applied_at', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('dispute_notices_pk', ['processor_id', 'notification_id'])
+      .execute();
+    await db.schema.createIndex('dispute_notices_dispute').on('dispute_notices').columns(['dispute_id', 'occurred_at']).execute();
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropTable('dispute_notices').execute();
+  },
+};

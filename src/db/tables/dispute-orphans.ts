@@ -26,6 +26,23 @@ export interface DisputeOrphanRow {
   dispute_id: string | null;
 }
 
+/**
+ * A processor notice applied to a dispute, written with the move it made (or, for an announced
+ * chargeback, when it reached the dispute still unanswered): one row per notification, so a
+ * redelivery, even one whose processor_notifications record was lost, applies nothing again.
+ */
+export interface DisputeNoticeRow {
+  processor_id: string;
+  notification_id: string;
+  dispute_id: string;
+  /** The notice's action (src/processors/dispute-notices.ts): `reopen`, `win`, `announce`, … */
+  action: string;
+  /** When the processor says it happened (epoch ms). */
+  occurred_at: number;
+  applied_at: number;
+}
+
 export interface DisputeOrphanTables {
   dispute_orphans: DisputeOrphanRow;
+  dispute_notices: DisputeNoticeRow;
 }

@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomInt } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { runResponse } from '../../disputes/respond.js';
+import { DISPUTE_RESPOND_KIND, giveEvidence } from '../../disputes/service.js';
 import { accountBalances } from '../../ledger/balances.js';
 import { verifyLedger } from '../../ledger/verify.js';
 import type { CreatedMerchant } from '../../merchants/service.js';
@@ -273,6 +275,152 @@ describe('Adyen dispute notifications', () => {
       ['unmatched'],
     );
     assert.equal((await db().selectFrom('disputes').select('dispute_id').where('processor_ref', '=', dispute).execute()).length, 0);
+  });
+
+  // Issue 34 review, item 1: a repeated reopen notice that came after its own move must not wait to reopen the dispute again.
+  test('SECOND_CHARGEBACK applied, its record lost (a crash before it), delivered again; then PREARBITRATION_WON: won, the amount back once', async () => {
+    const p = await paid();
+    const before = await available();
+    const dispute = newPsp();
+    const t = Date.now();
+    const at = (s: number) => new Date(t + s * 1000).toISOString();
+    await post(item('CHARGEBACK', { dispute, payment: p.psp, merchantReference: p.transaction_id, date: at(0) }));
+    await post(item('CHARGEBACK_REVERSED', { dispute, merchantReference: p.transaction_id, date: at(10) }));
+    const second = item('SECOND_CHARGEBACK', { dispute, merchantReference: p.transaction_id, date: at(20) });
+    await post(second);
+    assert.equal((await disputeOf(p.transaction_id))?.status, 'needs_response');
+    // The process died after the move committed and before its record: Adyen delivers it again.
+    await gw.runtime.store.transaction((tx) =>
+      tx
+        .deleteFrom('processor_notifications')
+        .where('processor_id', '=', processor_id)
+        .where('notification_id', 'like', `dispute:${dispute}:SECOND_CHARGEBACK:%`)
+        .execute(),
+    );
+    await post(second);
+    assert.equal(await available(), before - 1000, 'the redelivery took nothing');
+    const waiting = await db().selectFrom('dispute_orphans').select('event').where('processor_ref', '=', dispute).execute();
+    assert.deepEqual(waiting, [], 'nothing kept waiting');
+    const kept = await db()
+      .selectFrom('processor_notifications')
+      .select('result')
+      .where('processor_id', '=', processor_id)
+      .where('notification_id', 'like', `dispute:${dispute}:SECOND_CHARGEBACK:%`)
+      .execute();
+    assert.deepEqual(
+      kept.map((k) => k.result),
+      ['settled'],
+      'recorded as the delivery that moved it',
+    );
+    await post(item('PREARBITRATION_WON', { dispute, merchantReference: p.transaction_id, date: at(30) }));
+    assert.equal((await disputeOf(p.transaction_id))?.status, 'won');
+    assert.equal(await available(), before);
+    // Delivered once more after the win (its record lost again): it reopens nothing.
+    await gw.runtime.store.transaction((tx) =>
+      tx
+        .deleteFrom('processor_notifications')
+        .where('processor_id', '=', processor_id)
+        .where('notification_id', 'like', `dispute:${dispute}:SECOND_CHARGEBACK:%`)
+        .execute(),
+    );
+    await post(second);
+    assert.equal((await disputeOf(p.transaction_id))?.status, 'won');
+    assert.equal(await available(), before);
+    await ledgerOk();
+  });
+
+  test('SECOND_CHARGEBACK delivered three times at once: applied once, none kept waiting; PREARBITRATION_WON then ends it won, the amount back', async () => {
+    const p = await paid();
+    const before = await available();
+    const dispute = newPsp();
+    const t = Date.now();
+    const at = (s: number) => new Date(t + s * 1000).toISOString();
+    await post(item('CHARGEBACK', { dispute, payment: p.psp, merchantReference: p.transaction_id, date: at(0) }));
+    await post(item('CHARGEBACK_REVERSED', { dispute, merchantReference: p.transaction_id, date: at(10) }));
+    const second = item('SECOND_CHARGEBACK', { dispute, merchantReference: p.transaction_id, date: at(20) });
+    await Promise.all([post(second), post(second), post(second)]);
+    assert.equal((await disputeOf(p.transaction_id))?.status, 'needs_response');
+    assert.equal(await available(), before - 1000, 'taken once');
+    const waiting = await db().selectFrom('dispute_orphans').select('event').where('processor_ref', '=', dispute).where('resolved_at', 'is', null).execute();
+    assert.deepEqual(waiting, [], 'nothing kept waiting');
+    await post(item('PREARBITRATION_WON', { dispute, merchantReference: p.transaction_id, date: at(30) }));
+    assert.equal((await disputeOf(p.transaction_id))?.status, 'won');
+    assert.equal(await available(), before);
+    await ledgerOk();
+  });
+
+  // Issue 34 review, item 2: Adyen books the chargeback it announced after the defence too.
+  test('NOTIFICATION_OF_CHARGEBACK, the defence submitted, then CHARGEBACK: the money leaves, the dispute stays under review and its defence is still sent', async () => {
+    const p = await paid();
+    const before = await available();
+    const dispute = mock.openDispute(p.psp);
+    await post(
+      item('NOTIFICATION_OF_CHARGEBACK', { dispute, payment: p.psp, merchantReference: p.transaction_id, additionalData: { chargebackReasonCode: '10.4' } }),
+    );
+    const d = await disputeOf(p.transaction_id);
+    assert.ok(d);
+    await giveEvidence(gw.runtime.deps, d, [{ field: 'uncategorized_text', text: 'Delivered and signed for.' }], true, Date.now());
+    assert.equal((await disputeOf(p.transaction_id))?.status, 'under_review');
+    const due = async () =>
+      (
+        await db()
+          .selectFrom('scheduled_jobs')
+          .select('status')
+          .where('kind', '=', DISPUTE_RESPOND_KIND)
+          .where('payload', 'like', `%${d.dispute_id}%`)
+          .execute()
+      ).length;
+    assert.equal(await due(), 1, 'the defence job is queued');
+    await post(
+      item('CHARGEBACK', {
+        dispute,
+        payment: p.psp,
+        merchantReference: p.transaction_id,
+        additionalData: { chargebackReasonCode: '10.4', disputeStatus: 'Pending' },
+      }),
+    );
+    const booked = await disputeOf(p.transaction_id);
+    assert.deepEqual([booked?.status, booked?.kind], ['under_review', 'chargeback'], 'not asked again');
+    assert.equal(await available(), before - 1000, 'the amount left when Adyen booked it');
+    assert.equal(await runResponse(gw.runtime.deps, d.dispute_id, 'defend', Date.now()), 'approved', 'the defence is still sent');
+    assert.equal(mock.disputes.get(dispute)?.status, 'defended');
+    // The same CHARGEBACK again, and CHARGEBACK_REVERSED: won, the amount back once.
+    await post(item('CHARGEBACK', { dispute, payment: p.psp, merchantReference: p.transaction_id, date: new Date(Date.now() - 1).toISOString() }));
+    await post(item('CHARGEBACK_REVERSED', { dispute, merchantReference: p.transaction_id }));
+    assert.equal((await disputeOf(p.transaction_id))?.status, 'won');
+    assert.equal(await available(), before);
+    await ledgerOk();
+  });
+
+  test('lost when the defence period ended, then CHARGEBACK_REVERSED: won, the amount back; a reversal older than the loss changes nothing', async () => {
+    const p = await paid();
+    const before = await available();
+    const t = Date.now();
+    const at = (s: number) => new Date(t + s * 1000).toISOString();
+    const dispute = newPsp();
+    await post(item('CHARGEBACK', { dispute, payment: p.psp, merchantReference: p.transaction_id, date: at(0) }));
+    await post(item('DISPUTE_DEFENSE_PERIOD_ENDED', { dispute, merchantReference: p.transaction_id, date: at(10), additionalData: { disputeStatus: 'Lost' } }));
+    assert.equal((await disputeOf(p.transaction_id))?.status, 'lost');
+    assert.equal(await available(), before - 1000);
+    await post(item('CHARGEBACK_REVERSED', { dispute, merchantReference: p.transaction_id, date: at(20) }));
+    const d = await disputeOf(p.transaction_id);
+    assert.equal(d?.status, 'won', 'Adyen reversed it');
+    assert.equal(await available(), before, 'the amount is back');
+    assert.deepEqual(await eventsOf(d?.dispute_id ?? ''), ['dispute.created', 'dispute.closed', 'dispute.closed']);
+    await ledgerOk();
+
+    // Reordered: the reversal (t+10) comes after the pre-arbitration lost (t+30) that ended the dispute.
+    const q = await paid();
+    const other = newPsp();
+    const qBefore = await available();
+    await post(item('CHARGEBACK', { dispute: other, payment: q.psp, merchantReference: q.transaction_id, date: at(0) }));
+    await post(item('SECOND_CHARGEBACK', { dispute: other, merchantReference: q.transaction_id, date: at(20) }));
+    await post(item('PREARBITRATION_LOST', { dispute: other, merchantReference: q.transaction_id, date: at(30) }));
+    assert.equal((await disputeOf(q.transaction_id))?.status, 'lost');
+    await post(item('CHARGEBACK_REVERSED', { dispute: other, merchantReference: q.transaction_id, date: at(10) }));
+    assert.equal((await disputeOf(q.transaction_id))?.status, 'lost', 'older than the loss: not applied');
+    assert.equal(await available(), qBefore - 1000);
+    await ledgerOk();
   });
 
   test('a forged dispute notification is refused 401 and opens nothing', async () => {

@@ -12,14 +12,19 @@
 // investigate the dispute and supply the defense documents") and REQUEST_FOR_INFORMATION asks
 // for documents. Money follows the processor (docs/contract.md §20), so those two open the
 // dispute as an inquiry (`warning_needs_response`, no money) and CHARGEBACK escalates it (or
-// opens it as a chargeback when it comes first or alone).
+// opens it as a chargeback when it comes first or alone). Adyen books the CHARGEBACK whether or
+// not the announced one was defended meanwhile: after a defence it takes the money and leaves the
+// dispute under review (the core's `book`), where the defence job still sends the evidence.
+// A chargeback lost and later reversed (CHARGEBACK_REVERSED after the defence period ended, an
+// arbitration won after a lost pre-arbitration) is won again, the amount back (`reverse`).
 import type { DisputeAction, DisputeNotification } from '../dispute-notices.js';
 import type { NotificationRequestItem } from './webhooks.js';
 
 /** eventCode → what it does to the dispute, and as what it opens one when none exists yet (docs/processors.md). */
 export const DISPUTE_EVENTS: Readonly<Record<string, { action: DisputeAction; opens?: 'inquiry' | 'chargeback' }>> = {
   REQUEST_FOR_INFORMATION: { action: 'open', opens: 'inquiry' },
-  NOTIFICATION_OF_CHARGEBACK: { action: 'open', opens: 'inquiry' },
+  // The chargeback to come: a defence given now answers it, and its CHARGEBACK (booked after the defence too) does not ask again.
+  NOTIFICATION_OF_CHARGEBACK: { action: 'announce', opens: 'inquiry' },
   CHARGEBACK: { action: 'escalate', opens: 'chargeback' },
   INFORMATION_SUPPLIED: { action: 'submit' },
   // "Issuer accepted defense or did not respond": ends an inquiry; a chargeback's money comes back with CHARGEBACK_REVERSED.
