@@ -78,7 +78,8 @@ const PAID: ReadonlySet<PaymentRow['status']> = new Set(['authorised', 'captured
 function chargeStatus(row: PaymentRow): 'succeeded' | 'pending' | 'failed' {
   if (PAID.has(row.status)) return 'succeeded';
   if (row.status === 'pending' || row.status === 'processing' || row.status === 'review') return 'pending';
-  if ((row.status === 'cancelled' || row.status === 'expired') && Number(row.authorised_minor) > 0) return 'succeeded';
+  // Released after an approval (its result stays 0000; the release zeroes authorised_minor), not a payment never approved.
+  if ((row.status === 'cancelled' || row.status === 'expired') && row.result_code === '0000') return 'succeeded';
   return 'failed';
 }
 

@@ -20,7 +20,7 @@ import { callerOf, genericRouteOptions } from './auth.js';
 import { chargeObjects } from './charges.js';
 import { disputeEventObject } from './disputes.js';
 import { errorAnswers, objectAnswers, WEBHOOKS_TAG } from './docs.js';
-import { intentObjectOfPayment } from './payment-intents.js';
+import { intentObjectById, intentObjectOfPayment } from './payment-intents.js';
 import { refundObject } from './refunds.js';
 import {
   IdParams,
@@ -84,9 +84,10 @@ export function payoutObject(row: PayoutRow): Record<string, unknown> {
 /**
  * THE place that says what an event's `data.object` is, by its platform type: `charge.*` the
  * payment as a charge (src/generic/charges.ts), `payment_intent.*` the PaymentIntent whose
- * confirm made the payment, `refund.*` the refund, `payout.*` the payout, `charge.dispute.*` the
- * dispute (src/generic/disputes.ts: its evidence text withheld). The object is read
- * in the event's account only.
+ * confirm made the payment (or the intent itself: created, or cancelled with no payment to
+ * release), `refund.*` the refund, `payout.*` the payout, `charge.dispute.*` the dispute
+ * (src/generic/disputes.ts: its evidence text withheld). The object is read in the event's
+ * account only.
  */
 /**
  * The objects of platform events that live above this folder (a connected account's transfers
@@ -119,7 +120,9 @@ export async function platformObjectOf(db: Db, event: PlatformEventRow, now: num
     const row = await accountPayment(db, event.account_id, transaction_id);
     if (row) return (await chargeObjects(db, [row]))[0] as Record<string, unknown>;
   } else if (prefix === 'payment_intent') {
-    const intent = await intentObjectOfPayment(db, now, event.account_id, event.object_id);
+    // Of a payment an intent's confirm made, or (created; cancelled with no payment to release) of the intent itself.
+    const intent =
+      (await intentObjectOfPayment(db, now, event.account_id, event.object_id)) ?? (await intentObjectById(db, now, event.account_id, event.object_id));
     if (intent) return intent;
   } else if (prefix === 'refund') {
     const r = await db

@@ -9,8 +9,11 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import Stripe from 'stripe';
+import type { CreatedMerchant } from '../merchants/service.js';
+import { ReviewService } from '../review/service.js';
 import { type TestGateway, testGateway } from '../test/harness.js';
 import { shapeProblems } from '../test/platform-shapes.js';
+import { formTokenOf, openPage, submit } from '../threeds/testing.js';
 
 let gw: TestGateway;
 let port: number;
@@ -30,7 +33,7 @@ async function rejection(p: Promise<unknown>): Promise<InstanceType<typeof Strip
   }
 }
 
-const count = async (table: 'payments' | 'payment_intents' | 'refunds') =>
+const count = async (table: 'payments' | 'payment_intents' | 'refunds' | 'events' | 'platform_events') =>
   Number(
     (
       await gw.runtime.store.db
@@ -48,6 +51,8 @@ before(async () => {
   gw = await testGateway();
   await gw.app.listen({ port: 0, host: '127.0.0.1' });
   port = (gw.app.server.address() as AddressInfo).port;
+  // next_action's 3-D Secure page on the listening gateway, so a test can finish it as the shopper would.
+  gw.settings.public_url = `http://127.0.0.1:${port}`;
   key = await gw.apiKey();
   stripe = client(key);
 });
@@ -217,7 +222,7 @@ describe('PaymentIntents through the official client library', () => {
   });
 
   test('bad input changes nothing: unknown ids, missing payment method, bad currency, another mode', async () => {
-    const before = [await count('payment_intents'), await count('payments')];
+    const before = [await count('payment_intents'), await count('payments'), await count('events'), await count('platform_events')];
     assert.equal((await rejection(stripe.paymentIntents.retrieve('pi_nope'))).code, 'resource_missing');
     assert.equal((await rejection(stripe.paymentIntents.create({ amount: 100, currency: 'xxx' }))).param, 'currency');
     assert.equal((await rejection(stripe.paymentIntents.create({ amount: 100, currency: 'eur', customer: 'cus_nope' }))).param, 'customer');
@@ -235,7 +240,11 @@ describe('PaymentIntents through the official client library', () => {
     );
     assert.equal(badCard.code, 'incorrect_number');
     assert.equal(badCard.param, 'payment_method_data[card][number]');
-    assert.deepEqual([await count('payment_intents'), await count('payments')], before);
+    assert.deepEqual(
+      [await count('payment_intents'), await count('payments'), await count('events'), await count('platform_events')],
+      before,
+      'no intent, payment or event',
+    );
     const pms = await gw.runtime.store.db
       .selectFrom('payment_methods')
       .select((eb) => eb.fn.countAll().as('n'))
@@ -322,8 +331,8 @@ describe('PaymentIntents through the official client library', () => {
     assert.equal(direct.statusCode, 200, direct.body);
     const intentEvents = (await stripe.events.list({ type: 'payment_intent.*', limit: 100 })).data;
     const of = (id: string) => intentEvents.filter((e) => (e.data.object as { id: string }).id === id).map((e) => e.type);
-    assert.deepEqual(of(pi.id).sort(), ['payment_intent.amount_capturable_updated', 'payment_intent.succeeded']);
-    assert.deepEqual(of(failedPi.id), ['payment_intent.payment_failed']);
+    assert.deepEqual(of(pi.id).sort(), ['payment_intent.amount_capturable_updated', 'payment_intent.created', 'payment_intent.succeeded']);
+    assert.deepEqual(of(failedPi.id).sort(), ['payment_intent.created', 'payment_intent.payment_failed']);
     for (const e of intentEvents) assert.notEqual((e.data.object as { latest_charge?: string }).latest_charge, `ch_${direct.json().transaction_id}`);
     const chargeEvents = (await stripe.events.list({ type: 'charge.succeeded', limit: 100 })).data;
     const mine = chargeEvents.find((e) => (e.data.object as Stripe.Charge).id === pi.latest_charge);
@@ -332,5 +341,166 @@ describe('PaymentIntents through the official client library', () => {
     assert.equal((mine.data.object as Stripe.Charge).payment_intent, pi.id);
     const directEvent = chargeEvents.find((e) => (e.data.object as Stripe.Charge).id === `ch_${direct.json().transaction_id}`);
     assert.equal((directEvent?.data.object as Stripe.Charge | undefined)?.payment_intent, null);
+  });
+});
+
+/** A platform of its own (its events apart from the other tests'), with the library on its key. */
+async function platform(): Promise<{ m: CreatedMerchant; lib: Stripe }> {
+  const m = await gw.newMerchant();
+  return { m, lib: client(await gw.apiKey(m)) };
+}
+
+/** The family event types told of intent `id`, sorted (one clock tick holds several events: compare as sets). */
+async function intentEventTypes(lib: Stripe, id: string): Promise<string[]> {
+  const events = (await lib.events.list({ type: 'payment_intent.*', limit: 100 })).data;
+  return events
+    .filter((e) => (e.data.object as { id?: string }).id === id)
+    .map((e) => e.type)
+    .sort();
+}
+
+describe('PaymentIntents: the intent’s own events, risk, 3-D Secure to the end, cancelling a hold, the acquiring query', () => {
+  test('payment_intent.created on create; payment_intent.canceled on a cancel before any payment and after a decline; once each, written with the change', async () => {
+    const { lib } = await platform();
+    const open = await lib.paymentIntents.create({ amount: 1000, currency: 'eur' });
+    assert.deepEqual(await intentEventTypes(lib, open.id), ['payment_intent.created']);
+    const [created] = (await lib.events.list({ type: 'payment_intent.created' })).data;
+    assert.ok(created);
+    assert.equal((created.data.object as Stripe.PaymentIntent).status, 'requires_payment_method');
+    gw.clock.advance(1000);
+    const canceled = await lib.paymentIntents.cancel(open.id, { cancellation_reason: 'requested_by_customer' });
+    assert.equal(canceled.status, 'canceled');
+    assert.deepEqual(await intentEventTypes(lib, open.id), ['payment_intent.canceled', 'payment_intent.created']);
+    const [told] = (await lib.events.list({ type: 'payment_intent.canceled' })).data;
+    assert.ok(told);
+    assert.equal((told.data.object as Stripe.PaymentIntent).status, 'canceled');
+    assert.equal((told.data.object as Stripe.PaymentIntent).cancellation_reason, 'requested_by_customer');
+    // A second cancel is refused and tells nothing.
+    assert.equal((await rejection(lib.paymentIntents.cancel(open.id))).code, 'payment_intent_unexpected_state');
+    assert.deepEqual(await intentEventTypes(lib, open.id), ['payment_intent.canceled', 'payment_intent.created']);
+
+    const e = await rejection(lib.paymentIntents.create({ amount: 1100, currency: 'eur', payment_method: 'pm_card_chargeDeclined', confirm: true }));
+    const declined = (e as Stripe.errors.StripeCardError).payment_intent as Stripe.PaymentIntent;
+    gw.clock.advance(1000);
+    assert.equal((await lib.paymentIntents.cancel(declined.id)).status, 'canceled');
+    assert.deepEqual(await intentEventTypes(lib, declined.id), ['payment_intent.canceled', 'payment_intent.created', 'payment_intent.payment_failed']);
+
+    // The gateway's outbox rows of the intent itself: one each, with no notify_url (they reach a platform by its endpoints and /v1/events).
+    const rows = await gw.runtime.store.db.selectFrom('events').select(['event_type', 'status']).where('object_id', 'in', [open.id, declined.id]).execute();
+    assert.deepEqual(rows.map((r) => r.event_type).sort(), [
+      'payment_intent.cancelled',
+      'payment_intent.cancelled',
+      'payment_intent.created',
+      'payment_intent.created',
+    ]);
+    assert.ok(rows.every((r) => r.status === 'no_target'));
+  });
+
+  test('cancelling a requires_capture intent voids the authorisation: canceled, nothing capturable, one payment_intent.canceled', async () => {
+    const { lib } = await platform();
+    const pi = await lib.paymentIntents.create({ amount: 4100, currency: 'usd', payment_method: 'pm_card_visa', capture_method: 'manual', confirm: true });
+    assert.equal(pi.status, 'requires_capture');
+    assert.equal(pi.amount_capturable, 4100);
+    assert.deepEqual(shapeProblems('payment_intent', pi as unknown as Record<string, unknown>, INTENT_NOT_OFFERED), []);
+    gw.clock.advance(1000);
+    const canceled = await lib.paymentIntents.cancel(pi.id, { cancellation_reason: 'abandoned' });
+    assert.equal(canceled.status, 'canceled');
+    assert.equal(canceled.amount_capturable, 0);
+    assert.equal(canceled.amount_received, 0);
+    assert.deepEqual(shapeProblems('payment_intent', canceled as unknown as Record<string, unknown>, INTENT_NOT_OFFERED), []);
+    const payment = await gw.runtime.store.db
+      .selectFrom('payments')
+      .select(['status', 'authorised_minor', 'captured_minor'])
+      .where('transaction_id', '=', String(pi.latest_charge).slice(3))
+      .executeTakeFirstOrThrow();
+    assert.deepEqual([payment.status, Number(payment.authorised_minor), Number(payment.captured_minor)], ['cancelled', 0, 0]);
+    const charge = await lib.charges.retrieve(String(pi.latest_charge));
+    assert.equal(charge.captured, false);
+    assert.equal(charge.refunded, true, 'a released authorisation');
+    // The payment's cancel tells the intent's (payment.cancelled): no second payment_intent.canceled of the intent's own.
+    assert.deepEqual(await intentEventTypes(lib, pi.id), ['payment_intent.amount_capturable_updated', 'payment_intent.canceled', 'payment_intent.created']);
+    assert.equal((await rejection(lib.paymentIntents.capture(pi.id))).code, 'payment_intent_unexpected_state');
+  });
+
+  test('risk: pm_card_riskLevelElevated is processing until reviewed (accepted: succeeded; rejected: canceled); pm_card_radarBlock is declined as fraudulent', async () => {
+    const { m, lib } = await platform();
+    const held = await lib.paymentIntents.create({ amount: 2100, currency: 'eur', payment_method: 'pm_card_riskLevelElevated', confirm: true });
+    assert.equal(held.status, 'processing');
+    assert.deepEqual(shapeProblems('payment_intent', held as unknown as Record<string, unknown>, INTENT_NOT_OFFERED), []);
+    assert.equal((await rejection(lib.paymentIntents.cancel(held.id))).code, 'payment_intent_unexpected_state', 'a held payment is decided by review');
+    const review = new ReviewService(gw.runtime.deps);
+    const accepted = await review.reviewPayment({
+      account_id: m.account_id,
+      transaction_id: String(held.latest_charge).slice(3),
+      decision: 'ACCEPT',
+      note: 'ok',
+    });
+    assert.ok('ok' in accepted && accepted.ok === true, JSON.stringify(accepted));
+    const after = await lib.paymentIntents.retrieve(held.id);
+    assert.equal(after.status, 'succeeded');
+    assert.equal(after.amount_received, 2100);
+    assert.deepEqual(await intentEventTypes(lib, held.id), ['payment_intent.created', 'payment_intent.processing', 'payment_intent.succeeded']);
+
+    const other = await lib.paymentIntents.create({ amount: 2200, currency: 'eur', payment_method: 'pm_card_riskLevelElevated', confirm: true });
+    assert.equal(other.status, 'processing');
+    const rejected = await review.reviewPayment({
+      account_id: m.account_id,
+      transaction_id: String(other.latest_charge).slice(3),
+      decision: 'REJECT',
+      note: 'no',
+    });
+    assert.ok('ok' in rejected && rejected.ok === true, JSON.stringify(rejected));
+    assert.equal((await lib.paymentIntents.retrieve(other.id)).status, 'canceled');
+
+    const blocked = await rejection(lib.paymentIntents.create({ amount: 2300, currency: 'eur', payment_method: 'pm_card_radarBlock', confirm: true }));
+    assert.ok(blocked instanceof Stripe.errors.StripeCardError);
+    assert.equal(blocked.statusCode, 402);
+    assert.equal(blocked.code, 'card_declined');
+    assert.equal(blocked.decline_code, 'fraudulent');
+    const pi = blocked.payment_intent as Stripe.PaymentIntent;
+    assert.equal(pi.status, 'requires_payment_method');
+    assert.equal(pi.last_payment_error?.decline_code, 'fraudulent');
+    const charge = await lib.charges.retrieve(String(pi.latest_charge));
+    assert.equal(charge.status, 'failed');
+  });
+
+  test('3-D Secure to the end: requires_action, the shopper completes the challenge page, then succeeded', async () => {
+    const { lib } = await platform();
+    const pi = await lib.paymentIntents.create({
+      amount: 1600,
+      currency: 'eur',
+      payment_method: 'pm_card_threeDSecure2Required',
+      confirm: true,
+      return_url: 'https://shop.example/back',
+    });
+    assert.equal(pi.status, 'requires_action');
+    assert.deepEqual(shapeProblems('payment_intent', pi as unknown as Record<string, unknown>, INTENT_NOT_OFFERED), []);
+    const url = String(pi.next_action?.redirect_to_url?.url);
+    const page = await openPage(url);
+    assert.equal(page.statusCode, 200, page.body.slice(0, 200));
+    const back = await submit(url, formTokenOf(page.body), 'complete');
+    assert.equal(back.statusCode, 303);
+    assert.ok(String(back.headers.location).startsWith('https://shop.example/back'));
+    const done = await lib.paymentIntents.retrieve(pi.id);
+    assert.equal(done.status, 'succeeded');
+    assert.equal(done.next_action, null);
+    assert.equal(done.amount_received, 1600);
+    assert.deepEqual(await intentEventTypes(lib, pi.id), ['payment_intent.created', 'payment_intent.requires_action', 'payment_intent.succeeded']);
+  });
+
+  test('an intent’s charge is the acquiring interface’s payment: /v1/retrievalTrans finds it by its order_no (the charge id)', async () => {
+    const { m, lib } = await platform();
+    const pi = await lib.paymentIntents.create({ amount: 1700, currency: 'eur', payment_method: 'pm_card_visa', confirm: true });
+    const res = await gw.post(
+      '/v1/retrievalTrans',
+      { merchant_id: m.merchant_id, account_id: m.account_id, order_nos: [String(pi.latest_charge)] },
+      { merchant: m },
+    );
+    assert.equal(res.statusCode, 200, res.body);
+    const [order] = JSON.parse(res.body).orders_list as Array<Record<string, string>>;
+    assert.equal(order?.query_result, '1');
+    assert.equal(order?.order_no, pi.latest_charge);
+    assert.equal(order?.transaction_id, String(pi.latest_charge).slice(3));
+    assert.equal(order?.payment_status, '3000');
   });
 });

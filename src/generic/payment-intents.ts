@@ -28,6 +28,7 @@ import type { PaymentMethodRow } from '../db/tables/payment-methods.js';
 import type { CardRow, PaymentRow } from '../db/tables/payments.js';
 import type { WriteUnit } from '../db/unit.js';
 import { currencyExponent } from '../money/currency.js';
+import { type NewEvent, recordEvent, recordEventInto } from '../notifications/outbox.js';
 import { cancelPayment } from '../payments/cancel.js';
 import { capturePayment } from '../payments/capture.js';
 import { modePayment } from '../payments/reader.js';
@@ -93,6 +94,24 @@ const INTENT_MACHINE: Machine<PaymentIntentRow, IntentState, IntentEvent> = {
 
 /** How long a confirm's claim holds the intent before a confirm may re-run it (its payment never written). */
 export const CONFIRM_LEASE_MS = 120_000;
+
+/**
+ * The outbox event of a change of the intent itself, written in the change's transaction: its
+ * creation, and a cancel that releases no payment (before any, or after a decline; a released
+ * authorisation is told by its payment's `payment.cancelled`). Told as the family's
+ * `payment_intent.created` / `payment_intent.canceled` (src/notifications/platform.ts); no
+ * notify_url: they reach a platform through its webhook endpoints and `/v1/events`.
+ */
+function intentEvent(merchant_id: string, row: PaymentIntentRow, event_type: 'payment_intent.created' | 'payment_intent.cancelled'): NewEvent {
+  return {
+    merchant_id,
+    account_id: row.account_id,
+    event_type,
+    object_id: row.id,
+    notify_url: '',
+    data: { payment_intent: row.id, amount_minor: Number(row.amount_minor), currency: row.currency, customer: row.customer_id },
+  };
+}
 
 // ---- the wire status ------------------------------------------------------------------------
 
@@ -535,7 +554,10 @@ async function createIntent(deps: Deps, authorise: AuthoriseService, request: Fa
     if (b.confirm) return confirmAndAnswer(deps, authorise, request, reply, { row: fresh, isNew: true, choice }, b);
     fresh.payment_method_id = (await methodId(deps, choice)) ?? '';
     fresh.state = fresh.payment_method_id ? 'requires_confirmation' : 'requires_payment_method';
-    await deps.store.transaction((tx) => tx.insertInto('payment_intents').values(fresh).execute());
+    await deps.store.transaction(async (tx) => {
+      await tx.insertInto('payment_intents').values(fresh).execute();
+      await recordEvent(tx, intentEvent(caller.creds.account.merchant_id, fresh, 'payment_intent.created'), now);
+    });
     return send(deps, request, reply, await loadIntent(deps, fresh));
   }
   // A re-run under the key of a create that wrote its intent: answer it, or confirm it as the first run meant to.
@@ -654,7 +676,7 @@ async function confirmAndAnswer(
 ) {
   const caller = callerOf(request);
   const idem = request.idempotency?.id;
-  const plan = await planConfirm(deps, c, b, idem ? idem.replace(/^idk_/, '') : newId('payment', deps.now()));
+  const plan = await planConfirm(deps, caller, c, b, idem ? idem.replace(/^idk_/, '') : newId('payment', deps.now()));
   const { claimed } = plan;
   const details: Record<string, unknown> = { api: 'payment_intents', payment_intent: claimed.id, metadata: JSON.parse(claimed.metadata) };
   if (claimed.statement_descriptor) details.statement_descriptor = claimed.statement_descriptor;
@@ -710,7 +732,7 @@ interface ConfirmPlan {
  * answers from what the first run made. Anything else is refused: a payment in progress or
  * decided cannot be confirmed again.
  */
-async function planConfirm(deps: Deps, c: ToConfirm, b: ConfirmIntent | CreateIntent, tid: string): Promise<ConfirmPlan> {
+async function planConfirm(deps: Deps, caller: KeyCaller, c: ToConfirm, b: ConfirmIntent | CreateIntent, tid: string): Promise<ConfirmPlan> {
   const { row } = c;
   if (!c.isNew && row.state === 'confirmed') {
     const current = await loadIntent(deps, row);
@@ -744,8 +766,10 @@ async function planConfirm(deps: Deps, c: ToConfirm, b: ConfirmIntent | CreateIn
       unit.insertRows('cards', [choice.card], { ignoreConflictOn: ['card_id'] });
       unit.insertRows('payment_methods', [choice.pm]);
     }
-    if (c.isNew) unit.insertRows('payment_intents', [claimed]);
-    else
+    if (c.isNew) {
+      unit.insertRows('payment_intents', [claimed]);
+      recordEventInto(unit, intentEvent(caller.creds.account.merchant_id, claimed, 'payment_intent.created'), now);
+    } else
       unit.compareAndSet(
         transitionUpdate(unit.q as Kysely<unknown>, INTENT_MACHINE, row.id, 'confirm', row.state, patch, now, {
           where: { transaction_id: row.transaction_id },
@@ -844,17 +868,21 @@ async function cancelIntent(deps: Deps, request: IdRequest<Static<typeof CancelI
     throw unexpected(
       `You cannot cancel this PaymentIntent because it has a status of ${status}. Only a PaymentIntent with one of the following statuses may be canceled: requires_payment_method, requires_capture, requires_confirmation, requires_action.`,
     );
-  if (payment && (payment.status === 'authorised' || payment.status === 'pending')) {
+  const releases = payment !== undefined && (payment.status === 'authorised' || payment.status === 'pending');
+  if (releases) {
     const outcome = await cancelPayment(deps, request.log, { account_id: row.account_id, transaction_id: payment.transaction_id });
     if (!outcome.ok) throw genericRefusal(outcome, { what: 'payment_intent', id: row.id, amountParam: 'id' });
   }
   const now = deps.now();
   const reason = request.body.cancellation_reason ?? '';
-  const canceled = await deps.store.transaction((tx) =>
-    apply(tx, INTENT_MACHINE, row.id, 'cancel', row.state, { canceled_at: now, cancellation_reason: reason }, now, {
+  const canceled = await deps.store.transaction(async (tx) => {
+    const moved = await apply(tx, INTENT_MACHINE, row.id, 'cancel', row.state, { canceled_at: now, cancellation_reason: reason }, now, {
       where: { transaction_id: row.transaction_id },
-    }),
-  );
+    });
+    // A released payment told the cancel already (payment.cancelled is the family's payment_intent.canceled).
+    if (moved && !releases) await recordEvent(tx, intentEvent(caller.creds.account.merchant_id, moved, 'payment_intent.cancelled'), now);
+    return moved;
+  });
   if (!canceled) throw lockTimeout();
   return send(deps, request, reply, await loadIntent(deps, canceled));
 }
@@ -987,6 +1015,13 @@ export async function intentObjectOfPayment(db: Tx, now: number, account_id: str
     .where('payment_intent_charges.transaction_id', '=', transaction_id)
     .where('payment_intents.account_id', '=', account_id)
     .executeTakeFirst();
+  if (!row) return undefined;
+  return intentObject((await loadIntentsFrom(db, now, [row]))[0] as LoadedIntent);
+}
+
+/** The wire object of `account_id`'s intent `id` (undefined: none), for the event of a change of the intent itself (`intentEvent`). */
+export async function intentObjectById(db: Tx, now: number, account_id: string, id: string): Promise<Record<string, unknown> | undefined> {
+  const row = await db.selectFrom('payment_intents').selectAll().where('id', '=', id).where('account_id', '=', account_id).executeTakeFirst();
   if (!row) return undefined;
   return intentObject((await loadIntentsFrom(db, now, [row]))[0] as LoadedIntent);
 }

@@ -16,9 +16,11 @@ import Stripe from 'stripe';
 import { EMITTED_PLATFORM_TYPES } from '../notifications/platform.js';
 import { EventService } from '../notifications/service.js';
 import { type Receiver, startReceiver } from '../notifications/test-receiver.js';
+import { DeliveryWorker } from '../notifications/worker.js';
 import { type TestGateway, testGateway } from '../test/harness.js';
 import { shapeProblems } from '../test/platform-shapes.js';
 import { PLATFORM_EVENT_TYPES } from './event-types.js';
+import { platformEventBodies } from './events.js';
 
 const YEAR = new Date().getUTCFullYear() + 1;
 const { StripeInvalidRequestError, StripeSignatureVerificationError } = Stripe.errors;
@@ -206,6 +208,24 @@ describe('webhook endpoints through the official client library', () => {
     }
   });
 
+  test('a PaymentIntent’s own events are delivered: payment_intent.created on create, payment_intent.canceled on a cancel before any payment', async () => {
+    const r = await startReceiver();
+    try {
+      const ep = await stripe.webhookEndpoints.create({ url: r.url, enabled_events: ['payment_intent.created', 'payment_intent.canceled'] });
+      const pi = await stripe.paymentIntents.create({ amount: 900, currency: 'usd' });
+      await stripe.paymentIntents.cancel(pi.id);
+      await until('the two deliveries', () => r.received.length >= 2);
+      const events = r.received.map((x) => stripe.webhooks.constructEvent(x.body, String(x.headers['stripe-signature']), ep.secret as string));
+      assert.deepEqual(events.map((e) => e.type).sort(), ['payment_intent.canceled', 'payment_intent.created']);
+      for (const e of events) assert.equal((e.data.object as Stripe.PaymentIntent).id, pi.id);
+      const canceled = events.find((e) => e.type === 'payment_intent.canceled');
+      assert.ok(canceled);
+      assert.equal((canceled.data.object as Stripe.PaymentIntent).status, 'canceled');
+    } finally {
+      await r.close();
+    }
+  });
+
   test('a delivery the receiver refuses is retried with the same event and body; the replay sends it again', async () => {
     const r = await startReceiver((_req, n) => ({ status: n === 0 ? 500 : 200 }));
     try {
@@ -295,6 +315,52 @@ describe('refusals: bad input, the SSRF guard, other accounts and modes', () => 
       assert.equal((await lib.webhookEndpoints.retrieve(ok.id)).url, 'http://93.184.215.14/hook');
     } finally {
       await strict.gw.close();
+    }
+  });
+
+  test('a URL that passed at create but resolves to a private address at send is not contacted; the attempt is recorded as refused', async () => {
+    // No background worker here: this test runs the delivery worker itself, with the resolver it controls.
+    const quiet = await serve();
+    const r = await startReceiver();
+    try {
+      const k = await quiet.gw.apiKey();
+      const lib = quiet.client(k);
+      // Accepted at create: "localhost" resolves to loopback, and this gateway allows private targets.
+      const ep = await lib.webhookEndpoints.create({ url: r.url.replace('127.0.0.1', 'localhost'), enabled_events: ['charge.succeeded'] });
+      const paid = await quiet.gw.generic('POST', '/v1/payments', k, { amount: 1400, currency: 'usd', payment_method: card('4242424242424242') });
+      assert.equal(paid.statusCode, 200, paid.body);
+      // At send, private targets are not allowed and the name now resolves to a private address (its DNS changed).
+      let lookups = 0;
+      const worker = new DeliveryWorker({
+        store: quiet.gw.runtime.store,
+        merchants: quiet.gw.runtime.merchants,
+        allow_private: false,
+        schedule_ms: [60_000],
+        timeout_ms: 10_000,
+        now: () => quiet.gw.clock.now,
+        resolver: async () => {
+          lookups++;
+          return [{ address: '10.0.0.7', family: 4 }];
+        },
+        platform: { keyring: quiet.gw.runtime.deps.keyring, bodies: platformEventBodies(quiet.gw.runtime.store) },
+      });
+      await worker.drain();
+      assert.ok(lookups >= 1, 'the URL was resolved again at send');
+      assert.equal(r.received.length, 0, 'the receiver was never contacted');
+      const attempts = await quiet.gw.runtime.store.db.selectFrom('event_attempts').selectAll().where('delivery', '=', ep.id).execute();
+      assert.equal(attempts.length, 1);
+      assert.equal(attempts[0]?.status_code, null);
+      assert.match(attempts[0]?.error ?? '', /^url refused: resolves to a forbidden address: 10\.0\.0\.7 is a private address/);
+      assert.equal(attempts[0]?.outcome, 'retry');
+      const delivery = await quiet.gw.runtime.store.db
+        .selectFrom('webhook_deliveries')
+        .select(['status', 'delivered_at'])
+        .where('endpoint_id', '=', ep.id)
+        .executeTakeFirstOrThrow();
+      assert.deepEqual([delivery.status, delivery.delivered_at], ['pending', null], 'not delivered');
+    } finally {
+      await r.close();
+      await quiet.gw.close();
     }
   });
 

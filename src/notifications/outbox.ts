@@ -28,6 +28,8 @@ export const EVENT_TYPES = [
   'transfer.created',
   'transfer.reversed',
   'account.updated',
+  'payment_intent.created',
+  'payment_intent.cancelled',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

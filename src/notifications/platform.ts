@@ -32,7 +32,8 @@ const CAPTURED: PaymentStatus[] = ['captured', 'partially_refunded', 'refunded']
  * The family's event types each gateway event is told as, in order. A cancelled or expired
  * authorisation is the family's `charge.expired` (an uncaptured charge released); a refund is
  * `refund.created` (the refund object) and `charge.refunded` (the charge object). A payment of a
- * PaymentIntent is also told as the intent's event. Subscriptions have no platform event yet.
+ * PaymentIntent is also told as the intent's event; the intent's own creation and a cancel that
+ * releases no payment are events of their own. Subscriptions have no platform event yet.
  */
 export const PLATFORM_TYPES: Readonly<Record<EventType, readonly PlatformType[]>> = {
   'payment.succeeded': [
@@ -60,6 +61,9 @@ export const PLATFORM_TYPES: Readonly<Record<EventType, readonly PlatformType[]>
   'transfer.created': always('transfer.created'),
   'transfer.reversed': always('transfer.reversed'),
   'account.updated': always('account.updated'),
+  // A PaymentIntent's own changes (src/generic/payment-intents.ts): made, and cancelled with no payment to release.
+  'payment_intent.created': always('payment_intent.created'),
+  'payment_intent.cancelled': always('payment_intent.canceled'),
 };
 
 /** Every platform type the gateway emits (an endpoint may subscribe to any type the family publishes). */
