@@ -5,12 +5,14 @@
 // evidence's words, a repeated notification changes nothing, a missed deadline loses, and the
 // ledger verifies after each. Both engines.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { createScheduler } from '../cli/background.js';
 import { accountBalances } from '../ledger/balances.js';
+import { negativeAvailableNote } from '../ledger/cli.js';
 import { verifyLedger } from '../ledger/verify.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
-import { type TestGateway, testGateway } from '../test/harness.js';
+import { directPayment, type TestGateway, testGateway } from '../test/harness.js';
 import { acceptDispute, DisputeRefused, EVIDENCE_MAX_BYTES, giveEvidence, moveDispute, openDispute, sniffEvidence } from './service.js';
 
 let gw: TestGateway;
@@ -220,5 +222,71 @@ describe('evidence is checked before anything is kept', () => {
     await giveEvidence(deps(), d, [{ field: 'shipping_documentation', file_name: 'label.png', bytes: PNG }], false, deps().now());
     assert.equal(await count(), 1);
     assert.equal((await disputeOf(tid))?.status, 'needs_response', 'evidence without submit does not submit');
+  });
+});
+
+describe('evidence uploads at once', () => {
+  // Issue 34 review, item 3: the 5 MB are summed under the dispute's lock, so uploads at once cannot pass it together (PostgreSQL).
+  test('four uploads of 2 MB at once: at most two are kept, 5 MB in all, the others refused naming evidence', async () => {
+    const tid = await pay('4000000000000259');
+    await later();
+    const d = (await disputeOf(tid)) as NonNullable<Awaited<ReturnType<typeof disputeOf>>>;
+    const file = Buffer.concat([PDF, Buffer.alloc(2 * 1024 * 1024 - PDF.length)]);
+    const results = await Promise.allSettled(
+      [1, 2, 3, 4].map((i) => giveEvidence(deps(), d, [{ field: 'receipt', file_name: `r${i}.pdf`, bytes: file }], false, deps().now())),
+    );
+    const refused = results.filter((r) => r.status === 'rejected');
+    assert.equal(refused.length, 2, 'two of the four refused');
+    for (const r of refused) assert.ok(r.reason instanceof DisputeRefused && r.reason.field === 'evidence', String(r.reason));
+    const held = await gw.runtime.store.db.selectFrom('dispute_evidence').select('size_bytes').where('dispute_id', '=', d.dispute_id).execute();
+    assert.equal(held.length, 2);
+    assert.ok(held.reduce((a, r) => a + Number(r.size_bytes), 0) <= EVIDENCE_MAX_BYTES);
+  });
+});
+
+describe('a negative balance holds payouts', () => {
+  // Issue 34 review, item 5 (§22: a balance may go negative and then holds payouts): refused with its code, nothing reserved.
+  test('a chargeback before the capture settled takes available below zero; a payout then fails INSUFFICIENT_FUNDS; the balance note names disputes', async () => {
+    const m = await gw.newMerchant({ name: 'Disputed before settlement' });
+    const r = await gw.post('/v1/authorise', directPayment(m, { card: '4000000000000259', currency: 'USD', amount: '100.00' }), { merchant: m });
+    assert.equal(r.statusCode, 200, r.body);
+    await later();
+    const usd = async () => (await accountBalances(gw.runtime.store.db, m.account_id)).find((b) => b.currency === 'USD');
+    const b = await usd();
+    assert.equal(b?.available_minor, -10000, 'the disputed 100.00 left available before the capture settled into it');
+    assert.match(negativeAvailableNote(b as NonNullable<typeof b>) ?? '', /disputes/);
+    const payout = await gw.post(
+      '/v1/payout',
+      {
+        merchant_id: m.merchant_id,
+        account_id: m.account_id,
+        request_id: randomUUID(),
+        beneficiary: {
+          entity_type: 'COMPANY',
+          company_name: 'Acme Supplies LLC',
+          address: { country_code: 'US', city: 'New York', street_address: '1 Main St', postcode: '10001', state: 'NY' },
+          bank_details: {
+            account_name: 'Acme Supplies LLC',
+            account_number: '000123456789',
+            bank_code: '011000015',
+            bank_country_code: 'US',
+            account_currency: 'USD',
+          },
+        },
+        payment_currency: 'USD',
+        payment_method: 'LOCAL',
+        reason: 'supplier invoice',
+        reference: 'INV-1001',
+        source_currency: 'USD',
+        payment_amount: '1.00',
+      },
+      { merchant: m },
+    );
+    assert.equal(payout.statusCode, 200, payout.body);
+    const rec = JSON.parse(payout.body) as { status: string; failure_type: string };
+    assert.deepEqual([rec.status, rec.failure_type], ['FAILED', 'INSUFFICIENT_FUNDS']);
+    const after = await usd();
+    assert.deepEqual([after?.available_minor, after?.payouts_reserved_minor], [-10000, 0], 'nothing reserved, nothing paid');
+    await ledgerOk();
   });
 });

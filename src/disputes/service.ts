@@ -296,15 +296,9 @@ export async function giveEvidence(
     };
   });
   return deps.store.transaction(async (tx) => {
-    const held = await tx
-      .selectFrom('dispute_evidence')
-      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('size_bytes'), eb.val(0)).as('n'))
-      .where('dispute_id', '=', d.dispute_id)
-      .executeTakeFirstOrThrow();
-    const total = Number(held.n) + rows.reduce((a, r) => a + r.size_bytes, 0);
-    if (total > EVIDENCE_MAX_BYTES)
-      throw new DisputeRefused('invalid_input', 'evidence', `evidence of a dispute is at most 5 MB in all; this would make ${(total / 1048576).toFixed(1)} MB`);
-    // Lock the dispute and check it still takes evidence (a concurrent submit or close wins).
+    // Lock the dispute and check it still takes evidence (a concurrent submit or close wins). Locked before the
+    // evidence is summed: on PostgreSQL two uploads at once would otherwise each sum without the other's and
+    // together pass 5 MB; the second now waits here and sums with the first's committed.
     const locked = await tx
       .updateTable('disputes')
       .set({ updated_at: now_ms })
@@ -313,6 +307,14 @@ export async function giveEvidence(
       .returningAll()
       .executeTakeFirst();
     if (!locked) throw new DisputeRefused('invalid_state', 'dispute_id', `dispute ${d.dispute_id} changed meanwhile: it takes no more evidence`);
+    const held = await tx
+      .selectFrom('dispute_evidence')
+      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('size_bytes'), eb.val(0)).as('n'))
+      .where('dispute_id', '=', d.dispute_id)
+      .executeTakeFirstOrThrow();
+    const total = Number(held.n) + rows.reduce((a, r) => a + r.size_bytes, 0);
+    if (total > EVIDENCE_MAX_BYTES)
+      throw new DisputeRefused('invalid_input', 'evidence', `evidence of a dispute is at most 5 MB in all; this would make ${(total / 1048576).toFixed(1)} MB`);
     if (rows.length > 0) await tx.insertInto('dispute_evidence').values(rows).execute();
     if (!submit) {
       await notifyDispute(tx, locked, 'dispute.updated', now_ms);

@@ -34,7 +34,7 @@ test('every column has its line in the legend; a negative available says why on 
   const usd = lines[1] as string;
   assert.match(
     usd,
-    /^USD\s+9\.41\s+-4\.00\s+5\.00\s+0\.00\s+0\.59\s+0\.00\s+<- below zero: refunds are taken from available while captured money is still pending settlement; the account owes 4\.00 USD \(the pending money covers it when it settles\)$/,
+    /^USD\s+9\.41\s+-4\.00\s+5\.00\s+0\.00\s+0\.59\s+0\.00\s+<- below zero: refunds and disputes are taken from available while captured money is still pending settlement; the account owes 4\.00 USD \(the pending money covers it when it settles\); payouts fail INSUFFICIENT_FUNDS until it is covered$/,
   );
   for (const column of LEGEND) assert.match(r.stdout, new RegExp(`^${column}\\s+\\S`, 'm'), `legend line for ${column}`);
   assert.match(r.stdout, /^available\s+settled: the merchant's money; refunds are paid from it$/m);
@@ -58,7 +58,10 @@ test('a full refund of a capture that carried a fee: pending will not cover all 
   const p = await pay(gw, { merchant: m, amount: '10.00' });
   await refundBatch(gw, [item(p, { refund_amount: '10.00' })], m);
   const r = await runCli('balance', '--account', m.account_id);
-  assert.match(r.stdout.split('\n')[1] as string, /^USD\s+9\.41\s+-10\.00\s+.*the account owes 10\.00 USD \(pending 9\.41 will not cover all of it\)$/);
+  assert.match(
+    r.stdout.split('\n')[1] as string,
+    /^USD\s+9\.41\s+-10\.00\s+.*the account owes 10\.00 USD \(pending 9\.41 will not cover all of it\); payouts fail INSUFFICIENT_FUNDS until it is covered$/,
+  );
 });
 
 test('an account where no money has moved says so', async () => {

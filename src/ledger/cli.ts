@@ -41,7 +41,8 @@ export function negativeAvailableNote(b: AccountBalance): string | null {
     b.pending_minor >= -b.available_minor
       ? 'the pending money covers it when it settles'
       : `pending ${formatAmount(b.pending_minor, b.currency)} will not cover all of it`;
-  return `below zero: refunds are taken from available while captured money is still pending settlement; the account owes ${owed} ${b.currency} (${cover})`;
+  // Two things take from available before captured money settles into it (§22: a dispute's amount and fee leave when it opens).
+  return `below zero: refunds and disputes are taken from available while captured money is still pending settlement; the account owes ${owed} ${b.currency} (${cover}); payouts fail INSUFFICIENT_FUNDS until it is covered`;
 }
 
 function table(rows: string[][]): string[] {
