@@ -16,6 +16,7 @@ import { verifyLedger } from '../../ledger/verify.js';
 import type { CreatedMerchant } from '../../merchants/service.js';
 import { directPayment, readXml, type TestGateway, testGateway } from '../../test/harness.js';
 import { setProcessor } from '../config.js';
+import { DISPUTE_EVENTS } from './disputes.js';
 import { type AdyenMock, startAdyenMock } from './mock.js';
 import { type NotificationRequestItem, signItem } from './webhooks.js';
 
@@ -83,7 +84,15 @@ const newPsp = () => randomBytes(8).toString('hex').toUpperCase();
 /** A dispute notification as Adyen sends it, signed. */
 function item(
   eventCode: string,
-  o: { dispute: string; payment?: string; merchantReference?: string; date?: string; additionalData?: Record<string, string>; value?: number },
+  o: {
+    dispute: string;
+    payment?: string;
+    merchantReference?: string;
+    date?: string;
+    additionalData?: Record<string, string>;
+    value?: number;
+    success?: 'true' | 'false';
+  },
 ): NotificationRequestItem {
   const n: NotificationRequestItem = {
     pspReference: o.dispute,
@@ -95,7 +104,7 @@ function item(
     eventDate: o.date ?? new Date().toISOString(),
     paymentMethod: 'visa',
     reason: '',
-    success: 'true',
+    success: o.success ?? 'true',
     additionalData: { ...(o.additionalData ?? {}) },
   };
   n.additionalData = { ...n.additionalData, hmacSignature: signItem(HMAC_KEY, n) };
@@ -429,5 +438,81 @@ describe('Adyen dispute notifications', () => {
     n.additionalData = { ...n.additionalData, hmacSignature: 'AAAA' };
     assert.equal((await mock.post([n])).status, 401);
     assert.equal(await disputeOf(p.transaction_id), undefined);
+  });
+});
+
+// Issue 34 review, item 4: every dispute eventCode of DISPUTE_EVENTS not driven above, one line each: the notifications
+// before it (in Adyen's order), then it; where the dispute ends and what left the available balance in all.
+const CASES: ReadonlyArray<{ event: string; after: readonly string[]; status: string | undefined; taken: number; success?: 'false' }> = [
+  { event: 'PREARBITRATION_OPEN', after: ['CHARGEBACK', 'CHARGEBACK_REVERSED'], status: 'needs_response', taken: 1000 },
+  { event: 'PREARBITRATION_OPEN', after: [], status: 'needs_response', taken: 1000 },
+  { event: 'PREARBITRATION_WON', after: ['CHARGEBACK', 'CHARGEBACK_REVERSED', 'PREARBITRATION_OPEN'], status: 'won', taken: 0 },
+  { event: 'PREARBITRATION_ISSUER_WITHDRAWN', after: ['CHARGEBACK', 'CHARGEBACK_REVERSED', 'PREARBITRATION_OPEN'], status: 'won', taken: 0 },
+  { event: 'PREARBITRATION_ACCEPTED', after: ['CHARGEBACK', 'CHARGEBACK_REVERSED', 'PREARBITRATION_OPEN'], status: 'lost', taken: 1000 },
+  { event: 'PREARBITRATION_DECLINED', after: ['CHARGEBACK', 'CHARGEBACK_REVERSED', 'PREARBITRATION_OPEN'], status: 'needs_response', taken: 1000 },
+  { event: 'SCHEME_ARBITRATION', after: ['CHARGEBACK', 'CHARGEBACK_REVERSED', 'PREARBITRATION_OPEN'], status: 'needs_response', taken: 1000 },
+  {
+    event: 'SCHEME_ARBITRATION_WON',
+    after: ['CHARGEBACK', 'CHARGEBACK_REVERSED', 'PREARBITRATION_OPEN', 'SCHEME_ARBITRATION'],
+    status: 'won',
+    taken: 0,
+  },
+  {
+    event: 'SCHEME_ARBITRATION_LOST',
+    after: ['CHARGEBACK', 'CHARGEBACK_REVERSED', 'PREARBITRATION_OPEN', 'SCHEME_ARBITRATION'],
+    status: 'lost',
+    taken: 1000,
+  },
+  // A won arbitration after a lost pre-arbitration (the merchant took it to the scheme): won, the amount back.
+  { event: 'SCHEME_ARBITRATION_WON', after: ['CHARGEBACK', 'CHARGEBACK_REVERSED', 'SECOND_CHARGEBACK', 'PREARBITRATION_LOST'], status: 'won', taken: 0 },
+  { event: 'ISSUER_COMMENTS', after: ['CHARGEBACK'], status: 'needs_response', taken: 1000 },
+  // `success` false: the event did not happen; kept, moves nothing (and opens nothing).
+  { event: 'CHARGEBACK_REVERSED', after: ['CHARGEBACK'], status: 'needs_response', taken: 1000, success: 'false' },
+  { event: 'CHARGEBACK', after: [], status: undefined, taken: 0, success: 'false' },
+];
+
+describe('Adyen dispute eventCodes, one line each', () => {
+  for (const c of CASES) {
+    const name = `${[...c.after, `${c.event}${c.success ? ' (success false)' : ''}`].join(' → ')}: ${c.status ?? 'no dispute'}, ${c.taken / 100} taken`;
+    test(name, async () => {
+      const p = await paid();
+      const before = await available();
+      const dispute = newPsp();
+      const t = Date.now();
+      const steps = [...c.after.map((event) => ({ event, success: 'true' as const })), { event: c.event, success: c.success ?? ('true' as const) }];
+      for (const [i, step] of steps.entries())
+        await post(
+          item(step.event, {
+            dispute,
+            payment: p.psp,
+            merchantReference: p.transaction_id,
+            date: new Date(t + i * 1000).toISOString(),
+            success: step.success,
+          }),
+        );
+      assert.equal((await disputeOf(p.transaction_id))?.status, c.status);
+      assert.equal(await available(), before - c.taken);
+      const kept = await db()
+        .selectFrom('processor_notifications')
+        .select('outcome')
+        .where('processor_id', '=', processor_id)
+        .where('notification_id', 'like', `dispute:${dispute}:${c.event}:%:${c.success !== 'false'}`)
+        .execute();
+      assert.deepEqual(
+        kept.map((k) => k.outcome),
+        [c.success === 'false' ? 'note' : DISPUTE_EVENTS[c.event]?.action],
+        'recorded with what it asked',
+      );
+      await ledgerOk();
+    });
+  }
+  test('the table covers all 18 dispute eventCodes, each driven by a test of this file', () => {
+    const driven = new Set([...CASES.flatMap((c) => [...c.after, c.event]), 'REQUEST_FOR_INFORMATION', 'NOTIFICATION_OF_CHARGEBACK', 'INFORMATION_SUPPLIED']);
+    for (const e of ['ISSUER_RESPONSE_TIMEFRAME_EXPIRED', 'DISPUTE_DEFENSE_PERIOD_ENDED', 'PREARBITRATION_LOST']) driven.add(e);
+    assert.equal(Object.keys(DISPUTE_EVENTS).length, 18);
+    assert.deepEqual(
+      Object.keys(DISPUTE_EVENTS).filter((e) => !driven.has(e)),
+      [],
+    );
   });
 });
