@@ -23,7 +23,7 @@ import { CONNECT_TAG, errorAnswers, objectAnswers } from '../generic/docs.js';
 import {
   CurrencyParam,
   Expand,
-  type Expanders,
+  type ExpandersOf,
   expanded,
   GenericError,
   IdParams,
@@ -418,7 +418,7 @@ async function createTransfer(deps: Deps, request: FastifyRequest<{ Body: Create
 }
 
 /** `expand[]` on transfers: `destination`, the connected account (docs/contract.md §24). */
-function transferExpanders(deps: Deps, request: FastifyRequest): Expanders {
+function transferExpanders(deps: Deps, request: FastifyRequest): ExpandersOf<'transfer'> {
   const s = scopeOf(request);
   return {
     destination: async (id) => {
@@ -429,7 +429,7 @@ function transferExpanders(deps: Deps, request: FastifyRequest): Expanders {
 }
 
 /** `expand[]` on reversals: `transfer`. */
-function reversalExpanders(deps: Deps, request: FastifyRequest): Expanders {
+function reversalExpanders(deps: Deps, request: FastifyRequest): ExpandersOf<'transfer_reversal'> {
   const s = scopeOf(request);
   return {
     transfer: async (id) => {

@@ -9,7 +9,7 @@ import type { Deps } from '../web/context.js';
 import { readsBack, requireAllowedIp } from '../web/ip-allow.js';
 import { setRequestTime } from '../web/request-time.js';
 import { answersAreStrings } from '../web/route-schema.js';
-import { GenericError } from './wire.js';
+import { GenericError, refuseUnexpandable } from './wire.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -133,6 +133,8 @@ export function genericRouteOptions(deps: Deps) {
       });
     // A POST without a body (the official client sends none when there are no parameters) has no parameters.
     if ((request.body === undefined || request.body === null) && request.method !== 'GET') request.body = {};
+    // An `expand[]` path the route's object does not offer is refused before anything is written (docs/contract.md §24).
+    refuseUnexpandable(request);
     // Text columns cannot hold NUL (PostgreSQL refuses it): no id or filter holds one.
     const at = nulAt(request.params, '') ?? nulAt(request.query, '');
     if (at !== null)

@@ -13,7 +13,7 @@ import { callerOf, genericRouteOptions } from './auth.js';
 import { errorAnswers, objectAnswers, PAYMENTS_TAG } from './docs.js';
 import { declineOf } from './payments.js';
 import {
-  type Expanders,
+  type ExpandersOf,
   expanded,
   IdParams,
   ListEnvelope,
@@ -243,7 +243,7 @@ export type IntentExpander = (request: FastifyRequest, id: string) => Promise<Re
 
 export function registerChargeRoutes(app: FastifyInstance, deps: Deps, intentOf: IntentExpander): void {
   const opts = genericRouteOptions(deps);
-  const expanders = (request: FastifyRequest): Expanders => ({ payment_intent: (id) => intentOf(request, id) });
+  const expanders = (request: FastifyRequest): ExpandersOf<'charge'> => ({ payment_intent: (id) => intentOf(request, id) });
   const doc = { tags: [PAYMENTS_TAG], security: [{ bearer: [] }] };
   app.get<{ Params: { id: string } }>(
     '/v1/charges/:id',

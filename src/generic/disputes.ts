@@ -21,7 +21,7 @@ import { errorAnswers, objectAnswers, PAYMENTS_TAG } from './docs.js';
 import { intentObjectOfPayment } from './payment-intents.js';
 import {
   Expand,
-  type Expanders,
+  type ExpandersOf,
   expanded,
   GenericError,
   IdParams,
@@ -295,7 +295,7 @@ async function answer(deps: Deps, request: FastifyRequest, reply: FastifyReply, 
 }
 
 /** `expand[]` on disputes: `charge`, `payment_intent`. */
-function expanders(deps: Deps, request: FastifyRequest): Expanders {
+function expanders(deps: Deps, request: FastifyRequest): ExpandersOf<'dispute'> {
   const caller = callerOf(request);
   const account_id = caller.creds.account.account_id;
   return {

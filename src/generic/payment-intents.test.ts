@@ -97,6 +97,18 @@ describe('PaymentIntents through the official client library', () => {
     assert.equal((expandedPi.payment_method as Stripe.PaymentMethod).card?.last4, '4242');
     const expandedCharge = await stripe.charges.retrieve(charge.id, { expand: ['payment_intent'] });
     assert.equal((expandedCharge.payment_intent as Stripe.PaymentIntent).id, pi.id);
+    // A path not offered (nested ones included) is the family's 400 naming it; on a create, before anything is written.
+    const nested = await rejection(stripe.paymentIntents.retrieve(pi.id, { expand: ['latest_charge.payment_intent'] }));
+    assert.equal(nested.statusCode, 400);
+    assert.equal(nested.type, 'StripeInvalidRequestError');
+    assert.equal(nested.message, 'This property cannot be expanded (latest_charge.payment_intent).');
+    assert.equal(nested.param, 'expand[0]');
+    const n0 = [await count('payment_intents'), await count('payments')];
+    const onCreate = await rejection(
+      stripe.paymentIntents.create({ amount: 100, currency: 'eur', payment_method: 'pm_card_visa', confirm: true, expand: ['latest_charge', 'review'] }),
+    );
+    assert.equal(onCreate.param, 'expand[1]');
+    assert.deepEqual([await count('payment_intents'), await count('payments')], n0, 'nothing written');
   });
 
   test('create, then confirm with payment_method_data; manual capture of part; refund by payment_intent and by charge', async () => {
@@ -125,6 +137,17 @@ describe('PaymentIntents through the official client library', () => {
     assert.deepEqual(listed.data.map((r) => r.id).sort(), [r1.id, r2.id].sort());
     const byCharge = await stripe.refunds.list({ charge: String(captured.latest_charge) });
     assert.equal(byCharge.data.length, 2);
+    // expand[]: a refund's charge and payment_intent, in one refund and in a list.
+    const expandedRefund = await stripe.refunds.retrieve(r1.id, { expand: ['charge', 'payment_intent'] });
+    assert.equal((expandedRefund.charge as Stripe.Charge).id, captured.latest_charge);
+    assert.equal((expandedRefund.charge as Stripe.Charge).object, 'charge');
+    assert.equal((expandedRefund.payment_intent as Stripe.PaymentIntent).id, pi.id);
+    assert.equal((expandedRefund.payment_intent as Stripe.PaymentIntent).object, 'payment_intent');
+    const expandedRefunds = await stripe.refunds.list({ payment_intent: pi.id, expand: ['data.charge', 'data.payment_intent'] });
+    for (const r of expandedRefunds.data) {
+      assert.equal((r.charge as Stripe.Charge).id, captured.latest_charge);
+      assert.equal((r.payment_intent as Stripe.PaymentIntent).id, pi.id);
+    }
     const over = await rejection(stripe.refunds.create({ payment_intent: pi.id, amount: 1 }));
     assert.equal(over.code, 'charge_already_refunded');
     const charge = await stripe.charges.retrieve(String(captured.latest_charge));

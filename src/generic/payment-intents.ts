@@ -45,7 +45,7 @@ import { CancelPayment, CapturePayment, lastError, paymentObject } from './payme
 import {
   CurrencyParam,
   Expand,
-  type Expanders,
+  type ExpandersOf,
   expanded,
   GenericError,
   IdParams,
@@ -395,7 +395,7 @@ async function findIntent(deps: Deps, caller: KeyCaller, id: string, param = 'id
 }
 
 /** `expand[]` on PaymentIntents: `latest_charge`, `payment_method`, `customer`. */
-function intentExpanders(deps: Deps, request: FastifyRequest): Expanders {
+function intentExpanders(deps: Deps, request: FastifyRequest): ExpandersOf<'payment_intent'> {
   const caller = callerOf(request);
   return {
     latest_charge: async (id) => {

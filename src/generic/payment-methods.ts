@@ -20,7 +20,7 @@ import { customerObject, findCustomer } from './customers.js';
 import { CUSTOMERS_TAG, errorAnswers, objectAnswers } from './docs.js';
 import {
   Expand,
-  type Expanders,
+  type ExpandersOf,
   expanded,
   GenericError,
   IdParams,
@@ -284,7 +284,7 @@ export async function resolvePaymentMethod(
 // ---- handlers ---------------------------------------------------------------------------
 
 /** `expand[]` on PaymentMethods: `customer` (docs/contract.md §24). */
-function pmExpanders(deps: Deps, request: FastifyRequest): Expanders {
+function pmExpanders(deps: Deps, request: FastifyRequest): ExpandersOf<'payment_method'> {
   const caller = callerOf(request);
   return {
     customer: async (id) => {

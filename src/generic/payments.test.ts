@@ -245,7 +245,10 @@ describe('generic payments', () => {
     const r = await gw.generic('GET', `/v1/payments/${p.id}?colour=red`, key);
     assert.equal(r.statusCode, 400);
     assert.equal(r.json().error.param, 'colour');
-    assert.equal((await gw.generic('GET', `/v1/payments/${p.id}?expand[0]=payment_method`, key)).statusCode, 200);
+    // expand[] is a known parameter; a payment offers no expandable field, so naming one is refused (docs/contract.md §24).
+    const expand = await gw.generic('GET', `/v1/payments/${p.id}?expand[0]=payment_method`, key);
+    assert.equal(expand.statusCode, 400);
+    assert.equal(expand.json().error.param, 'expand[0]');
     assert.equal((await gw.generic('GET', '/v1/balance?foo=1', key)).statusCode, 400);
   });
 

@@ -17,7 +17,7 @@ import { intentById, intentIdsOf, latestPaymentOfIntent } from './payment-intent
 import { findPayment, paymentId, paymentObject } from './payments.js';
 import {
   Expand,
-  type Expanders,
+  type ExpandersOf,
   expanded,
   GenericError,
   IdParams,
@@ -306,7 +306,7 @@ async function listRefunds(deps: Deps, request: FastifyRequest<{ Querystring: Li
 }
 
 /** `expand[]` on refunds: `payment`, `charge` (the payment refunded) and `payment_intent` (docs/contract.md §24). */
-function refundExpanders(deps: Deps, request: FastifyRequest): Expanders {
+function refundExpanders(deps: Deps, request: FastifyRequest): ExpandersOf<'refund'> {
   return {
     payment: async (id) => paymentObject(await findPayment(deps, request, id)),
     charge: async (id) => (await chargeObjects(deps.store.db, [await findCharge(deps, request, id)]))[0],

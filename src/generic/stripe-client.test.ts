@@ -373,8 +373,16 @@ describe('transfers and reversals through the official client library', () => {
     const made = tr.destination as Stripe.Account;
     assert.equal(made.id, dest, 'transfer.destination.id');
     assert.equal(made.object, 'account');
-    const got = await stripe.transfers.retrieve(tr.id, { expand: ['destination', 'not_offered'] });
+    const got = await stripe.transfers.retrieve(tr.id, { expand: ['destination'] });
     assert.equal((got.destination as Stripe.Account).id, dest);
+    // A field not offered is the family's 400, naming it, not an id left silently.
+    const notOffered = await rejection(stripe.transfers.retrieve(tr.id, { expand: ['destination', 'not_offered'] }));
+    assert.ok(notOffered instanceof StripeInvalidRequestError, notOffered.constructor.name);
+    assert.equal(notOffered.statusCode, 400);
+    assert.equal(notOffered.message, 'This property cannot be expanded (not_offered).');
+    assert.equal(notOffered.param, 'expand[1]');
+    const nested = await rejection(stripe.transfers.list({ destination: dest, expand: ['destination'] }));
+    assert.equal(nested.message, 'This property cannot be expanded (destination).', 'a list expands data.<field>');
     assert.equal((await stripe.transfers.retrieve(tr.id)).destination, dest, 'an id without expand[]');
     const list = await stripe.transfers.list({ destination: dest, expand: ['data.destination'] });
     assert.equal(((list.data[0] as Stripe.Transfer).destination as Stripe.Account).object, 'account');

@@ -196,19 +196,76 @@ export function mergeMetadata(stored: string, given: MetadataInput | undefined):
 
 /**
  * `expand[]`: the id fields a resource offers (`destination` of a transfer, …; `data.<field>`
- * on a list) are answered as their objects; any other path is accepted and left an id
- * (docs/contract.md §24).
+ * on a list) are answered as their objects; any other path is refused with HTTP 400 before the
+ * request runs, as the family answers it ("This property cannot be expanded (…)."; docs/contract.md §24).
  */
 export const Expand = Type.Optional(
   Type.Array(Type.String({ maxLength: 200 }), {
     maxItems: 20,
     description:
-      'fields to answer as their objects instead of their ids (`data.<field>` on a list); the expandable fields are named on each resource, others stay ids',
+      'fields to answer as their objects instead of their ids (`data.<field>` on a list); the expandable fields are named on each resource, any other is refused (400)',
   }),
 );
 
+/**
+ * The id fields `expand[]` answers as objects, per object type: the one list, read by the
+ * refusal below and holding each type's expanders to the same names (`ExpandersOf`).
+ */
+export const EXPANDABLE = {
+  payment_intent: ['latest_charge', 'payment_method', 'customer'],
+  charge: ['payment_intent'],
+  refund: ['payment', 'charge', 'payment_intent'],
+  transfer: ['destination'],
+  transfer_reversal: ['transfer'],
+  payment_method: ['customer'],
+  dispute: ['charge', 'payment_intent'],
+} as const;
+
+type Expandable = typeof EXPANDABLE;
+
+/** One id field's expansion for the caller (undefined: left an id, as for an object the caller cannot read). */
+type Expander = (id: string) => Promise<Record<string, unknown> | undefined>;
+
 /** How `expand[]` replaces one id field of an object type by its object, for the caller (undefined: left an id). */
-export type Expanders = Readonly<Record<string, (id: string) => Promise<Record<string, unknown> | undefined>>>;
+export type Expanders = Readonly<Record<string, Expander>>;
+
+/** The expanders of object type `K`: exactly its EXPANDABLE fields. */
+export type ExpandersOf<K extends keyof Expandable> = Readonly<Record<Expandable[K][number], Expander>>;
+
+/** The object type a route answers, by the last resource its path names (`/v1/transfers/:id/reversals/…`: a reversal). */
+const ROUTE_OBJECT: Readonly<Record<string, keyof Expandable>> = {
+  payment_intents: 'payment_intent',
+  charges: 'charge',
+  refunds: 'refund',
+  transfers: 'transfer',
+  reversals: 'transfer_reversal',
+  payment_methods: 'payment_method',
+  disputes: 'dispute',
+};
+
+/**
+ * A 400 naming the first `expand[]` path the route's object does not offer (a list's as
+ * `data.<field>`), checked before the request runs so a refused request writes nothing.
+ * Nested paths (`latest_charge.payment_intent`) are not offered.
+ */
+export function refuseUnexpandable(request: FastifyRequest): void {
+  const wanted = expansions(request);
+  if (wanted.length === 0) return;
+  const segments = (request.routeOptions.url ?? '').split('/').filter((x) => x !== '' && x !== 'v1');
+  let offered: readonly string[] = [];
+  let list = false;
+  segments.forEach((segment, i) => {
+    const kind = ROUTE_OBJECT[segment];
+    if (kind === undefined) return;
+    offered = EXPANDABLE[kind];
+    list = request.method === 'GET' && i === segments.length - 1;
+  });
+  wanted.forEach((path, i) => {
+    const field = list ? (path.startsWith('data.') ? path.slice(5) : '') : path;
+    if (!offered.includes(field))
+      throw new GenericError(400, { type: 'invalid_request_error', message: `This property cannot be expanded (${path}).`, param: `expand[${i}]` });
+  });
+}
 
 /** The request's `expand[]`, from the query (GET) or the body. */
 function expansions(request: FastifyRequest): string[] {
@@ -216,7 +273,7 @@ function expansions(request: FastifyRequest): string[] {
   return Array.isArray(from) ? from.filter((x): x is string => typeof x === 'string') : [];
 }
 
-/** `value` (an object, or a list of them) with the fields `expand[]` names and `table` offers answered as their objects. */
+/** `value` (an object, or a list of them) with the fields `expand[]` names answered as their objects (`refuseUnexpandable` refused any other first). */
 export async function expanded(request: FastifyRequest, value: Record<string, unknown>, table: Expanders): Promise<Record<string, unknown>> {
   const wanted = expansions(request);
   if (wanted.length === 0) return value;
@@ -235,7 +292,7 @@ export async function expanded(request: FastifyRequest, value: Record<string, un
   return list ? { ...value, data: await Promise.all((value.data as Record<string, unknown>[]).map(one)) } : one(value);
 }
 
-/** The query of a retrieve: only `expand[]` (ignored); anything else is an unknown parameter. */
+/** The query of a retrieve: only `expand[]`; anything else is an unknown parameter. */
 export const RetrieveQuery = Type.Object({ expand: Expand }, { additionalProperties: false });
 
 export const Id = (prefix: string) =>
