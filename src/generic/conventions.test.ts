@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_WAIT_MS } from '../idempotency/plugin.js';
 import type { CreatedMerchant } from '../merchants/service.js';
 import { type TestGateway, type TestResponse, testGateway } from '../test/harness.js';
 
@@ -244,6 +245,43 @@ describe('Idempotency-Key on generic POSTs (docs/contract.md §4)', () => {
     assert.equal(assertErrorShape(elsewhere, 400, 'another path').type, 'idempotency_error');
     assert.equal(await countByMarker('idem-409-1'), 1);
     assert.deepEqual((await gw.generic('GET', `/v1/accounts/${first.json().id}`, key)).json().metadata, { marker: 'idem-409-1' }, 'the update did not run');
+  });
+
+  test('while the first request under a key still runs, the same request is 409 idempotency_key_in_use (invalid_request_error) and writes nothing', async () => {
+    // The first request held: its claim as the idempotency plugin writes it (src/idempotency/plugin.ts), within its lease.
+    const body = { metadata: { marker: 'idem-inuse-1' } };
+    const scope = `${gw.merchant.merchant_id}:${gw.merchant.account_id}`;
+    const now = gw.clock.now;
+    await gw.runtime.store.transaction((tx) =>
+      tx
+        .insertInto('idempotency_keys')
+        .values({
+          id: `idr_held_${now}`,
+          scope,
+          idem_key: 'conv-inuse-1',
+          request_hash: gw.runtime.keyring.fingerprint(`POST /v1/accounts\n${JSON.stringify(body)}`),
+          status: 'started',
+          response_status: 0,
+          response_type: '',
+          response_body: '',
+          locked_until: now + IDEMPOTENCY_LEASE_MS,
+          created_at: now,
+          expires_at: now + 86_400_000,
+        })
+        .execute(),
+    );
+    const started = Date.now();
+    const second = await gw.generic('POST', '/v1/accounts', key, body, { json: true, headers: { 'idempotency-key': 'conv-inuse-1' } });
+    const e = assertErrorShape(second, 409, 'key in use');
+    assert.equal(e.type, 'invalid_request_error');
+    assert.equal(e.code, 'idempotency_key_in_use');
+    assert.ok(Date.now() - started >= IDEMPOTENCY_WAIT_MS - 100, 'it waited for the first request’s answer first');
+    assert.equal(await countByMarker('idem-inuse-1'), 0, 'nothing written');
+    // Once the held request's lease lapses (it never answered), a retry runs it, once.
+    gw.clock.advance(IDEMPOTENCY_LEASE_MS + 1_000);
+    const retry = await gw.generic('POST', '/v1/accounts', key, body, { json: true, headers: { 'idempotency-key': 'conv-inuse-1' } });
+    assert.equal(retry.statusCode, 200, retry.body);
+    assert.equal(await countByMarker('idem-inuse-1'), 1);
   });
 
   test('a refused request stores nothing under its key: the corrected retry with the same key runs', async () => {
