@@ -592,6 +592,53 @@ describe('GET /v1/balance', () => {
   });
 });
 
+describe('GET /v1/events with Stripe-Account', () => {
+  test('a connected account’s events: its account.updated and the transfers it received, naming it; another account’s are not its; writes still refuse the header', async () => {
+    const p = await platform(10_000);
+    const dest = await connected(p);
+    const other = await connected(p);
+    const t = await ok(transfer(p, { amount: 300, currency: 'usd', destination: dest }));
+    await ok(reverse(p, t.id, { amount: 100 }));
+    const elsewhere = await ok(transfer(p, { amount: 200, currency: 'usd', destination: other }));
+    await ok(gw.generic('POST', `/v1/accounts/${dest}`, p.key, { metadata: { k: 'v' } }));
+    const as = (id: string) => ({ headers: { 'stripe-account': id } });
+
+    const theirs = await ok(gw.generic('GET', '/v1/events?limit=100', p.key, undefined, as(dest)));
+    assert.deepEqual(theirs.data.map((e: Json) => e.type).sort(), ['account.updated', 'transfer.created', 'transfer.reversed']);
+    for (const e of theirs.data as Json[]) {
+      assert.equal(e.account, dest, 'an event read for a connected account names it');
+      assert.ok([dest, t.id].includes(e.data.object.id), JSON.stringify(e.data.object).slice(0, 200));
+    }
+    const filtered = await ok(gw.generic('GET', '/v1/events?type=transfer.*', p.key, undefined, as(dest)));
+    assert.deepEqual(filtered.data.map((e: Json) => e.type).sort(), ['transfer.created', 'transfer.reversed']);
+    // The platform's own read has all of them, the other account's transfer too, and names no account.
+    const mine = await ok(gw.generic('GET', '/v1/events?limit=100', p.key));
+    assert.ok(mine.data.some((e: Json) => e.data.object.id === elsewhere.id));
+    assert.ok(mine.data.every((e: Json) => e.account === undefined));
+
+    const about = theirs.data[0] as Json;
+    assert.equal((await ok(gw.generic('GET', `/v1/events/${about.id}`, p.key, undefined, as(dest)))).account, dest);
+    const notTheirs = mine.data.find((e: Json) => e.data.object.id === elsewhere.id) as Json;
+    refused(await gw.generic('GET', `/v1/events/${notTheirs.id}`, p.key, undefined, as(dest)), 404, 'resource_missing', 'id');
+    assert.equal((await ok(gw.generic('GET', `/v1/events/${notTheirs.id}`, p.key, undefined, as(other)))).account, other);
+
+    // Not one of the caller's connected accounts (another platform's, unknown): 404 on the header.
+    const stranger = await platform();
+    for (const id of [dest, 'acct_nothing'])
+      refused(await gw.generic('GET', '/v1/events', stranger.key, undefined, as(id)), 404, 'resource_missing', 'Stripe-Account');
+    refused(await gw.generic('GET', `/v1/events/${about.id}`, stranger.key, undefined, as(dest)), 404, 'resource_missing', 'Stripe-Account');
+    // Where connected accounts have nothing of their own, the header is still refused.
+    refused(await gw.generic('GET', '/v1/customers', p.key, undefined, as(dest)), 400, 'parameter_unknown', 'Stripe-Account');
+    refused(await gw.generic('GET', '/v1/payment_intents', p.key, undefined, as(dest)), 400, 'parameter_unknown', 'Stripe-Account');
+    refused(
+      await gw.generic('POST', '/v1/webhook_endpoints', p.key, { url: 'https://hooks.example/x', enabled_events: ['*'] }, as(dest)),
+      400,
+      'parameter_unknown',
+      'Stripe-Account',
+    );
+  });
+});
+
 describe('ledger verify and transfers', () => {
   test('a tampered transfer or reversal is caught; restored, the ledger verifies', async () => {
     const p = await platform(10_000);

@@ -84,8 +84,8 @@ export async function bearerCaller(deps: Deps, header: string | undefined): Prom
 const bucketsOf = new WeakMap<Deps, TokenBuckets>();
 
 /** Route options of every generic route: the answer style, the hooks, string answers. */
-/** The routes where a platform acts for one of its connected accounts with `Stripe-Account`. */
-const STRIPE_ACCOUNT_ROUTES: ReadonlySet<string> = new Set(['GET /v1/balance', 'GET /v1/account']);
+/** The routes where a platform reads one of its connected accounts' own things with `Stripe-Account`: its balance, the account, its events. */
+export const STRIPE_ACCOUNT_ROUTES: ReadonlySet<string> = new Set(['GET /v1/balance', 'GET /v1/account', 'GET /v1/events', 'GET /v1/events/:id']);
 
 export function genericRouteOptions(deps: Deps) {
   let buckets = bucketsOf.get(deps);
@@ -106,7 +106,7 @@ export function genericRouteOptions(deps: Deps) {
       });
     }
     // The connected-account header is honoured where a platform reads for a connected account
-    // (its balance, its account); elsewhere it would silently act on the platform's own objects
+    // (its balance, its account, its events); elsewhere it would silently act on the platform's own objects
     // (a transfer paid from the platform). Connected accounts hold a balance fed by transfers and
     // take no payments of their own, so nothing is created on one (docs/contract.md §24).
     if (request.headers['stripe-account'] !== undefined && !STRIPE_ACCOUNT_ROUTES.has(`${request.method} ${request.routeOptions.url}`)) {
@@ -114,7 +114,7 @@ export function genericRouteOptions(deps: Deps) {
         type: 'invalid_request_error',
         code: 'parameter_unknown',
         param: 'Stripe-Account',
-        message: `The Stripe-Account header is honoured on ${[...STRIPE_ACCOUNT_ROUTES].join(' and ')} only: connected accounts take no payments of their own; act on one through /v1/accounts/:id and /v1/transfers.`,
+        message: `The Stripe-Account header is honoured on ${[...STRIPE_ACCOUNT_ROUTES].join(', ')} only: connected accounts take no payments of their own; act on one through /v1/accounts/:id and /v1/transfers.`,
       });
     }
     request.apiKey = caller;

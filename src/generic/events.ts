@@ -1,6 +1,7 @@
 // `/v1/events` of the generic interface (docs/contract.md §24; issue 33 item 5): the platform
 // family's event objects, one per platform event the outbox wrote with the change it reports
-// (src/notifications/platform.ts), of the caller's account and mode. List (newest first;
+// (src/notifications/platform.ts), of the caller's account and mode (with `Stripe-Account`,
+// those about one of its connected accounts). List (newest first;
 // `type` exact or `prefix.*`, `types[]`, `created`) and retrieve. The same JSON is the body
 // sent to webhook endpoints (`platformEventBodies`, handed to the delivery worker).
 //
@@ -221,6 +222,12 @@ const ListEvents = Type.Object(
 );
 type ListEventsQuery = ListQuery & Static<typeof ListEvents>;
 
+const EventHeaders = Type.Object({
+  'stripe-account': Type.Optional(
+    Type.String({ description: 'the id (acct_…) of one of your connected accounts: the events about it (its account.updated, the transfers it received)' }),
+  ),
+});
+
 const EventObject = Type.Object(
   {
     id: Type.String({ description: 'evt_…' }),
@@ -240,31 +247,76 @@ const EventObject = Type.Object(
 
 // ---- handlers ---------------------------------------------------------------------------
 
-type Caller = ReturnType<typeof callerOf>;
+/** Whose events a request reads: the caller's account and mode, and with `Stripe-Account` one of its connected accounts. */
+interface EventScope {
+  account_id: string;
+  livemode: number;
+  /** The connected account (`acct_…`) of `Stripe-Account`, or undefined. */
+  connected: string | undefined;
+}
 
-function eventsOf(db: Db, caller: Caller) {
-  return db
-    .selectFrom('platform_events')
-    .selectAll()
-    .where('account_id', '=', caller.creds.account.account_id)
-    .where('livemode', '=', caller.livemode ? 1 : 0);
+/** The request's scope; `Stripe-Account` naming anything but one of the caller's connected accounts (of its mode, not deleted) is 404 on it. */
+async function scopeOf(db: Db, request: FastifyRequest): Promise<EventScope> {
+  const caller = callerOf(request);
+  const scope = { account_id: caller.creds.account.account_id, livemode: caller.livemode ? 1 : 0, connected: undefined };
+  const as = request.headers['stripe-account'];
+  if (as === undefined) return scope;
+  const id = Array.isArray(as) ? String(as[0]) : as;
+  const row = await db
+    .selectFrom('connected_accounts')
+    .select('id')
+    .where('id', '=', id)
+    .where('platform_account_id', '=', scope.account_id)
+    .where('livemode', '=', scope.livemode)
+    .where('deleted', '=', 0)
+    .executeTakeFirst();
+  if (!row) throw noSuch('account', id, 'Stripe-Account');
+  return { ...scope, connected: row.id };
+}
+
+/**
+ * The platform events of the scope. A connected account's (docs/contract.md §24) are those about
+ * it: its `account.updated`, and the transfers it received (`transfer.*`: Tollgate makes no
+ * destination payment, the family's object for them on the connected account). They are the
+ * platform's events, told to the platform's endpoints; read this way they name the account.
+ */
+function eventsOf(db: Db, scope: EventScope) {
+  const q = db.selectFrom('platform_events').selectAll().where('account_id', '=', scope.account_id).where('livemode', '=', scope.livemode);
+  const connected = scope.connected;
+  if (connected === undefined) return q;
+  return q.where((eb) =>
+    eb.or([
+      eb.and([eb('type', '=', 'account.updated'), eb('object_id', '=', connected)]),
+      eb.and([
+        eb('type', 'in', ['transfer.created', 'transfer.reversed']),
+        eb('object_id', 'in', eb.selectFrom('transfers').select('id').where('platform_account_id', '=', scope.account_id).where('destination', '=', connected)),
+      ]),
+    ]),
+  );
+}
+
+/** The event object as read in `scope`: with `Stripe-Account`, `account` names the connected account, as the family's events of a connected account do. */
+async function scopedEventObject(db: Db, scope: EventScope, event: PlatformEventRow, pending: number, more?: MoreObjects) {
+  const object = await eventObject(db, event, pending, more);
+  return scope.connected === undefined ? object : { ...object, account: scope.connected };
 }
 
 /** GET /v1/events/:id */
 async function retrieveEvent(store: Store, request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply, more?: MoreObjects) {
-  const row = await eventsOf(store.db, callerOf(request)).where('id', '=', request.params.id).executeTakeFirst();
+  const scope = await scopeOf(store.db, request);
+  const row = await eventsOf(store.db, scope).where('id', '=', request.params.id).executeTakeFirst();
   if (!row) throw noSuch('event', request.params.id);
   const pending = (await pendingCounts(store.db, [row.id])).get(row.id) ?? 0;
-  return sendObject(request, reply, await eventObject(store.db, row, pending, more));
+  return sendObject(request, reply, await scopedEventObject(store.db, scope, row, pending, more));
 }
 
 /** GET /v1/events */
 async function listEvents(store: Store, request: FastifyRequest<{ Querystring: ListEventsQuery }>, reply: FastifyReply, more?: MoreObjects) {
-  const caller = callerOf(request);
   const q = request.query;
   if (q.type !== undefined && q.types !== undefined) throw invalidParam('types', 'You may only specify one of these parameters: type, types.');
+  const scope = await scopeOf(store.db, request);
   const scoped = () => {
-    let query = eventsOf(store.db, caller);
+    let query = eventsOf(store.db, scope);
     if (q.type !== undefined && q.type !== '*') {
       if (q.type.endsWith('.*')) {
         // A group: the prefix up to the dot, as LIKE with its wildcards escaped (`_` is one).
@@ -280,7 +332,7 @@ async function listEvents(store: Store, request: FastifyRequest<{ Querystring: L
     store.db,
     page.rows.map((r) => r.id),
   );
-  const data = await Promise.all(page.rows.map((r) => eventObject(store.db, r, pending.get(r.id) ?? 0, more)));
+  const data = await Promise.all(page.rows.map((r) => scopedEventObject(store.db, scope, r, pending.get(r.id) ?? 0, more)));
   return sendObject(request, reply, listObject('/v1/events', page, data));
 }
 
@@ -296,8 +348,10 @@ export function registerEventRoutes(app: FastifyInstance, deps: Parameters<typeo
       schema: {
         operationId: 'retrieveEvent',
         summary: 'Retrieve an event',
-        description: 'Another account’s id or one of the other mode is 404.',
+        description:
+          'Another account’s id or one of the other mode is 404. With `Stripe-Account`, only an event about that connected account (`account` names it).',
         ...doc(),
+        headers: EventHeaders,
         params: IdParams('evt_'),
         querystring: RetrieveQuery,
         response: { ...objectAnswers(EventObject, 'The event.'), ...errorAnswers([401, 403, 404, 429]) },
@@ -313,8 +367,9 @@ export function registerEventRoutes(app: FastifyInstance, deps: Parameters<typeo
         operationId: 'listEvents',
         summary: 'List events',
         description:
-          'Newest first. `type` keeps one type or a group (`charge.*`); `types[]` up to 20 exact types (not with `type`); `created` a time or range.',
+          'Newest first. `type` keeps one type or a group (`charge.*`); `types[]` up to 20 exact types (not with `type`); `created` a time or range. With `Stripe-Account`, the events about that connected account of yours: its `account.updated` and the transfers it received.',
         ...doc(),
+        headers: EventHeaders,
         querystring: ListEvents,
         response: { ...objectAnswers(ListEnvelope(EventObject, 'A page of events.'), 'A page of events.'), ...errorAnswers([400, 401, 403, 429]) },
       },
