@@ -1,11 +1,13 @@
 // `npx tollgate pricing dispute` and `disputes list` (docs/contract.md §22; issue 34 item 4) through
 // the CLI on the test gateway's database, on both engines: the fee the command sets is the fee a
 // sandbox dispute then takes; the list is by due date, and disputes that ask for a response
-// within the window are flagged (--due-within lists only those).
+// within the window are flagged (--due-within lists only those); `clock advance` moves the
+// sandbox's disputes (opened after capture, decided after a submit, lost past the deadline).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createScheduler } from '../cli/background.js';
 import { runCli, useDatabase } from '../cli/testing.js';
+import { sandboxDisputeDelayMs } from '../processors/sandbox/disputes.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import { TEST_MASTER_KEY, type TestGateway, testGateway } from '../test/harness.js';
 import { pay } from '../test/lifecycle.js';
@@ -101,4 +103,46 @@ test('pricing dispute sets the fee a dispute then takes; disputes list flags tho
   const none = await runCli('disputes', 'list', '--account', other.account_id, '--due-within', '3d');
   assert.equal(none.code, 0);
   assert.match(none.stdout, /no dispute asks for a response within 3d/);
+});
+
+// Issue 34 review, item 6 (§22: test clocks move the sandbox's disputes; docs/disputes.md "Testing with the sandbox").
+test('`clock advance` moves sandbox disputes: it opens them after capture, decides submitted evidence, and loses one left unanswered past its deadline', async () => {
+  const m = await gw.newMerchant({ name: 'Clocked disputes' });
+  const db = gw.runtime.store.db;
+  const statusOf = async (tid: string) => (await db.selectFrom('disputes').select('status').where('transaction_id', '=', tid).executeTakeFirst())?.status;
+  const advance = async (...how: string[]) => {
+    const r = await runCli('clock', 'advance', '--account', m.account_id, ...how);
+    assert.equal(r.code, 0, r.stderr);
+  };
+  const defended = await pay(gw, { card: '4000000000000259', amount: '40.00', merchant: m });
+  const ignored = await pay(gw, { card: '4000000000002685', amount: '40.00', merchant: m });
+  assert.equal(await statusOf(defended.transaction_id), undefined, 'not before the delay');
+  // The real time does not move here: only the account's clock, past the sandbox's delay (default 5 s).
+  const opened_at = gw.clock.now + sandboxDisputeDelayMs() + 5_000;
+  await advance('--to', new Date(opened_at).toISOString());
+  assert.equal(await statusOf(defended.transaction_id), 'needs_response');
+  assert.equal(await statusOf(ignored.transaction_id), 'needs_response');
+  const d = await db.selectFrom('disputes').selectAll().where('transaction_id', '=', defended.transaction_id).executeTakeFirstOrThrow();
+  assert.equal(Number(d.created_at), gw.clock.now + sandboxDisputeDelayMs(), 'opened as of its own time on the clock: the delay after the capture');
+
+  const given = await gw.post(
+    '/v1/disputeEvidence',
+    {
+      merchant_id: m.merchant_id,
+      account_id: m.account_id,
+      dispute_id: d.dispute_id,
+      uncategorized_text: 'Delivered and signed for. winning_evidence',
+      submit: '1',
+    },
+    { merchant: m },
+  );
+  assert.equal(given.statusCode, 200, given.body);
+  assert.equal(await statusOf(defended.transaction_id), 'under_review');
+  await advance('--to', new Date(opened_at + sandboxDisputeDelayMs() + 5_000).toISOString());
+  assert.equal(await statusOf(defended.transaction_id), 'won', 'decided by the clock, a few seconds after the submit');
+  assert.equal(await statusOf(ignored.transaction_id), 'needs_response');
+  // docs/disputes.md: evidence is due in 7 days; `clock advance --by 8d` gets past it.
+  await advance('--by', '8d');
+  assert.equal(await statusOf(ignored.transaction_id), 'lost');
+  assert.equal(await statusOf(defended.transaction_id), 'won');
 });

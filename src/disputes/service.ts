@@ -12,6 +12,8 @@ import type { PaymentRow } from '../db/tables/payments.js';
 import { formatAmount } from '../money/currency.js';
 import { type EventType, recordEvent } from '../notifications/outbox.js';
 import { sandboxDisputeDelayMs } from '../processors/sandbox/disputes.js';
+import { planStripeEvidence } from '../processors/stripe/dispute-response.js';
+import type { DisputeEvidence } from '../processors/types.js';
 import { enqueueJob } from '../scheduler/scheduler.js';
 import type { Deps } from '../web/context.js';
 import { postDisputeDebit, postDisputeWon } from './ledger.js';
@@ -315,6 +317,7 @@ export async function giveEvidence(
     const total = Number(held.n) + rows.reduce((a, r) => a + r.size_bytes, 0);
     if (total > EVIDENCE_MAX_BYTES)
       throw new DisputeRefused('invalid_input', 'evidence', `evidence of a dispute is at most 5 MB in all; this would make ${(total / 1048576).toFixed(1)} MB`);
+    if (d.connector === 'stripe' && rows.length > 0) await refuseWhatStripeWouldNot(deps, tx, d.dispute_id, items, rows);
     if (rows.length > 0) await tx.insertInto('dispute_evidence').values(rows).execute();
     if (!submit) {
       await notifyDispute(tx, locked, 'dispute.updated', now_ms);
@@ -374,6 +377,49 @@ function processorRefuses(connector: string, type: string, size: number): string
   if (type === 'application/pdf' && size > rule.pdf_max_bytes) return `this dispute is at ${rule.name}, which takes PDF files of at most 2 MB`;
   return null;
 }
+
+/**
+ * Stripe's limits (5,000 or 20,000 characters per text field, 150,000 in all, one file per field and a second in
+ * uncategorized_file) checked when the evidence is given, with what the dispute holds, by the same plan the job
+ * sends (src/processors/stripe/dispute-response.ts): refused here, naming the piece that does not fit, rather than
+ * stored and then refused by the job after the submit. Under the dispute's lock, so uploads at once are checked together.
+ */
+async function refuseWhatStripeWouldNot(
+  deps: Deps,
+  tx: Tx,
+  dispute_id: string,
+  items: readonly EvidenceItem[],
+  rows: readonly DisputeEvidenceRow[],
+): Promise<void> {
+  const held = (
+    await tx
+      .selectFrom('dispute_evidence')
+      .select(['field', 'content_type', 'file_name', 'data_enc'])
+      .where('dispute_id', '=', dispute_id)
+      .orderBy('created_at')
+      .orderBy('evidence_id')
+      .execute()
+  ).map((r) => asEvidence(r.field, r.content_type, r.file_name, deps.keyring.decrypt(r.data_enc)));
+  const given = items.map((item, i): DisputeEvidence => {
+    if ('text' in item) return { field: item.field, text: item.text };
+    return { field: item.field, file_name: item.file_name, content_type: rows[i]?.content_type as FileEvidence['content_type'], bytes: item.bytes };
+  });
+  if (planStripeEvidence([...held, ...given]).kind === 'plan') return;
+  // The first piece that makes it not fit (items are few: the interfaces bound them).
+  for (let i = 0; i < given.length; i++) {
+    const plan = planStripeEvidence([...held, ...given.slice(0, i + 1)]);
+    if (plan.kind === 'declined')
+      throw new DisputeRefused('invalid_input', `evidence[${i}]`, `this dispute is at Stripe, which would refuse it: ${plan.reason}`);
+  }
+}
+
+/** A stored piece of evidence as the processors take it (a file's plain data is its base64). */
+function asEvidence(field: string, content_type: string, file_name: string, plain: string): DisputeEvidence {
+  if (content_type === 'text') return { field, text: plain };
+  return { field, file_name, content_type: content_type as FileEvidence['content_type'], bytes: Buffer.from(plain, 'base64') };
+}
+
+type FileEvidence = Extract<DisputeEvidence, { bytes: Buffer }>;
 
 /** The decrypted text of a dispute's evidence, for the sandbox's rule and the processors' defence documents. */
 export async function evidenceTexts(deps: Deps, dispute_id: string): Promise<string[]> {

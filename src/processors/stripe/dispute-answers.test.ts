@@ -225,3 +225,51 @@ describe('answering Stripe disputes', () => {
     assert.deepEqual((await verifyLedger(db())).problems, []);
   });
 });
+
+// Issue 34 review, item 7: Stripe's limits are checked when the evidence is given (as Adyen's files are), not only when the job
+// sends it: a 400 naming the request's field, nothing stored, and nothing sent.
+describe('evidence Stripe would refuse is refused when given', () => {
+  const give = (dispute_id: string, more: Record<string, unknown>) =>
+    gw.post('/v1/disputeEvidence', { merchant_id: live.merchant_id, account_id: live.account_id, dispute_id, ...more }, { merchant: live });
+  const held = async (id: string) => (await db().selectFrom('dispute_evidence').select('evidence_id').where('dispute_id', '=', id).execute()).length;
+  const b64 = PDF.toString('base64');
+
+  test('a text field over Stripe’s 5,000 characters; 150,000 in all with what the dispute holds; a third file of one field', async () => {
+    const { dispute_id } = await disputed();
+    const calls = mock.requests.length;
+    const long = await give(dispute_id, { customer_name: 'x'.repeat(5_001), product_description: 'Blue tee' });
+    assert.equal(long.statusCode, 400, long.body);
+    assert.equal(long.json().error_field, 'customer_name');
+    assert.match(long.body, /customer_name is 5001 characters; Stripe takes at most 5000/);
+    assert.equal(await held(dispute_id), 0, 'nothing stored');
+
+    // 7 × 19,000 characters fit; an eighth field of 19,000, given later, makes 152,000.
+    const wide = [
+      'product_description',
+      'uncategorized_text',
+      'access_activity_log',
+      'cancellation_policy_disclosure',
+      'cancellation_rebuttal',
+      'refund_policy_disclosure',
+      'refund_refusal_explanation',
+    ];
+    const first = await give(dispute_id, Object.fromEntries(wide.map((f) => [f, 'z'.repeat(19_000)])));
+    assert.equal(first.statusCode, 200, first.body);
+    assert.equal(await held(dispute_id), 7);
+    const more = await give(dispute_id, { duplicate_charge_explanation: 'z'.repeat(19_000) });
+    assert.equal(more.statusCode, 400, more.body);
+    assert.equal(more.json().error_field, 'duplicate_charge_explanation');
+    assert.match(more.body, /152000 characters in all; Stripe takes at most 150000/);
+    assert.equal(await held(dispute_id), 7, 'nothing more stored');
+
+    const files = await give(dispute_id, {
+      files: [0, 1, 2].map((i) => ({ field: 'receipt', file_name: `r${i}.pdf`, content_base64: b64 })),
+    });
+    assert.equal(files.statusCode, 400, files.body);
+    assert.equal(files.json().error_field, 'files[2].content_base64', 'the third receipt: the second took uncategorized_file');
+    assert.match(files.body, /one file per evidence field/);
+    assert.equal(await held(dispute_id), 7);
+    assert.equal((await row(dispute_id)).status, 'needs_response');
+    assert.equal(mock.requests.length, calls, 'nothing sent to Stripe');
+  });
+});
