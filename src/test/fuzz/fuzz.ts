@@ -36,6 +36,7 @@ import fc from 'fast-check';
 import pg from 'pg';
 import { cardFacts } from '../../cards/card.js';
 import type { AuthoriseRequest } from '../../client/index.js';
+import { openDispute } from '../../disputes/service.js';
 import { ENGINE, paymentRequest, type TestGateway, testGateway } from '../harness.js';
 import { buildDist, createMerchant, freePort, freshDatabase, gatewayClient, gatewayEnv, startGateway } from '../process.js';
 import { fuzzGeneric, type GenericFuzzer, KNOWN_BUGS, seedGeneric } from './generic.js';
@@ -390,6 +391,18 @@ async function inProcess(): Promise<void> {
     for (let i = 0; i < 20; i++) {
       const x = await client.authorise(seedPayment(`SEED-${i}`));
       if (x.transaction_id) known.push({ transaction_id: x.transaction_id, order_no: x.order_no, amount: x.amount });
+    }
+    // A dispute on each seed payment (docs/contract.md §22; every fourth an inquiry), opened by the core as the sandbox
+    // would, so the dispute targets reach evidence handling and acceptance behind the lookup (targets.ts disputeId).
+    for (const [i, p] of known.entries()) {
+      const payment = await gw.runtime.store.db.selectFrom('payments').selectAll().where('transaction_id', '=', p.transaction_id).executeTakeFirstOrThrow();
+      const kind = i % 4 === 3 ? 'inquiry' : 'chargeback';
+      const { dispute } = await openDispute(
+        gw.runtime.deps,
+        { connector: 'sandbox', processor_ref: `fuzz-seed-${p.transaction_id}`, payment, kind, reason: 'fraudulent' },
+        gw.clock.now,
+      );
+      p.dispute_id = dispute.dispute_id;
     }
     // Open 3-D Secure challenges for the page routes; valid posts use them up as the run goes.
     const challenges: Challenge[] = [];

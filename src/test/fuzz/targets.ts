@@ -14,6 +14,8 @@ export interface KnownPayment {
   transaction_id: string;
   order_no: string;
   amount: string;
+  /** The dispute seeded on it (fuzz.ts), when it has one. */
+  dispute_id?: string;
 }
 
 /** A real subscription: its pair, and whether it is another merchant's (never cancellable with this merchant's key). */
@@ -33,6 +35,16 @@ const YEAR = String(new Date().getUTCFullYear() + 2);
 const pick = (known: KnownPayment[], n: number): KnownPayment => known[n % known.length] ?? { transaction_id: 'T0', order_no: 'O0', amount: '10.00' };
 const ids = (m: CreatedMerchant) => ({ merchant_id: m.merchant_id, account_id: m.account_id });
 const item = (p: KnownPayment) => ({ transaction_id: p.transaction_id, order_no: p.order_no, currency: 'USD', amount: p.amount });
+/**
+ * A seeded dispute of the merchant, so that a case reaches what lies behind the lookup (evidence checked by content,
+ * size and processor, stored, submitted; an acceptance): those of even seed for evidence (`half` 0), odd for accept
+ * (1), which closes them, so evidence keeps open ones of its own. Every fifth case an id that names none (404).
+ */
+function disputeId(known: KnownPayment[], n: number, half: 0 | 1): string {
+  const seeded = known.flatMap((p) => (p.dispute_id ? [p.dispute_id] : [])).filter((_, i) => i % 2 === half);
+  const real = seeded[n % Math.max(1, seeded.length)];
+  return n % 5 === 0 || real === undefined ? `dp_${pick(known, n).transaction_id}` : real;
+}
 
 export const TARGETS: FuzzTarget[] = [
   {
@@ -89,19 +101,19 @@ export const TARGETS: FuzzTarget[] = [
   },
   // Settlement (docs/contract.md §23): a range of days, in JSON or CSV.
   { path: '/v1/retrievalSettlement', base: (m) => ({ ...ids(m), start_date: '20260101', end_date: '20260131', format: 'csv' }) },
-  // Disputes (docs/contract.md §22): ids that name no dispute of the merchant (404, or query_result 0).
+  // Disputes (docs/contract.md §22): the seeded disputes of the merchant's payments, and ids that name none (404, or query_result 0).
   { path: '/v1/retrievalDispute', base: (m, k, n) => ({ ...ids(m), transaction_ids: [pick(k, n).transaction_id], order_nos: pick(k, n + 1).order_no }) },
   {
     path: '/v1/disputeEvidence',
     base: (m, k, n) => ({
       ...ids(m),
-      dispute_id: `dp_${pick(k, n).transaction_id}`,
+      dispute_id: disputeId(k, n, 0),
       uncategorized_text: 'fuzz',
       files: [{ field: 'receipt', file_name: 'r.pdf', content_base64: 'JVBERi0xLjQK' }],
       submit: '0',
     }),
   },
-  { path: '/v1/acceptDispute', base: (m, k, n) => ({ ...ids(m), dispute_id: `dp_${pick(k, n).transaction_id}` }) },
+  { path: '/v1/acceptDispute', base: (m, k, n) => ({ ...ids(m), dispute_id: disputeId(k, n, 1) }) },
   {
     path: '/v1/review',
     base: (m, k, n) => ({
