@@ -17,10 +17,14 @@
 // - a GET writes nothing, whatever it answers;
 // - a 2xx answers JSON objects of test mode (livemode false) holding none of B's or L's ids,
 //   and never for a path, cursor or body naming one of them;
+// - a request naming one of B's or L's objects and spoiled by nothing else is refused with
+//   `resource_missing`: HTTP 404 for a path id or the Stripe-Account header, 404 or 400 (a
+//   create's reference, as the family answers it) for a body or query field;
 // - an accepted transfer leaves the platform's available balance at zero or more;
 // - at the end B's and L's objects are as they were seeded, no connected account's balance is
 //   below zero, and the ledger verifies.
-// Routes not registered (yet) are probed and left out, and the run says which.
+// Routes not registered (yet) are probed and left out, and the run says which; a registered
+// generic route missing from the table fails src/test/fuzz/generic-routes.test.ts.
 import fc from 'fast-check';
 import qs from 'qs';
 import type { PaymentRow } from '../../db/tables/payments.js';
@@ -208,7 +212,17 @@ export interface GenericRoute {
   stripeAccount?: boolean;
 }
 
-/** A list's query: a limit, sometimes a cursor among `kind`'s ids, a `created` range, `expand[]`. */
+/** A field a list of `kind` offers to `expand[]` (src/generic/wire.ts EXPANDABLE); any other is refused before the request runs. */
+const LIST_EXPAND: Partial<Record<string, string>> = {
+  transfers: 'data.destination',
+  refunds: 'data.charge',
+  payment_methods: 'data.customer',
+  payment_intents: 'data.latest_charge',
+  charges: 'data.payment_intent',
+  disputes: 'data.charge',
+};
+
+/** A list's query: a limit, sometimes a cursor among `kind`'s ids, a `created` range, `expand[]` of a field it offers. */
 const listQuery =
   (
     kind:
@@ -228,7 +242,7 @@ const listQuery =
     limit: 1 + (n % 100),
     ...(n % 3 === 0 ? { starting_after: pick(ids[kind], n, 'x_none') } : n % 7 === 1 ? { ending_before: pick(ids[kind], n, 'x_none') } : {}),
     ...(n % 4 === 1 ? { created: n % 8 === 1 ? { gte: 1_700_000_000 + (n % 1000), lt: 4_000_000_000 } : 1_700_000_000 + n } : {}),
-    ...(n % 5 === 2 ? { expand: ['data.x'] } : {}),
+    ...(n % 5 === 2 && LIST_EXPAND[kind] !== undefined ? { expand: [LIST_EXPAND[kind]] } : {}),
   });
 const CURSORS = ['starting_after', 'ending_before'];
 
@@ -295,8 +309,9 @@ export const GENERIC_ROUTES: GenericRoute[] = [
   { method: 'GET', path: '/v1/transfers/:id/reversals', ids: 'transfer', base: (_ids, n) => ({ limit: 1 + (n % 100) }) },
   { method: 'GET', path: '/v1/transfers/:id/reversals/:reversal_id', ids: 'reversal' },
   { method: 'POST', path: '/v1/transfers/:id/reversals/:reversal_id', ids: 'reversal', base: (_ids, n) => ({ metadata: { k: String(n) } }) },
-  // The balance: the caller's, or one of its connected accounts' with Stripe-Account.
+  // The balance and the account itself: the caller's, or one of its connected accounts' with Stripe-Account.
   { method: 'GET', path: '/v1/balance', stripeAccount: true },
+  { method: 'GET', path: '/v1/account', stripeAccount: true },
   // Payments and refunds.
   {
     method: 'POST',
@@ -425,6 +440,7 @@ export const GENERIC_ROUTES: GenericRoute[] = [
     method: 'GET',
     path: '/v1/events',
     refs: CURSORS,
+    stripeAccount: true,
     base: (ids, n) => ({
       ...listQuery('events')(ids, n),
       ...(n % 4 === 0
@@ -434,7 +450,7 @@ export const GENERIC_ROUTES: GenericRoute[] = [
           : {}),
     }),
   },
-  { method: 'GET', path: '/v1/events/:id', ids: 'event' },
+  { method: 'GET', path: '/v1/events/:id', ids: 'event', stripeAccount: true },
   // PaymentIntents and charges (issue 33 items 2 and 4): a confirm is one core card payment; a decline is a 402 card_error.
   {
     method: 'POST',
@@ -1066,7 +1082,20 @@ export async function fuzzGeneric(
   const check = async (
     label: string,
     c: GenericCase,
-    opts: { foreign: boolean; auth: 'valid' | 'invalid'; route?: GenericRoute; params?: string[] },
+    opts: {
+      foreign: boolean;
+      auth: 'valid' | 'invalid';
+      route?: GenericRoute;
+      params?: string[];
+      /**
+       * How a request that is otherwise clean (P's key, no mutation, no raw query or odd content
+       * type, no reused Idempotency-Key, no refused header) must be refused for naming another
+       * platform's or mode's object: `path` (a path id or the Stripe-Account header) 404
+       * `resource_missing`; `ref` (a body or query field) `resource_missing`, 404 or, as
+       * the family answers a create naming a missing object (a transfer's destination), 400.
+       */
+      missing?: 'path' | 'ref';
+    },
   ): Promise<Answer> => {
     const a = await fz.run(label, c, (x) => x.statusCode === 402);
     const s = tally.statuses.get(label) ?? new Map<number, number>();
@@ -1091,7 +1120,15 @@ export async function fuzzGeneric(
       const problem = errorShapeProblem(a);
       if (problem) throw new Error(`${problem}, for ${describeCase(c as Case)}`);
       if (a.statusCode === 402 && !CARD_ERRORS_FROM.has(label)) throw new Error(`a 402 from ${label}, for ${describeCase(c as Case)}`);
-      if (opts.foreign) tally.foreignRefused++;
+      if (opts.foreign) {
+        tally.foreignRefused++;
+        const e = (JSON.parse(a.body) as Json).error as Json;
+        const statusOk = a.statusCode === 404 || (opts.missing === 'ref' && a.statusCode === 400);
+        if (opts.missing && (!statusOk || e.code !== 'resource_missing'))
+          throw new Error(
+            `a request naming another platform's or mode's object answered ${a.statusCode} ${String(e.code)}, not ${opts.missing === 'path' ? '404' : '404 or 400'} resource_missing, for ${describeCase(c as Case)}: ${a.body.slice(0, 200)}`,
+          );
+      }
       // A declined confirm made its intent (and the declined charge): both join P's pool.
       if (a.statusCode === 402 && opts.auth === 'valid') {
         const pi = (JSON.parse(a.body) as Json).error?.payment_intent;
@@ -1158,7 +1195,7 @@ export async function fuzzGeneric(
       { weight: 1, arbitrary: fc.constantFrom('', 'k'.repeat(256), 'a b', '\u00e9t\u00e9') },
     ),
     contentType: fc.oneof({ weight: 12, arbitrary: fc.constant<string | undefined>(undefined) }, { weight: 1, arbitrary: fc.constantFrom(...CONTENT_TYPES) }),
-    /** Stripe-Account: only GET /v1/balance reads it; elsewhere it must change nothing. */
+    /** Stripe-Account: the routes marked `stripeAccount` read it; elsewhere it is refused and must change nothing. */
     stripeAccount: fc.oneof(
       { weight: 5, arbitrary: fc.constant<'none' | 'own' | 'foreign' | 'near' | 'hostile'>('none') },
       { weight: 1, arbitrary: fc.constantFrom<'none' | 'own' | 'foreign' | 'near' | 'hostile'>('own', 'foreign', 'near', 'hostile') },
@@ -1205,6 +1242,15 @@ export async function fuzzGeneric(
           foreignAccountHeader = r.stripeAccount === true && pool.foreignIds.has(headers['stripe-account']);
         }
         const foreign = foreignPath || foreignRef || foreignAccountHeader;
+        // Nothing else spoils the request: then naming another's object is exactly what it is refused for.
+        const clean =
+          rc.auth === 'valid' &&
+          rc.muts.length === 0 &&
+          (r.method !== 'GET' || rc.rawQuery === undefined) &&
+          rc.contentType === undefined &&
+          rc.idem === undefined &&
+          (rc.stripeAccount === 'none' || r.stripeAccount === true);
+        const missing = !clean ? undefined : foreignPath || foreignAccountHeader ? ('path' as const) : foreignRef ? ('ref' as const) : undefined;
         const authList = rc.auth === 'valid' ? pool.validAuth : pool.invalidAuth;
         const auth = authList[rc.authPick % authList.length] as string;
         if (auth !== '' || rc.auth === 'valid') headers.authorization = auth;
@@ -1217,7 +1263,7 @@ export async function fuzzGeneric(
           if (r.method === 'GET') path += rc.rawQuery !== undefined ? `?${rc.rawQuery}` : queryString(base);
           c = { method: r.method, path, contentType: '', headers };
         }
-        await check(label, c, { foreign, auth: rc.auth, route: r, params: values });
+        await check(label, c, { foreign, auth: rc.auth, route: r, params: values, missing });
       }),
       runs.requests,
     );
