@@ -32,7 +32,10 @@ function looksLikeCommand(v: unknown): v is { name: string; run: unknown } {
 }
 
 test('every exported command is in commandList, once, and every name is unique', async () => {
-  const listed = new Set(await loadAll());
+  // The list loaded from the same build as the modules below (this file may run bundled), so
+  // a command is the same object in both.
+  const list = (await import(pathToFileURL(runnable(path.join(SRC, 'cli/commands.ts'))).href)) as { loadAll: typeof loadAll };
+  const listed = new Set(await list.loadAll());
   const missing: string[] = [];
   let found = 0;
   for (const file of commandModules()) {
