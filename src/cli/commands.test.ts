@@ -8,7 +8,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { ROOT, runnable } from '../test/process.js';
-import { commandList, loadAll } from './commands.js';
+import { commandList, type loadAll } from './commands.js';
 
 const SRC = path.join(ROOT, 'src');
 
