@@ -25,8 +25,9 @@ const OUT = path.resolve(ROOT, values.out ?? 'dist-bundle');
 const TWIN = path.join(ROOT, values.twin ?? 'dist-test');
 
 /**
- * Packages bundled in: pure JavaScript, not loaded by a package left outside (one copy each),
- * no files read beside their own modules. Everything else (Fastify and its plugins, pino and
+ * Packages bundled in: pure JavaScript, not loaded at run time by a package left outside (one
+ * copy each: `ipaddr.js`, which Fastify's proxy-addr loads too, stays outside), no files read
+ * beside their own modules. Everything else (Fastify and its plugins, pino and
  * its worker transports, the native drivers, Swagger UI's files) loads from node_modules as usual.
  */
 const BUNDLED = new Set([
@@ -45,7 +46,6 @@ const BUNDLED = new Set([
   'cockatiel',
   'cpf-cnpj-validator',
   'fast-check',
-  'ipaddr.js',
   'marked',
   'otpauth',
   'qs',
