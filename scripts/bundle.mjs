@@ -12,7 +12,10 @@
 //
 //   node scripts/bundle.mjs                                   every src/**/*.test.ts into dist-bundle/ (npm test)
 //   node scripts/bundle.mjs --out DIR --twin dist FILE.ts…    those entries (the bench's child processes)
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+//   node scripts/bundle.mjs --shipped                         the CLI and server as shipped: src/cli/run.ts into
+//                                                             dist/bundle/cli/run.js, twin dist/ (`npm run build`,
+//                                                             docs/decisions/0101)
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -20,9 +23,14 @@ import * as esbuild from 'esbuild';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SRC = path.join(ROOT, 'src');
-const { values, positionals } = parseArgs({ options: { out: { type: 'string' }, twin: { type: 'string' } }, allowPositionals: true });
-const OUT = path.resolve(ROOT, values.out ?? 'dist-bundle');
-const TWIN = path.join(ROOT, values.twin ?? 'dist-test');
+const { values, positionals: given } = parseArgs({
+  options: { out: { type: 'string' }, twin: { type: 'string' }, shipped: { type: 'boolean' } },
+  allowPositionals: true,
+});
+const SHIPPED = values.shipped === true;
+const OUT = path.resolve(ROOT, SHIPPED ? 'dist/bundle' : (values.out ?? 'dist-bundle'));
+const TWIN = path.join(ROOT, SHIPPED ? 'dist' : (values.twin ?? 'dist-test'));
+const positionals = SHIPPED ? ['src/cli/run.ts'] : given;
 
 /**
  * Packages bundled in: pure JavaScript, not loaded at run time by a package left outside (one
@@ -105,7 +113,7 @@ const t0 = Date.now();
 rmSync(OUT, { recursive: true, force: true });
 const result = await esbuild.build({
   entryPoints: positionals.length ? positionals.map((p) => path.resolve(ROOT, p)) : tests(SRC),
-  outbase: positionals.length ? ROOT : SRC,
+  outbase: positionals.length && !SHIPPED ? ROOT : SRC,
   outdir: OUT,
   bundle: true,
   splitting: true,
@@ -121,4 +129,18 @@ const result = await esbuild.build({
   metafile: true,
 });
 const outputs = Object.keys(result.metafile.outputs).filter((f) => f.endsWith('.js')).length;
+// What each file of the shipped bundle holds (a test checks what a CLI command loads by it).
+if (SHIPPED)
+  writeFileSync(
+    path.join(OUT, 'modules.json'),
+    `${JSON.stringify(
+      Object.fromEntries(
+        Object.entries(result.metafile.outputs)
+          .filter(([f]) => f.endsWith('.js'))
+          .map(([f, o]) => [path.relative(OUT, path.resolve(ROOT, f)), Object.keys(o.inputs).sort()]),
+      ),
+      null,
+      1,
+    )}\n`,
+  );
 console.log(`bundled ${outputs} files into ${path.relative(ROOT, OUT)}/ in ${((Date.now() - t0) / 1000).toFixed(1)} s`);

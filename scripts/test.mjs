@@ -92,9 +92,15 @@ const node = process.execPath;
 const bin = (p) => path.join(ROOT, 'node_modules', p);
 const prep = await Promise.all([
   only.length === 0 ? capture(node, [bin('@biomejs/biome/bin/biome'), 'check', 'src', 'scripts', 'bin', 'bench']) : null,
-  // bin/tollgate.js runs dist/ (the CLI tests use it); the test files run bundled, the rest of
-  // the compiled tests (worker threads, scripts a test runs) from dist-test/.
-  capture(node, [bin('typescript/bin/tsc'), '-p', 'tsconfig.build.json']),
+  // The build as shipped (`npm run build`): dist/, then the CLI and server bundled into
+  // dist/bundle/ (bin/tollgate.js runs it; the CLI tests and every spawned gateway use it). The
+  // test files run bundled too, the rest of the compiled tests (worker threads, scripts a test
+  // runs) from dist-test/.
+  capture(node, [bin('typescript/bin/tsc'), '-p', 'tsconfig.build.json']).then(async (r) => {
+    if (r.status !== 0) return r;
+    const b = await capture(node, [path.join(ROOT, 'scripts', 'bundle.mjs'), '--shipped']);
+    return { status: b.status, output: r.output + b.output };
+  }),
   TSX ? null : capture(node, [bin('typescript/bin/tsc'), '-p', 'tsconfig.test.json']),
   // The test files bundled (scripts/bundle.mjs): a few dozen modules to load per file instead of ~2,300.
   BUNDLE ? capture(node, [path.join(ROOT, 'scripts', 'bundle.mjs')]) : null,
@@ -105,7 +111,7 @@ const prep = await Promise.all([
 const bundled = BUNDLE && prep[3]?.status === 0;
 for (const [label, r] of [
   ['lint and format (biome)', prep[0]],
-  ['build (tsc -p tsconfig.build.json)', prep[1]],
+  ['build (npm run build: tsc -p tsconfig.build.json, scripts/bundle.mjs --shipped)', prep[1]],
   ['typecheck and compiled tests (tsc -p tsconfig.test.json)', prep[2]],
   ['typecheck of bench/ (tsc -p tsconfig.bench.json)', prep[4]],
   ['test files bundled (scripts/bundle.mjs)', prep[3]],

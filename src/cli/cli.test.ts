@@ -158,10 +158,20 @@ describe('a command loads only what it needs (issue 36 item 6: each took 2.8–5
       timeout: 60_000,
     });
     assert.equal(r.status, 0, r.stderr);
-    const files = r.stderr
+    // The CLI runs from its bundle (dist/bundle/, as shipped): each of its files loaded stands
+    // for the modules in it (the bundle's modules.json), named as in dist/ and node_modules.
+    const held = JSON.parse(fs.readFileSync(path.join(ROOT, 'dist/bundle/modules.json'), 'utf8')) as Record<string, string[]>;
+    const raw = r.stderr
       .split('\n')
       .filter((l) => l.startsWith('loaded '))
       .map((l) => path.relative(ROOT, fileURLToPath(l.slice('loaded '.length))));
+    assert.ok(raw.includes(path.join('dist', 'bundle', 'cli', 'run.js')), `bin/tollgate.js ran the bundle: ${r.stderr}`);
+    const files = raw.flatMap((f) => {
+      if (!f.startsWith(`dist${path.sep}bundle${path.sep}`)) return [f];
+      const inside = held[path.relative(path.join('dist', 'bundle'), f)];
+      assert.ok(inside, `${f} is in the bundle's modules.json`);
+      return inside.map((m) => (m.startsWith('src/') ? path.join('dist', m.slice('src/'.length).replace(/\.ts$/, '.js')) : m));
+    });
     assert.ok(
       files.some((f) => f.endsWith(path.join('cli', 'main.js'))),
       `the hook saw the CLI load: ${r.stderr}`,

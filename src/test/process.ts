@@ -35,13 +35,15 @@ export function nodeArgs(srcFile: string): string[] {
   return COMPILED ? [runnable(srcFile)] : ['--import', 'tsx', runnable(srcFile)];
 }
 
-/** Compiles src to dist so the gateway under load runs plain JavaScript, not tsx. */
+/** Compiles src to dist and bundles the CLI (`npm run build`) so the gateway under load runs the build as shipped, not tsx. */
 export function buildDist(): void {
-  const r = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(ROOT, 'tsconfig.build.json')], {
-    stdio: 'inherit',
-    cwd: ROOT,
-  });
-  if (r.status !== 0) throw new Error('build failed (tsc -p tsconfig.build.json)');
+  for (const args of [
+    [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(ROOT, 'tsconfig.build.json')],
+    [path.join(ROOT, 'scripts/bundle.mjs'), '--shipped'],
+  ]) {
+    const r = spawnSync(process.execPath, args, { stdio: 'inherit', cwd: ROOT });
+    if (r.status !== 0) throw new Error(`build failed (${path.basename(args[0] as string)})`);
+  }
 }
 
 export function pgReachable(url = PG_URL, timeout_ms = 1500): Promise<boolean> {
@@ -185,13 +187,13 @@ export interface GatewayProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `node dist/cli/run.js serve` in its own process group and waits for /readyz. */
+/** Starts `node bin/tollgate.js serve` (the build as shipped: dist/bundle/) in its own process group and waits for /readyz. */
 export async function startGateway(
   env: NodeJS.ProcessEnv,
   opts: { ready_timeout_ms?: number; node_args?: string[]; capture_output?: boolean } = {},
 ): Promise<GatewayProcess> {
   const port = Number(env.PORT);
-  const child = spawn(process.execPath, [...(opts.node_args ?? []), path.join(ROOT, 'dist/cli/run.js'), 'serve'], {
+  const child = spawn(process.execPath, [...(opts.node_args ?? []), path.join(ROOT, 'bin/tollgate.js'), 'serve'], {
     env,
     cwd: ROOT,
     detached: true,
