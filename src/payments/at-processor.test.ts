@@ -4,9 +4,10 @@
 // again with the attempt id, and a decline leaves the payment as it was.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { sweepAttempts } from '../attempts/sweeper.js';
+import { settleNotified, sweepAttempts } from '../attempts/sweeper.js';
 import { verifyLedger } from '../ledger/verify.js';
 import { HANG, ScriptedProcessor } from '../processors/testing.js';
+import type { OperationOutcome, OperationStatusAnswer } from '../processors/types.js';
 import { type TestGateway, testGateway } from '../test/harness.js';
 import { cancelBatch, captureBatch, item, orderOf, type Paid, pay } from '../test/lifecycle.js';
 import { expireDue } from './expiry.js';
@@ -136,4 +137,64 @@ describe('a cancel with no answer in time', () => {
     assert.ok(statuses.every((s) => s === '1' || s === '2' || s === '0'));
     assert.equal((await orderOf(gw, p.transaction_id)).payment_status, '3000');
   });
+});
+
+describe('a webhook heard before the call’s own answer (the remote sandbox notifies as it acts)', () => {
+  /** The processor's webhook for the open capture or cancel of the payment settles it first; then the call answers `answer`. */
+  const notifiedFirst = (p: Paid, notified: OperationStatusAnswer, answer: OperationOutcome) => async () => {
+    const [open] = (await attemptsOf(p.transaction_id)).filter((x) => x.claim_key?.startsWith('payment:'));
+    assert.equal(open?.status, 'sent', 'the attempt is committed before the call');
+    assert.notEqual(await settleNotified(gw.runtime.deps, open as NonNullable<typeof open>, notified, gw.runtime.deps.now()), 'stale');
+    return answer;
+  };
+
+  for (const operation of ['capture', 'cancel'] as const) {
+    const batch = operation === 'capture' ? captureBatch : cancelBatch;
+    const statusOf = async (p: Paid) => {
+      const r = await batch(gw, [item(p)]);
+      const o = r[`${operation}_orders`][0];
+      return `${o[`${operation}_status`]} ${o.error_message}`.trim();
+    };
+    const moved = operation === 'capture' ? '3000' : '5000';
+
+    test(`${operation}: approved by the webhook, then the answer: 1, moved once (not "already ${operation === 'capture' ? 'captured' : 'cancelled'}")`, async () => {
+      const p = await authorised();
+      processor.operation = notifiedFirst(p, { kind: 'approved', reference: 'PSP-hook' }, { kind: 'approved', reference: 'PSP-hook' });
+      assert.equal(await statusOf(p), '1');
+      assert.equal((await orderOf(gw, p.transaction_id)).payment_status, moved);
+      assert.deepEqual(
+        (await eventsOf(p.transaction_id)).filter((e) => e === `payment.${operation === 'capture' ? 'captured' : 'cancelled'}`),
+        [`payment.${operation === 'capture' ? 'captured' : 'cancelled'}`],
+      );
+      assert.equal(processor.operations.length, 1);
+    });
+
+    test(`${operation}: approved by the webhook, the call's own answer lost (deadline): 1`, async () => {
+      const p = await authorised();
+      processor.operation = notifiedFirst(p, { kind: 'approved', reference: 'PSP-hook' }, { kind: 'unknown', reason: 'no answer by the deadline' });
+      assert.equal(await statusOf(p), '1');
+      assert.equal((await orderOf(gw, p.transaction_id)).payment_status, moved);
+    });
+
+    test(`${operation}: refused by the webhook first: the refusal, the payment as it was`, async () => {
+      const p = await authorised();
+      processor.operation = notifiedFirst(
+        p,
+        { kind: 'declined', code: '1007', reason: 'authorisation not found' },
+        { kind: 'declined', code: '1007', reason: 'authorisation not found' },
+      );
+      assert.match(await statusOf(p), /^0 1002:Card declined: the processor refused it: authorisation not found/);
+      assert.equal((await orderOf(gw, p.transaction_id)).payment_status, '2000');
+    });
+
+    test(`${operation}: pending by the webhook first: 2, the payment as it was until the sweeper hears it`, async () => {
+      const p = await authorised();
+      processor.operation = notifiedFirst(p, { kind: 'pending', reference: 'PSP-hook' }, { kind: 'approved', reference: 'PSP-hook' });
+      assert.equal(await statusOf(p), '2');
+      assert.equal((await orderOf(gw, p.transaction_id)).payment_status, '2000');
+      processor.operationStatusAnswer = { kind: 'approved', reference: 'PSP-hook' };
+      await sweep();
+      assert.equal((await orderOf(gw, p.transaction_id)).payment_status, moved);
+    });
+  }
 });

@@ -9,11 +9,11 @@
 import { type Refusal, refuse } from '../core/outcomes.js';
 import type { AccountRow } from '../db/tables/merchants.js';
 import { applyUnit, WriteUnit } from '../db/unit.js';
-import { callWithDeadline, newAttempt, type ProcessorAttemptRow, settleAttemptInto } from '../processors/attempts.js';
+import { callWithDeadline, newAttempt, OPEN_ATTEMPT, type ProcessorAttemptRow, settleAttemptInto } from '../processors/attempts.js';
 import type { OperationOutcome, OperationStatusAnswer, Processor, ProcessorCall } from '../processors/types.js';
 import type { Deps } from '../web/context.js';
 import { movePayment, type PaymentMove } from './engine.js';
-import { requirePaymentColumns } from './reader.js';
+import { requirePayment } from './reader.js';
 import type { PaymentRow } from './tables.js';
 
 /** The claim a payment's capture or cancel attempt holds while it is open. */
@@ -201,25 +201,62 @@ export async function settlePaymentOperation(
   }
 }
 
+type Answer = { ok: true; payment: PaymentRow } | { ok: 'pending'; payment: PaymentRow } | Refusal;
+
 /**
  * A capture's or cancel's answer once its outcome is settled: the moved payment; `pending`
- * while the processor has not confirmed; the processor's refusal; or, when the payment was
- * not where the attempt left it, why it cannot take the command now.
+ * while the processor has not confirmed; the processor's refusal. When its own settle found
+ * the attempt settled meanwhile, what that settle decided is the answer (`settledMeanwhile`).
  */
 export async function afterSettle(
   deps: Deps,
   row: PaymentRow,
+  attempt: Pick<ProcessorAttemptRow, 'attempt_id' | 'operation'>,
   settled: Settled,
   why: (row: Pick<PaymentRow, 'status'>) => Refusal,
-): Promise<{ ok: true; payment: PaymentRow } | { ok: 'pending'; payment: PaymentRow } | Refusal> {
+): Promise<Answer> {
   switch (settled.kind) {
     case 'done':
       return { ok: true, payment: settled.payment };
     case 'open':
       return { ok: 'pending', payment: row };
     case 'declined':
-      return refuse('processor_declined', `the processor refused it: ${settled.reason} (${settled.code})`, { code: settled.code });
+      return declinedAnswer(settled.code, settled.reason);
     case 'stale':
-      return why(await requirePaymentColumns(deps.store.db, row.transaction_id, ['status']));
+      return settledMeanwhile(deps, row, attempt, why);
   }
+}
+
+const declinedAnswer = (code: string, reason: string): Refusal => refuse('processor_declined', `the processor refused it: ${reason} (${code})`, { code });
+
+/** Where an approved capture or cancel leaves its payment (a captured one may be refunded since). */
+const MOVED_BY: Record<PaymentOperation, readonly PaymentRow['status'][]> = {
+  capture: ['captured', 'partially_refunded', 'refunded'],
+  cancel: ['cancelled'],
+};
+
+/**
+ * The answer of a capture or cancel whose own settle lost to another settle of the same
+ * attempt: the processor's webhook (the remote sandbox notifies as it acts, so on a loaded
+ * machine its notification can be settled before the call's answer is read) or the sweeper
+ * heard the outcome first. That outcome is this command's: approved, with the payment where
+ * it leads, is done (not "already captured"); declined is the refusal; still open is
+ * pending. Only a payment the attempt did not move says why it cannot take the command now.
+ */
+async function settledMeanwhile(
+  deps: Deps,
+  row: PaymentRow,
+  attempt: Pick<ProcessorAttemptRow, 'attempt_id' | 'operation'>,
+  why: (row: Pick<PaymentRow, 'status'>) => Refusal,
+): Promise<Answer> {
+  const a = await deps.store.db
+    .selectFrom('processor_attempts')
+    .select(['status', 'result_code', 'last_error'])
+    .where('attempt_id', '=', attempt.attempt_id)
+    .executeTakeFirstOrThrow();
+  const now = await requirePayment(deps.store.db, row.transaction_id);
+  if (a.status === 'approved' && MOVED_BY[attempt.operation as PaymentOperation]?.includes(now.status)) return { ok: true, payment: now };
+  if (a.status === 'declined') return declinedAnswer(a.result_code, a.last_error);
+  if (OPEN_ATTEMPT.includes(a.status)) return { ok: 'pending', payment: row };
+  return why(now);
 }

@@ -58,7 +58,7 @@ export function cancelPayment(deps: Deps, log: FastifyBaseLogger, cmd: CancelCom
       return refuse('invalid_state', `a ${sent.open?.operation ?? 'capture'} of this payment is pending at the processor`);
     }
     const settled = await settlePaymentOperation(deps, row, sent.attempt, sent.outcome, deps.now());
-    return afterSettle(deps, row, settled, notCancellable);
+    return afterSettle(deps, row, sent.attempt, settled, notCancellable);
   });
 }
 

@@ -76,6 +76,6 @@ export function capturePayment(deps: Deps, log: FastifyBaseLogger, cmd: CaptureC
       return refuse('invalid_state', `a ${sent.open?.operation ?? 'capture or cancel'} of this payment is pending at the processor`);
     }
     const settled = await settlePaymentOperation(deps, row, sent.attempt, sent.outcome, deps.now());
-    return afterSettle(deps, row, settled, notCapturable);
+    return afterSettle(deps, row, sent.attempt, settled, notCapturable);
   });
 }
