@@ -444,7 +444,7 @@ async function main(): Promise<void> {
   if (!args['no-build']) {
     // As `npm start` does: compile only when a source is newer than the build (a fresh build cost
     // the quick bench 8–15 s of its two minutes on every run, issue 36 item 9).
-    log('build (scripts/build-if-stale.mjs: tsc -p tsconfig.build.json when a source is newer than dist/)…');
+    log('build (scripts/build-if-stale.mjs: npm run build when a source is newer than the build)…');
     buildIfStale();
   }
   log('the child scripts bundled (bench/children.ts)…');
@@ -861,7 +861,7 @@ async function portalOnly(): Promise<void> {
   if (!args['no-build']) {
     // As `npm start` does: compile only when a source is newer than the build (a fresh build cost
     // the quick bench 8–15 s of its two minutes on every run, issue 36 item 9).
-    log('build (scripts/build-if-stale.mjs: tsc -p tsconfig.build.json when a source is newer than dist/)…');
+    log('build (scripts/build-if-stale.mjs: npm run build when a source is newer than the build)…');
     buildIfStale();
   }
   log(
@@ -960,7 +960,7 @@ async function hotOnly(): Promise<void> {
   if (!args['no-build']) {
     // As `npm start` does: compile only when a source is newer than the build (a fresh build cost
     // the quick bench 8–15 s of its two minutes on every run, issue 36 item 9).
-    log('build (scripts/build-if-stale.mjs: tsc -p tsconfig.build.json when a source is newer than dist/)…');
+    log('build (scripts/build-if-stale.mjs: npm run build when a source is newer than the build)…');
     buildIfStale();
   }
   const wanted = (args.scenarios ?? 'authorise,payments (generic),query100,checkout').split(',').map((x) => x.trim());
@@ -1078,7 +1078,7 @@ function runRemote(trimmed = false): Promise<RemoteReport> {
 
 async function remoteOnly(): Promise<void> {
   if (!args['no-build']) {
-    log('build (scripts/build-if-stale.mjs: tsc -p tsconfig.build.json when a source is newer than dist/)…');
+    log('build (scripts/build-if-stale.mjs: npm run build when a source is newer than the build)…');
     buildIfStale();
   }
   log(
@@ -1191,7 +1191,7 @@ function markdown(report: any, bare: Measured, insert: { inserts_per_s: number; 
 /** `--only finance`: the settlement batch and reconciliation step alone (bench/finance.ts). */
 async function financeOnly(): Promise<void> {
   if (!args['no-build']) {
-    log('build (scripts/build-if-stale.mjs: tsc -p tsconfig.build.json when a source is newer than dist/)…');
+    log('build (scripts/build-if-stale.mjs: npm run build when a source is newer than the build)…');
     buildIfStale();
   }
   const load = os

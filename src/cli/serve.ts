@@ -92,7 +92,7 @@ export async function startServer(
 ): Promise<Server> {
   const runtime = await createRuntime(settings, { serving: true });
   if (settings.demo_merchant) await demoMerchant(runtime, out, opts.tty ?? process.stdout.isTTY === true);
-  const app = await buildApp(runtime.deps);
+  const app = await buildApp(runtime.deps, { schemas: settings.route_schemas === 'on_first_use' ? 'on_first_use' : 'at_ready' });
   // Once stopping, each answer closes its connection: a kept-alive client would otherwise
   // hold the stop until its keep-alive timeout (idle connections are closed by app.close()).
   let stopping = false;

@@ -77,6 +77,22 @@ export interface Settings {
   metrics_token: string | undefined;
   /** host:port of a listener of its own that serves only /metrics (TOLLGATE_METRICS_LISTEN). */
   metrics_listen: { host: string; port: number } | undefined;
+  /**
+   * When `serve` compiles the routes' request and answer schemas (TOLLGATE_ROUTE_SCHEMAS):
+   * `at_start` (the default: all ~200 before it listens, so no request waits and a bad schema
+   * stops the start) or `on_first_use` (each on its route's first request: the start is about
+   * a second quicker, for the test suite's short-lived gateways and restarts that must be fast).
+   */
+  route_schemas: RouteSchemas;
+}
+
+export type RouteSchemas = 'at_start' | 'on_first_use';
+
+function routeSchemas(env: NodeJS.ProcessEnv): RouteSchemas {
+  const raw = env.TOLLGATE_ROUTE_SCHEMAS;
+  if (raw === undefined || raw === '') return 'at_start';
+  if (raw === 'at_start' || raw === 'on_first_use') return raw;
+  throw new Error(`TOLLGATE_ROUTE_SCHEMAS must be at_start or on_first_use, got "${raw}"`);
 }
 
 export type LogFormat = 'json' | 'pretty';
@@ -197,5 +213,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, stdout_is_tty
     production: isProduction(env, host, trusted_proxies),
     metrics_token: metricsToken(env),
     metrics_listen: metricsListen(env),
+    route_schemas: routeSchemas(env),
   };
 }

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { loadSettings } from '../config/index.js';
 import { type SchemaCompilation, schemaCompilers } from './schema-compilers.js';
 
 const body = {
@@ -75,4 +76,11 @@ test('a second app of the process reuses what the first compiled, and answers th
   }
   await first.close();
   await second.close();
+});
+
+test('serve compiles them at start unless TOLLGATE_ROUTE_SCHEMAS says on_first_use; another value is refused', () => {
+  assert.equal(loadSettings({}).route_schemas, 'at_start');
+  assert.equal(loadSettings({ TOLLGATE_ROUTE_SCHEMAS: 'at_start' }).route_schemas, 'at_start');
+  assert.equal(loadSettings({ TOLLGATE_ROUTE_SCHEMAS: 'on_first_use' }).route_schemas, 'on_first_use');
+  assert.throws(() => loadSettings({ TOLLGATE_ROUTE_SCHEMAS: 'lazy' }), /TOLLGATE_ROUTE_SCHEMAS must be at_start or on_first_use, got "lazy"/);
 });

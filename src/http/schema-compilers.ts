@@ -6,8 +6,9 @@
 //  - compilation can wait for a route's first use. Compiling the 200-odd schemas of every route
 //    costs a second and more of CPU at `ready`, which a server pays once but every test
 //    gateway paid again, for the three routes it calls. `serve` compiles them all at start
-//    (an invalid schema stops the start, as before, and no first request waits); test gateways
-//    compile on first use.
+//    (an invalid schema stops the start, as before, and no first request waits) unless
+//    TOLLGATE_ROUTE_SCHEMAS=on_first_use (the test suite's spawned gateways); in-process test
+//    gateways compile on first use.
 import AjvCompiler from '@fastify/ajv-compiler';
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { FastifyServerOptions } from 'fastify';

@@ -2,12 +2,13 @@
 // SIGKILL while deliveries hang; after a restart every event committed before the kill
 // reaches the merchant, the ones that were mid-delivery included (their lease runs out).
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
+import { promisify } from 'node:util';
 import { sign } from '../crypto/signature.js';
 import { createPgDatabase, ENGINE, TEST_MASTER_KEY } from '../test/harness.js';
 import { nodeArgs } from '../test/process.js';
@@ -159,22 +160,17 @@ test('events committed before a kill -9 are all delivered after restart', { time
     assert.equal(new Set(posted.map((t) => byTransaction.get(t))).size, PAYMENTS, 'one event id per payment, kept across the crash');
 
     // The attempt log survives too and the CLI shows it.
-    const list = spawnSync(process.execPath, ['bin/tollgate.js', 'events', 'list', '--account', merchant.account_id, '--order', 'CRASH-0', '--json'], {
-      cwd: ROOT,
-      env,
-      encoding: 'utf8',
-    });
-    assert.equal(list.status, 0, list.stderr);
+    // The CLI runs beside the receiver, not blocking it: with spawnSync this process's receiver
+    // answered only after each command ended, past the gateway's 500 ms delivery deadline, so on a
+    // loaded machine every retry failed while the test polled, until the schedule ran out.
+    const cli = (args: string[]) => promisify(execFile)(process.execPath, ['bin/tollgate.js', ...args], { cwd: ROOT, env, encoding: 'utf8' });
+    const list = await cli(['events', 'list', '--account', merchant.account_id, '--order', 'CRASH-0', '--json']);
     const events = JSON.parse(list.stdout) as Array<{ event_id: string }>;
     assert.equal(events.length, 1);
     await until(
       'the delivered attempt recorded',
-      () => {
-        const d = spawnSync(process.execPath, ['bin/tollgate.js', 'events', 'deliveries', '--event', events[0]!.event_id, '--json'], {
-          cwd: ROOT,
-          env,
-          encoding: 'utf8',
-        });
+      async () => {
+        const d = await cli(['events', 'deliveries', '--event', events[0]!.event_id, '--json']);
         return (JSON.parse(d.stdout) as { status: string }).status === 'delivered';
       },
       10_000,

@@ -121,6 +121,9 @@ export function gatewayEnv(db: FreshDatabase, port: number, extra: Record<string
     TOLLGATE_MASTER_KEY: MASTER_KEY,
     TOLLGATE_DEMO_MERCHANT: '0',
     TOLLGATE_LOG_LEVEL: 'warn',
+    // Each route's schemas compiled on its first request: a test gateway calls a few routes of
+    // ~200, and compiling them all cost a second of CPU per start (README, Settings).
+    TOLLGATE_ROUTE_SCHEMAS: 'on_first_use',
     HOST: '127.0.0.1',
     PORT: String(port),
     ...extra,
