@@ -287,6 +287,35 @@ describe('tools', () => {
   });
 });
 
+describe('replay while a delivery is in flight', () => {
+  test('the in-flight answer does not swallow the replay: the event is sent again', async () => {
+    const r = await receiver();
+    // A host name, so the worker looks it up (an address is not looked up).
+    const e = await pay(r.url.replace('127.0.0.1', 'localhost'));
+    const svc = new EventService(gw.runtime.store);
+    // The resolver runs as the worker, holding the event's lease, is about to send: the merchant replays then.
+    let replayed = false;
+    const resolver = async () => {
+      if (!replayed) {
+        replayed = true;
+        assert.equal(await svc.replayEvent(e.event_id, gw.clock.now), true);
+      }
+      return [{ address: '127.0.0.1', family: 4 }];
+    };
+    const w = worker({ resolver });
+    await settle(w, e.event_id);
+    assert.ok(replayed, 'the replay was asked for while the delivery was in flight');
+    // Before, the first delivery's answer marked the event delivered and the replay was never sent.
+    assert.equal(forEvent(r, e.event_id).length, 2, 'the delivery in flight, then the replay');
+    assert.equal((await event(e.event_id)).status, 'delivered');
+    assert.deepEqual(
+      (await attempts(e.event_id)).map((a) => a.outcome),
+      ['delivered', 'delivered'],
+      'both attempts logged',
+    );
+  });
+});
+
 describe('several workers', () => {
   test('three workers on one database deliver each of 60 events exactly once', async () => {
     const r = await receiver();

@@ -9,6 +9,23 @@ export const MAX_REPLAY = 10_000;
 
 export type EventSummary = Omit<EventRow, 'payload' | 'lease_token'>;
 
+/**
+ * A replayed event or delivery: due now on a fresh schedule, and no longer held by a worker
+ * whose delivery may still be in flight. That worker's outcome then moves nothing (it no longer
+ * holds the lease: src/notifications/worker.ts moveOn) and the replay is sent, possibly while the
+ * other is still answered (the same event id twice, which receivers deduplicate). Keeping the
+ * lease let the in-flight delivery's answer mark the replayed event delivered: the replay was
+ * never sent (a flaky generic/webhooks.test on a loaded machine).
+ */
+const REPLAYED = (now_ms: number) => ({
+  status: 'pending' as const,
+  attempts: 0,
+  next_attempt_at: now_ms,
+  updated_at: now_ms,
+  lease_until: 0,
+  lease_token: null,
+});
+
 export class EventService {
   constructor(private readonly store: Store) {}
 
@@ -75,20 +92,15 @@ export class EventService {
   /**
    * Sends one event again, whatever its state (a merchant who lost it asks for it), with a
    * fresh retry schedule. Same event_id, so the merchant can deduplicate. An attempt in
-   * flight keeps its lease; the replay waits for it. Its platform events' deliveries to
+   * flight loses its lease (REPLAYED): its answer is logged, the replay is still sent. Its platform events' deliveries to
    * webhook endpoints (platform.ts) are sent again too.
    */
   async replayEvent(event_id: string, now_ms: number): Promise<boolean> {
     return this.store.transaction(async (tx) => {
-      const r = await tx
-        .updateTable('events')
-        .set({ status: 'pending', attempts: 0, next_attempt_at: now_ms, updated_at: now_ms })
-        .where('event_id', '=', event_id)
-        .where('status', '!=', 'no_target')
-        .executeTakeFirst();
+      const r = await tx.updateTable('events').set(REPLAYED(now_ms)).where('event_id', '=', event_id).where('status', '!=', 'no_target').executeTakeFirst();
       const d = await tx
         .updateTable('webhook_deliveries')
-        .set({ status: 'pending', attempts: 0, next_attempt_at: now_ms, updated_at: now_ms })
+        .set(REPLAYED(now_ms))
         .where('platform_event_id', 'in', (eb) => eb.selectFrom('platform_events').select('id').where('event_id', '=', event_id))
         .executeTakeFirst();
       return Number(r.numUpdatedRows) + Number(d.numUpdatedRows) > 0;
