@@ -111,8 +111,10 @@ const twinUrl = {
 
 const t0 = Date.now();
 // The test bundle is made afresh. The shipped one is written over the last (its chunks are named
-// by their contents), and the files this build did not write are removed after: a gateway or
-// CLI starting meanwhile still finds an entry and the chunks it imports.
+// by their contents), and the files this build did not write are removed after, so the folder is
+// never empty while it is rebuilt. Not atomic: a process that starts while esbuild writes, or that
+// imports an old chunk lazily after the prune, can still miss a file (the build runs when no
+// gateway runs from this checkout: `npm ci`, `npm run build`, a start after a source changed).
 if (!SHIPPED) rmSync(OUT, { recursive: true, force: true });
 const result = await esbuild.build({
   entryPoints: positionals.length ? positionals.map((p) => path.resolve(ROOT, p)) : tests(SRC),
